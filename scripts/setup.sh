@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# setup.sh - installs every build and test dependency (Debian + npm).
+# Idempotent and non-interactive; run as root or with sudo available.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+    build-essential cmake pkg-config git ca-certificates curl python3
+    clang clang-format libclang-rt-14-dev   # formatting check, libFuzzer
+    sentencepiece                           # reference spm_encode/spm_decode/spm_train
+    libmicrohttpd-dev libjansson-dev        # HTTP server, JSON
+    libcurl4-openssl-dev libssl-dev         # model fetch, sha256
+    chromium                                # UI tests (driven by playwright-core)
+    wrk hyperfine                           # benchmarks
+)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ -f package-lock.json ]; then
+    npm ci --no-audit --no-fund --loglevel=error
+fi
+echo "setup: dependencies installed"

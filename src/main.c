@@ -1,0 +1,56 @@
+/* main.c - `fanyi`: one binary, subcommands dispatched like git's. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"serve", cmd_serve, "run the HTTP translation service and web UI"},
+    {"translate", cmd_translate, "translate stdin to stdout, one line at a time"},
+    {"model", cmd_model, "fetch, verify, inspect or synthesise models"},
+    {"spm", cmd_spm, "SentencePiece encode/decode (debugging)"},
+    {"bench", cmd_bench, "measure latency, throughput and memory"},
+    {"version", cmd_version, "print the version"},
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: fanyi <command> [options]\n\n"
+                 "Offline Chinese-to-English machine translation.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'fanyi <command> --help' for a command's options.\n");
+}
+
+const char *cli_version(void)
+{
+    return FY_VERSION;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        print_help(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) name = "version";
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(name, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (name[0] == '-')
+        fprintf(stderr, "fanyi: unknown option '%s' (see 'fanyi --help')\n", name);
+    else
+        fprintf(stderr, "fanyi: unknown command '%s' (see 'fanyi --help')\n", name);
+    return 2;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The top-level CLI contract: help, version, unknown commands and options.
+. "$FANYI_SOURCE_DIR/tests/lib.sh"
+
+run "$FANYI_BIN" --help
+expect_status 0
+expect_out '^usage: fanyi <command>'
+for c in serve translate model spm bench version; do expect_out "^  $c "; done
+
+run "$FANYI_BIN"
+expect_status 2
+expect_err '^usage: fanyi'
+expect_empty_out
+
+run "$FANYI_BIN" version
+expect_status 0
+expect_out '^fanyi [0-9]+\.[0-9]+\.[0-9]+$'
+
+run "$FANYI_BIN" --version
+expect_status 0
+expect_out '^fanyi [0-9]+\.[0-9]+\.[0-9]+$'
+
+run "$FANYI_BIN" version --help
+expect_status 0
+expect_out '^usage: fanyi version'
+
+run "$FANYI_BIN" frobnicate
+expect_status 2
+expect_err "^fanyi: unknown command 'frobnicate'"
+expect_err_lines 1
+
+run "$FANYI_BIN" --frobnicate
+expect_status 2
+expect_err "^fanyi: unknown option '--frobnicate'"
+expect_err_lines 1
+
+run "$FANYI_BIN" version --bogus
+expect_status 2
+expect_err "^fanyi version: unknown option '--bogus'"
+expect_err_lines 1
+
+run "$FANYI_BIN" version extra
+expect_status 2
+expect_err "unexpected argument 'extra'"
+
+# Every subcommand answers --help with its own usage and exit status 0, and
+# rejects an unknown option with one line and exit status 2.
+for c in serve translate model spm bench; do
+    run "$FANYI_BIN" "$c" --help
+    expect_status 0
+    expect_out "^usage: fanyi $c"
+    run "$FANYI_BIN" "$c" --no-such-option
+    expect_status 2
+    expect_err "^fanyi $c: unknown option '--no-such-option'"
+    expect_err_lines 1
+done
+
+finish
