@@ -1,0 +1,79 @@
+/* gemm.h - linear layers y = x·W + b, int8 (int8shiftAlphaAll) and float32.
+ *
+ * A layer is built once at load time from a model file's tensors: the
+ * weights are packed into the layout the selected kernel path reads fastest
+ * (see cpu.h), and the layer is read-only afterwards, so any number of
+ * threads may run fy_linear_forward on it at once with their own scratch.
+ *
+ * int8 arithmetic (Marian gemm-precision int8shiftAlphaAll, as intgemm's
+ * Int8Shift computes it inside the reference engine):
+ *   - activations: u = clamp(rint(x·a_mult), -127, 127) + 127, as uint8
+ *     (rint: round half to even);
+ *   - accumulation: acc[i][j] = sum over pairs p of
+ *         sat16(u[2p]·w[j][2p] + u[2p+1]·w[j][2p+1])
+ *     where sat16 clamps to [-32768, 32767]: the pair-wise int16 saturation
+ *     of SSSE3/AVX2 pmaddubsw; the pair sums are then added exactly in int32;
+ *   - output: y = (float)acc · unquant + bias', unquant = 1/(a_mult·w_mult),
+ *     bias' = bias + (float)colsum(w[j]) · (-(127/a_mult)·(127/w_mult)/127),
+ *     both products and sums rounded in float32 without FMA, as the reference.
+ *
+ * DECISION (saturation): every path (ref, avx2, avx512vnni) reproduces the
+ * int16 pair saturation. All paths therefore give bit-identical int32 sums
+ * to each other and to the reference engine, and identical floats. The
+ * AVX-512 path uses vpmaddubsw (saturating) and then widens with VNNI
+ * vpdpwssd against ones, never vpdpbusd (which sums four products exactly
+ * and so would differ from the reference whenever a pair saturates).
+ */
+#ifndef FY_NN_GEMM_H
+#define FY_NN_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+typedef struct fy_linear fy_linear;
+
+/* int8 layer. w: the file's int8 bytes laid out [n][k] (row j = output j's k
+ * weights; borrowed, only read during the call), w_mult: the tensor's
+ * quant_mult (127/max|W|), a_mult: the X_QuantMultA value, bias: n floats or
+ * NULL (borrowed). k must be a positive multiple of 64 and n a positive
+ * multiple of 8 (FY_EUNSUPPORTED otherwise); a_mult and w_mult must be finite
+ * and > 0 (FY_EINVAL). Returns the layer or NULL with err set. */
+fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
+                            const float *bias, fy_error *err);
+
+/* float32 layer. w: laid out [k][n] as in the file (row-major [in][out]);
+ * bias: n floats or NULL; both borrowed. Any positive k, n.
+ * Returns the layer or NULL with err set. */
+fy_linear *fy_linear_new_f32(const float *w, int k, int n, const float *bias, fy_error *err);
+
+/* Frees l; NULL is harmless. */
+void fy_linear_free(fy_linear *l);
+
+int fy_linear_in(const fy_linear *l);  /* k */
+int fy_linear_out(const fy_linear *l); /* n */
+int fy_linear_is_int8(const fy_linear *l);
+
+/* Scratch bytes fy_linear_forward needs for m rows (the quantised
+ * activations and, for column subsets, a gather buffer). */
+size_t fy_linear_scratch_bytes(const fy_linear *l, int m);
+
+/* y[m][ncols] = x[m][k]·W[:, cols] + b[cols]. cols: ncols output ids, sorted
+ * ascending, each in [0, n); cols == NULL means all n columns (ncols is
+ * then ignored). scratch: at least fy_linear_scratch_bytes(l, m) bytes,
+ * 64-byte aligned, owned by the calling thread. x and y must not overlap.
+ * Never allocates; the output for a column is identical whether it is
+ * computed alone, in a subset or with all columns. */
+void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                       void *scratch, float *y);
+
+/* Quantises float weights the way the reference prepares a float matrix for
+ * int8 (used for a tied float Wemb as the output layer): out[i] =
+ * clamp(rint(w[i]·mult), -127, 127). Pair it with mult = fy_i8_weight_mult(). */
+void fy_i8_quantize(const float *w, size_t count, float mult, int8_t *out);
+
+/* 127 / max|w[i]| computed in float32, as the reference does; 1 if all zero. */
+float fy_i8_weight_mult(const float *w, size_t count);
+
+#endif
