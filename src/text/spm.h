@@ -48,9 +48,13 @@ int fy_spm_piece_to_id(const fy_spm *spm, const char *piece, size_t len);
  * *len (if non-NULL) receives its length. NULL if id is out of range. */
 const char *fy_spm_id_to_piece(const fy_spm *spm, int id, size_t *len);
 
-/* Encodes UTF-8 text (len bytes, need not be NUL-terminated; malformed bytes
- * are treated as spm_encode does) to ids, as `spm_encode --output_format=id`
- * would for that line. Stores up to cap ids in ids (which may be NULL when
+/* Encodes UTF-8 text (len bytes, need not be NUL-terminated) to ids, as
+ * `spm_encode --output_format=id` would for that line. Malformed UTF-8 is
+ * handled as the reference does: each byte that does not start a well-formed
+ * character (overlongs, surrogates, > U+10FFFF, stray or missing
+ * continuation bytes) becomes one U+FFFD during normalisation, which then
+ * encodes like any other character (unknown, or bytes EF BF BD with byte
+ * fallback). NUL bytes are ordinary characters. Stores up to cap ids in ids (which may be NULL when
  * cap is 0); returns the number of ids the full encoding has (> cap means
  * the output was truncated: call again with a bigger buffer), or a negative
  * FY_E* code with a message in err. Allocates a scratch buffer sized to the
@@ -74,5 +78,12 @@ long fy_spm_decode(const fy_spm *spm, const int32_t *ids, size_t n, char *out, s
  * the NUL, or a negative code. For byte-fallback pieces this is "<0xE4>". */
 long fy_spm_encode_pieces(const fy_spm *spm, const char *text, size_t len, char *out, size_t cap,
                           fy_error *err);
+
+/* Decodes pieces (n texts: pieces[i] of lens[i] bytes) as
+ * `spm_decode --input_format=piece` does: each text is looked up as
+ * fy_spm_piece_to_id would, a text that is no piece decodes as itself.
+ * Output and result as fy_spm_decode. */
+long fy_spm_decode_pieces(const fy_spm *spm, const char *const *pieces, const size_t *lens,
+                          size_t n, char *out, size_t cap, fy_error *err);
 
 #endif
