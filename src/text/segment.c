@@ -1,0 +1,397 @@
+/* segment.c - documents: split into engine sentences, join translations.
+ *
+ * A fy_doc is the input cut into pieces that cover it exactly once, in
+ * order: literal bytes (white space, markup, untouched elements), verbatim
+ * text (sentences with no Chinese) and sentences for the engine. Joining
+ * copies the literal and verbatim pieces and renders each sentence from
+ * its translation, so with identity translations the input comes back byte
+ * for byte, and no translation can lose a byte of the markup around it.
+ *
+ * Inside a sentence the engine sees one line of plain text. What it does
+ * not see is kept as anchors at byte offsets of that text: inline tags,
+ * comments and white space other than one ' ' (newlines and indentation in
+ * HTML, double spaces, tabs). Protected spans are kept with their engine
+ * offsets and the source bytes that replace them in the output.
+ */
+#include "text/doc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fy_split_options_default(fy_split_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_tokens = 128;
+}
+
+/* ---- building a doc -------------------------------------------------------- */
+
+static int add_piece(fy_doc *d, piece p)
+{
+    if (fy_vec_reserve((void **)&d->pc, &d->cap_pc, d->npc + 1, sizeof *d->pc)) return FY_ENOMEM;
+    d->pc[d->npc++] = p;
+    return 0;
+}
+
+static int add_anchor(fy_doc *d, size_t pos, size_t src, size_t len, int kind)
+{
+    if (fy_vec_reserve((void **)&d->an, &d->cap_an, d->nan + 1, sizeof *d->an)) return FY_ENOMEM;
+    d->an[d->nan++] = (anchor){pos, src, len, kind};
+    return 0;
+}
+
+static int add_pspan(fy_doc *d, pspan p)
+{
+    if (fy_vec_reserve((void **)&d->sp, &d->cap_sp, d->nsp + 1, sizeof *d->sp)) return FY_ENOMEM;
+    d->sp[d->nsp++] = p;
+    return 0;
+}
+
+/* Remembers how the source wrote cp, first occurrence in the sentence wins. */
+static int add_ent(fy_doc *d, size_t e0, uint32_t cp, size_t src, size_t len)
+{
+    for (size_t k = e0; k < d->nen; k++)
+        if (d->en[k].cp == cp) return 0;
+    if (fy_vec_reserve((void **)&d->en, &d->cap_en, d->nen + 1, sizeof *d->en)) return FY_ENOMEM;
+    d->en[d->nen++] = (ent){cp, src, len};
+    return 0;
+}
+
+/* The split state shared by the builders below. */
+typedef struct splitter {
+    fy_doc *d;
+    const fy_flat *f;
+    const fy_spans *spans;
+    size_t ev;   /* next event to look at */
+    size_t span; /* next span to look at */
+} splitter;
+
+static const fy_span *span_starting(splitter *s, size_t i, size_t fb)
+{
+    while (s->span < s->spans->n && s->spans->v[s->span].start < i) s->span++;
+    const fy_span *sp = s->span < s->spans->n ? &s->spans->v[s->span] : NULL;
+    return sp && sp->start == i && sp->start + sp->len <= fb ? sp : NULL;
+}
+
+/* The object event at flat[i] (events are sorted by pos). */
+static const fy_event *object_at(const fy_flat *f, size_t i)
+{
+    size_t lo = 0, hi = f->nev;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->ev[mid].pos < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < f->nev && f->ev[lo].pos == i; lo++)
+        if (f->ev[lo].kind == FY_EV_OBJECT) return &f->ev[lo];
+    return NULL;
+}
+
+/* A run of white space at flat[i..j): one ' ' for the engine, plus an
+ * anchor with the source bytes unless they were exactly one space. The
+ * inline tags inside the run travel with it. */
+static int build_space(splitter *s, fy_buf *b, size_t i, size_t j)
+{
+    const fy_flat *f = s->f;
+    size_t a = f->s0[i], e = f->s1[j - 1];
+    while (s->ev < f->nev && f->ev[s->ev].pos < j) s->ev++;
+    fy_buf_putc(b, ' ');
+    if (e - a == 1 && s->d->src[a] == ' ') return 0;
+    return add_anchor(s->d, b->n - 1, a, e - a, A_WS);
+}
+
+/* An untouched inline element (<code>, translate="no"): its text goes to
+ * the engine as a strict span, the element itself to the output. */
+static int build_object(splitter *s, fy_buf *b, const fy_event *ob)
+{
+    size_t at = b->n;
+    fy_html_text(s->d->src + ob->src, ob->len, b);
+    if (b->n == at) return add_anchor(s->d, at, ob->src, ob->len, FY_EV_OTHER);
+    return add_pspan(s->d, (pspan){at, b->n - at, ob->src, ob->len, 1, 0});
+}
+
+static int build_char(splitter *s, fy_buf *b, sent *st, size_t i, size_t n)
+{
+    const fy_flat *f = s->f;
+    fy_doc *d = s->d;
+    fy_buf_put(b, f->text + i, n);
+    if (!d->html) return 0;
+    size_t a = f->s0[i], e = f->s1[i];
+    size_t m;
+    uint32_t cp = fy_utf8_get(f->text, f->len, i, &m);
+    if (e - a != n || memcmp(d->src + a, f->text + i, n) != 0 || cp == '&' || cp == '<' ||
+        cp == '>')
+        return add_ent(d, st->e0, cp, a, e - a);
+    return 0;
+}
+
+static int build_sentence(splitter *s, size_t fa, size_t fb)
+{
+    fy_doc *d = s->d;
+    const fy_flat *f = s->f;
+    sent st = {0};
+    st.src = f->s0[fa];
+    st.srclen = f->s1[fb - 1] - st.src;
+    st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
+    fy_buf b = {0};
+    int rc = 0;
+    while (s->ev < f->nev && f->ev[s->ev].pos <= fa) s->ev++;
+    size_t i = fa;
+    while (i < fb && !rc) {
+        for (; s->ev < f->nev && f->ev[s->ev].pos <= i && !rc; s->ev++)
+            if (f->ev[s->ev].kind != FY_EV_OBJECT)
+                rc = add_anchor(d, b.n, f->ev[s->ev].src, f->ev[s->ev].len, f->ev[s->ev].kind);
+        const fy_span *sp = span_starting(s, i, fb);
+        if (sp && !rc) {
+            size_t e = sp->start + sp->len;
+            rc = add_pspan(d, (pspan){b.n, sp->len, f->s0[i], f->s1[e - 1] - f->s0[i],
+                                      fy_span_is_strict(sp->kind), sp->kind});
+            fy_buf_put(&b, f->text + i, sp->len);
+            i = e;
+            continue;
+        }
+        size_t n;
+        uint32_t cp = fy_utf8_get(f->text, f->len, i, &n);
+        const fy_event *ob;
+        if (fy_cp_is_space(cp)) {
+            size_t j = i + n;
+            while (j < fb && fy_cp_is_space(fy_utf8_get(f->text, f->len, j, &n))) j += n;
+            rc = build_space(s, &b, i, j);
+            i = j;
+        } else if (cp == 0xFFFC && d->html && (ob = object_at(f, i))) {
+            rc = build_object(s, &b, ob);
+            i += n;
+        } else {
+            rc = build_char(s, &b, &st, i, n);
+            i += n;
+        }
+    }
+    st.na = d->nan - st.a0, st.np = d->nsp - st.p0, st.ne = d->nen - st.e0;
+    st.text = fy_buf_take(&b, &st.len);
+    if (rc || !st.text || fy_vec_reserve((void **)&d->st, &d->cap_st, d->nst + 1, sizeof *d->st)) {
+        free(st.text);
+        return FY_ENOMEM;
+    }
+    d->st[d->nst++] = st;
+    return 0;
+}
+
+/* Does flat[fa..fb) hold Chinese outside strict spans? */
+static int has_han(const fy_flat *f, const fy_spans *sp, size_t fa, size_t fb)
+{
+    size_t k = 0;
+    for (size_t i = fa; i < fb;) {
+        while (k < sp->n && sp->v[k].start + sp->v[k].len <= i) k++;
+        if (k < sp->n && sp->v[k].start <= i && fy_span_is_strict(sp->v[k].kind)) {
+            i = sp->v[k].start + sp->v[k].len;
+            continue;
+        }
+        size_t n;
+        if (fy_cp_is_han(fy_utf8_get(f->text, fb, i, &n))) return 1;
+        i += n;
+    }
+    return 0;
+}
+
+/* Adds the pieces for one text range: the literal bytes since the last
+ * one, then verbatim text or a sentence. */
+static int add_text(splitter *s, size_t fa, size_t fb, int han, int glue, size_t *src_end,
+                    size_t *flat_end)
+{
+    fy_doc *d = s->d;
+    const fy_flat *f = s->f;
+    size_t a = f->s0[fa], e = f->s1[fb - 1];
+    if (a > *src_end && add_piece(d, (piece){P_LIT, *src_end, a - *src_end, 0, 0, 0, 0, 0}))
+        return FY_ENOMEM;
+    piece p = {han ? P_SENT : P_VERB, a, e - a, d->nst, d->npc > 0 && fa == *flat_end, glue, 0, 0};
+    size_t n;
+    p.first = fy_utf8_get(f->text, fb, fa, &n);
+    p.last = fy_utf8_get(f->text, fb, fy_utf8_back(f->text, fb), &n);
+    if (han && build_sentence(s, fa, fb)) return FY_ENOMEM;
+    *src_end = e;
+    *flat_end = fb;
+    return add_piece(d, p);
+}
+
+/* Spans of flat[a..a+n) shifted to start at 0, for fy_cut_long. */
+static int spans_in(const fy_spans *all, size_t a, size_t n, fy_spans *out)
+{
+    out->n = 0;
+    for (size_t k = 0; k < all->n; k++) {
+        const fy_span *v = &all->v[k];
+        if (v->start < a || v->start + v->len > a + n) continue;
+        if (fy_vec_reserve((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v))
+            return FY_ENOMEM;
+        out->v[out->n++] = (fy_span){v->start - a, v->len, v->kind};
+    }
+    return 0;
+}
+
+/* Spans with inline markup inside are not protected: the markup must be
+ * placed, and a span is replaced as one block. */
+static void drop_spans_over_events(const fy_flat *f, fy_spans *sp)
+{
+    size_t o = 0, e = 0;
+    for (size_t k = 0; k < sp->n; k++) {
+        size_t a = sp->v[k].start, z = a + sp->v[k].len;
+        while (e < f->nev && f->ev[e].pos <= a) e++;
+        if (e < f->nev && f->ev[e].pos < z) continue;
+        sp->v[o++] = sp->v[k];
+    }
+    sp->n = o;
+}
+
+/* Is flat[a..e) short Latin text an inline element can wrap as a span
+ * (no CJK, no white space at its ends, no sentence inside)? */
+static int latin_run(const fy_flat *f, size_t a, size_t e)
+{
+    if (e <= a || e - a > 40) return 0;
+    for (size_t i = a; i < e;) {
+        size_t n;
+        uint32_t cp = fy_utf8_get(f->text, e, i, &n);
+        if (fy_cp_is_cjk(cp) || cp == 0xFFFC || cp == '\n' || cp == '.' || cp == '!' || cp == '?' ||
+            ((i == a || i + n == e) && fy_cp_is_space(cp)))
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
+/* In HTML, the Latin text an inline element wraps ("<b>Python</b>") is a
+ * soft span, so that its tags follow the word into the translation. */
+static int add_element_spans(const fy_flat *f, fy_spans *sp)
+{
+    fy_spans out = {0};
+    size_t k = 0;
+    for (size_t e = 0; e + 1 < f->nev; e++) {
+        const fy_event *o = &f->ev[e], *c = &f->ev[e + 1];
+        if (o->kind != FY_EV_OPEN || c->kind != FY_EV_CLOSE || !latin_run(f, o->pos, c->pos))
+            continue;
+        while (k < sp->n && sp->v[k].start + sp->v[k].len <= o->pos) {
+            if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v)) goto fail;
+            out.v[out.n++] = sp->v[k++];
+        }
+        if (k < sp->n && sp->v[k].start < c->pos) continue; /* overlaps a span */
+        if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v)) goto fail;
+        out.v[out.n++] = (fy_span){o->pos, c->pos - o->pos, FY_SPAN_WORD};
+    }
+    for (; k < sp->n; k++) {
+        if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v)) goto fail;
+        out.v[out.n++] = sp->v[k];
+    }
+    free(sp->v);
+    *sp = out;
+    return 0;
+fail:
+    free(out.v);
+    return FY_ENOMEM;
+}
+
+static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
+{
+    fy_spans spans = {0}, local = {0};
+    fy_ranges rs = {0}, cuts = {0};
+    int rc = fy_find_spans(f->text, f->len, &spans);
+    if (!rc) drop_spans_over_events(f, &spans);
+    if (!rc && d->html) rc = add_element_spans(f, &spans);
+    if (!rc) rc = fy_split_sentences(f->text, f->len, &spans, &rs);
+    splitter s = {d, f, &spans, 0, 0};
+    size_t src_end = 0, flat_end = 0;
+    for (size_t k = 0; k < rs.n && !rc; k++) {
+        size_t fa = rs.v[k].start, fb = fa + rs.v[k].len;
+        if (!has_han(f, &spans, fa, fb)) {
+            rc = add_text(&s, fa, fb, 0, 0, &src_end, &flat_end);
+            continue;
+        }
+        cuts.n = 0;
+        rc = spans_in(&spans, fa, fb - fa, &local);
+        if (!rc)
+            rc = fy_cut_long(f->text + fa, fb - fa, o->max_tokens > 0 ? o->max_tokens : 128,
+                             o->count_tokens, o->count_ctx, &local, &cuts);
+        for (size_t c = 0; c < cuts.n && !rc; c++) {
+            size_t ca = fa + cuts.v[c].start, cb = ca + cuts.v[c].len;
+            rc = add_text(&s, ca, cb, has_han(f, &spans, ca, cb), cuts.v[c].glue, &src_end,
+                          &flat_end);
+        }
+    }
+    if (!rc && d->src_len > src_end)
+        rc = add_piece(d, (piece){P_LIT, src_end, d->src_len - src_end, 0, 0, 0, 0, 0});
+    free(spans.v);
+    free(local.v);
+    free(rs.v);
+    free(cuts.v);
+    return rc;
+}
+
+fy_doc *fy_doc_split(const char *text, size_t len, const fy_split_options *opt, fy_error *err)
+{
+    fy_split_options def;
+    if (!opt) fy_split_options_default(&def), opt = &def;
+    size_t bad;
+    if (!text && len) {
+        fy_err(err, FY_EINVAL, "no text");
+        return NULL;
+    }
+    if (!fy_utf8_valid(text, len, &bad)) {
+        fy_err(err, FY_EINVAL, "invalid UTF-8 at byte %zu", bad);
+        return NULL;
+    }
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (nul) {
+        fy_err(err, FY_EINVAL, "NUL byte at byte %zu", (size_t)(nul - text));
+        return NULL;
+    }
+    fy_flat f = {0};
+    fy_doc *d = calloc(1, sizeof *d);
+    if (!d) goto fail;
+    d->src = malloc(len + 1);
+    if (!d->src) goto fail;
+    if (len) memcpy(d->src, text, len);
+    d->src[len] = '\0';
+    d->src_len = len;
+    d->html = opt->html;
+    if (fy_flatten(d->src, len, d->html, &f)) goto fail;
+    if (split_flat(d, &f, opt)) goto fail;
+    fy_flat_free(&f);
+    return d;
+fail:
+    fy_flat_free(&f);
+    fy_doc_free(d);
+    fy_err(err, FY_ENOMEM, "out of memory splitting %zu bytes of text", len);
+    return NULL;
+}
+
+void fy_doc_free(fy_doc *d)
+{
+    if (!d) return;
+    for (size_t k = 0; k < d->nst; k++) free(d->st[k].text);
+    free(d->st);
+    free(d->pc);
+    free(d->an);
+    free(d->sp);
+    free(d->en);
+    free(d->src);
+    free(d);
+}
+
+size_t fy_doc_sentence_count(const fy_doc *d)
+{
+    return d ? d->nst : 0;
+}
+
+const char *fy_doc_sentence(const fy_doc *d, size_t i, size_t *len)
+{
+    if (!d || i >= d->nst) return NULL;
+    if (len) *len = d->st[i].len;
+    return d->st[i].text;
+}
+
+int fy_doc_sentence_span(const fy_doc *d, size_t i, size_t *start, size_t *len)
+{
+    if (!d || i >= d->nst) return FY_EINVAL;
+    if (start) *start = d->st[i].src;
+    if (len) *len = d->st[i].srclen;
+    return 0;
+}

@@ -1,0 +1,134 @@
+/* segment.h - the text pipeline: input document -> engine sentences -> output.
+ *
+ * fy_doc_split cuts a document (plain text or HTML) into the sentences the
+ * engine must translate and remembers everything else verbatim: whitespace,
+ * blank lines, indentation, text with no Chinese in it, HTML tags, comments,
+ * entities, attribute values, <script>/<style>/<pre>/<code>/<textarea>,
+ * translate="no" and class="notranslate" content. fy_doc_join puts the
+ * engine's translations back in their places.
+ *
+ *     fy_split_options o;
+ *     fy_split_options_default(&o);
+ *     o.html = is_html;
+ *     o.count_tokens = my_counter; o.count_ctx = translator;   (optional)
+ *     fy_doc *doc = fy_doc_split(text, len, &o, &err);
+ *     for (i = 0; i < fy_doc_sentence_count(doc); i++)
+ *         src[i] = fy_doc_sentence(doc, i, NULL);      -> engine, out[i]
+ *     char *result = fy_doc_join(doc, (const char *const *)out, &err);
+ *     fy_doc_free(doc);
+ *
+ * Protected spans (URLs, e-mail addresses, numbers with Latin units, `code`
+ * spans, inline <code>/translate="no" elements) never reach the engine when
+ * they are a segment of their own (a sentence with no Chinese outside its
+ * protected spans is kept verbatim). Inside a sentence they are sent as their
+ * literal text (the model has seen URLs and numbers in training; a synthetic
+ * placeholder is out of distribution and is dropped or translated just as
+ * often), and fy_doc_join verifies each one: found verbatim -> kept; found
+ * with changed spacing/case -> replaced by the source text; missing -> added
+ * back before the sentence's final punctuation, so nothing is ever lost (a
+ * number with a unit counts as present when its number is: "50%" may become
+ * "50 percent"; `code` found without its backticks gets them back).
+ *
+ * Every function here is pure: no globals, a fy_doc is read-only after
+ * fy_doc_split, so any number of threads may read one doc at the same time.
+ */
+#ifndef FY_TEXT_SEGMENT_H
+#define FY_TEXT_SEGMENT_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+typedef struct fy_doc fy_doc;
+
+/* Counts the engine tokens of s[0..len) (e.g. fy_translator_count_tokens).
+ * Must be thread-safe if splits run concurrently; negative means "unknown"
+ * and falls back to the estimate. */
+typedef long (*fy_token_counter)(void *ctx, const char *s, size_t len);
+
+typedef struct fy_split_options {
+    int html;                      /* input is HTML (fragment or document) */
+    int max_tokens;                /* cut longer sentences; <= 0 means 128 */
+    fy_token_counter count_tokens; /* NULL: estimate from the script */
+    void *count_ctx;               /* passed to count_tokens */
+} fy_split_options;
+
+/* Fills o with the defaults: plain text, max_tokens 128, estimated counts. */
+void fy_split_options_default(fy_split_options *o);
+
+/* Splits text[0..len) (UTF-8, need not be NUL-terminated). opt may be NULL
+ * (defaults). Returns a new doc the caller frees with fy_doc_free, or NULL
+ * with FY_EINVAL ("invalid UTF-8 at byte N", "NUL byte at byte N") or
+ * FY_ENOMEM in err. A document with no Chinese in it has 0 sentences, and
+ * joins back to the input unchanged. Plain text: a line break always ends
+ * a sentence. HTML: block tags (<p>, <div>, <li>, <br>, <h1>...) end one,
+ * and a line break in a text node is white space (kept in the output). */
+fy_doc *fy_doc_split(const char *text, size_t len, const fy_split_options *opt, fy_error *err);
+
+/* Frees doc; NULL is harmless. */
+void fy_doc_free(fy_doc *doc);
+
+/* The number of sentences to send to the engine (may be 0). */
+size_t fy_doc_sentence_count(const fy_doc *doc);
+
+/* Sentence i as the engine must see it: NUL-terminated UTF-8, one line, no
+ * leading/trailing whitespace, HTML tags removed and entities decoded.
+ * Borrowed: valid until fy_doc_free. *len (if len non-NULL) receives its
+ * length. NULL if i is out of range. */
+const char *fy_doc_sentence(const fy_doc *doc, size_t i, size_t *len);
+
+/* Where sentence i came from in the input given to fy_doc_split: byte
+ * offset *start and length *len (in HTML mode, the span from its first to
+ * its last text character, inline tags inside included). For the UI's
+ * sentence highlighting. Returns 0, or FY_EINVAL if i is out of range. */
+int fy_doc_sentence_span(const fy_doc *doc, size_t i, size_t *start, size_t *len);
+
+/* Flags for fy_doc_join_ex. */
+enum {
+    FY_JOIN_RAW = 1, /* no clean-up, no inserted spaces: identity round trip */
+};
+
+/* Reassembles the document with translations[i] (NUL-terminated UTF-8;
+ * invalid bytes become U+FFFD) in place of sentence i. translations, or
+ * any entry, may be NULL: that sentence's engine text is used then.
+ * Every byte of the input outside the sentences is copied unchanged. For
+ * each translation that differs from its engine text: the English clean-up
+ * (fy_cleanup_english) is applied, protected spans are restored, one space
+ * is put between two sentences that touched in the source ("你好。我是" ->
+ * "Hello. I am"), but never between pieces of a word cut for length.
+ * Inline HTML tags and line breaks inside a sentence: a tag touching a
+ * protected span (URL, code, Latin identifier) follows that span; any
+ * other goes to the same relative position in the translation, snapped to
+ * a word boundary (opening tags before a word, closing tags after one),
+ * never before the one ahead of it in the source, so the tag sequence, and
+ * thus well-formedness, is the input's; a line break replaces the nearest
+ * space. In HTML mode & < > in translations are escaped, and characters
+ * the source wrote as entities are written the same way. Returns a
+ * malloc'd NUL-terminated string, or NULL with FY_ENOMEM in err. */
+char *fy_doc_join(const fy_doc *doc, const char *const *translations, fy_error *err);
+
+/* fy_doc_join with flags (FY_JOIN_*); out_len (if non-NULL) receives the
+ * length; out_spans (if non-NULL, 2 * sentence_count entries) receives the
+ * output byte offset and length of each sentence's translation, for the
+ * UI's highlighting of the result. */
+char *fy_doc_join_ex(const fy_doc *doc, const char *const *translations, int flags, size_t *out_len,
+                     size_t *out_spans, fy_error *err);
+
+/* "zh" or "en" from the script alone (no model; one linear pass): "zh" when
+ * the text has Han characters and they are not a negligible part of it
+ * (at least 1 Han character per 20 Latin letters), else "en". Static. */
+const char *fy_detect_language(const char *text, size_t len);
+
+/* Clean-up of English engine output: full-width punctuation -> ASCII,
+ * spaces before punctuation removed, doubled punctuation and spaces fixed,
+ * an n-gram (n <= 8 words) repeated more than 3 times in a row kept once.
+ * URL and e-mail tokens are left as they are. Returns a malloc'd
+ * NUL-terminated string, or NULL if out of memory. */
+char *fy_cleanup_english(const char *s, size_t len);
+
+/* 1 if s[0..len) is valid UTF-8 (no overlongs, surrogates or code points
+ * above U+10FFFF), else 0 and *bad_offset (if non-NULL) receives the byte
+ * offset of the first invalid sequence. Never reads past s + len. */
+int fy_utf8_valid(const char *s, size_t len, size_t *bad_offset);
+
+#endif

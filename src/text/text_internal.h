@@ -1,0 +1,145 @@
+/* text_internal.h - the pure pieces behind segment.h, shared with the tests.
+ *
+ * Not API: the server and the CLI use segment.h only. Each step of the
+ * pipeline is a function of its inputs (no globals), so tests can drive the
+ * splitter, span finder, HTML flattener and long-sentence cutter alone.
+ */
+#ifndef FY_TEXT_INTERNAL_H
+#define FY_TEXT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "text/segment.h"
+#include "util/error.h"
+
+/* ---- growable byte buffer --------------------------------------------- */
+
+typedef struct fy_buf {
+    char *p;
+    size_t n, cap;
+    int oom; /* set once an allocation failed; later puts are ignored */
+} fy_buf;
+
+void fy_buf_put(fy_buf *b, const void *s, size_t n);
+void fy_buf_putc(fy_buf *b, char c);
+void fy_buf_putcp(fy_buf *b, uint32_t cp);
+/* Returns the NUL-terminated contents (ownership passes to the caller), or
+ * NULL if any put ran out of memory (the buffer is freed then). */
+char *fy_buf_take(fy_buf *b, size_t *len);
+void fy_buf_free(fy_buf *b);
+
+/* Ensures *v (elements of size elem) has room for need elements. 0 or
+ * FY_ENOMEM. */
+int fy_vec_reserve(void **v, size_t *cap, size_t need, size_t elem);
+
+/* ---- UTF-8 and character classes -------------------------------------- */
+
+/* Decodes the code point at s[i] (i < len). *n receives its byte length
+ * (>= 1). An invalid or truncated sequence decodes as U+FFFD, n = 1. */
+uint32_t fy_utf8_get(const char *s, size_t len, size_t i, size_t *n);
+/* Encodes cp (<= U+10FFFF) into o; returns its length (1..4). */
+size_t fy_utf8_put(char *o, uint32_t cp);
+/* Start of the character that ends at i (i > 0); never below 0. */
+size_t fy_utf8_back(const char *s, size_t i);
+int fy_cp_is_han(uint32_t cp);   /* CJK unified ideographs (all blocks) */
+int fy_cp_is_cjk(uint32_t cp);   /* Han, kana, hangul, CJK/full-width punctuation */
+int fy_cp_is_space(uint32_t cp); /* ASCII white space, NBSP, U+3000, U+2000..200A... */
+
+/* ---- protected spans --------------------------------------------------- */
+
+enum {
+    FY_SPAN_URL = 1,
+    FY_SPAN_EMAIL,
+    FY_SPAN_CODE,    /* `code` */
+    FY_SPAN_NUMUNIT, /* 3.5GHz, 25°C, 50%, $10 */
+    FY_SPAN_WORD,    /* Latin identifier inside Chinese: iPhone, Node.js, GPT-4 (soft) */
+};
+
+typedef struct fy_span {
+    size_t start, len;
+    int kind; /* FY_SPAN_* */
+} fy_span;
+
+typedef struct fy_spans {
+    fy_span *v;
+    size_t n, cap;
+} fy_spans;
+
+/* Appends the protected spans of s[0..len) to out, in order and without
+ * overlaps. Spans never contain '\n'. 0 or FY_ENOMEM. */
+int fy_find_spans(const char *s, size_t len, fy_spans *out);
+/* Strict spans must reach the output; soft ones (words) are only repaired. */
+int fy_span_is_strict(int kind);
+
+/* ---- sentence splitting ------------------------------------------------- */
+
+typedef struct fy_range {
+    size_t start, len;
+    int glue; /* cut in the middle of a word: no space may be put before it */
+} fy_range;
+
+typedef struct fy_ranges {
+    fy_range *v;
+    size_t n, cap;
+} fy_ranges;
+
+/* Appends the sentences of s[0..len) to out: trimmed of white space,
+ * non-empty, never across '\n' or '\r', never inside a span (spans sorted,
+ * as fy_find_spans gives them). 0 or FY_ENOMEM. */
+int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_ranges *out);
+
+/* Token estimate for text without a model: Han/kana characters count one,
+ * Latin words one per 6 letters, digits one per 3, punctuation one, + EOS. */
+long fy_estimate_tokens(const char *s, size_t len);
+
+/* Cuts the sentence s[0..len) into pieces of at most max_tokens (counted by
+ * count or the estimate), each cut at the best boundary in its reach: after
+ * '，' or '、', then after ';' or ',', then at a space, then at any character
+ * boundary outside spans (glue set). Appends trimmed pieces (offsets relative
+ * to s) to out; nothing is dropped. 0 or FY_ENOMEM. */
+int fy_cut_long(const char *s, size_t len, int max_tokens, fy_token_counter count, void *ctx,
+                const fy_spans *spans, fy_ranges *out);
+
+/* ---- HTML flattening ---------------------------------------------------- */
+
+enum {
+    FY_EV_OPEN = 1, /* inline start tag: <b>, <a href=...> */
+    FY_EV_CLOSE,    /* inline end tag */
+    FY_EV_OTHER,    /* comment, inline void element (<img>), empty object */
+    FY_EV_OBJECT,   /* untouched inline element (<code>, translate="no"): one U+FFFC in flat */
+};
+
+typedef struct fy_event {
+    size_t pos;      /* flat offset: the event comes just before flat[pos] */
+    size_t src, len; /* its bytes in the source */
+    int kind;        /* FY_EV_* */
+} fy_event;
+
+/* A document as the splitter sees it: flat text plus, for each flat byte,
+ * the source bytes it came from. Plain text: flat == source. HTML: text
+ * nodes with entities decoded, white space as ' ', block tags and untouched
+ * blocks as '\n', untouched inline elements as U+FFFC; inline tags and
+ * comments are zero-width events. */
+typedef struct fy_flat {
+    char *text;
+    size_t len;
+    size_t *s0, *s1; /* [len]: source range of each flat byte */
+    fy_event *ev;    /* sorted by pos */
+    size_t nev, cap_ev;
+} fy_flat;
+
+/* Flattens src[0..len) (valid UTF-8). html selects the mode. 0 or
+ * FY_ENOMEM; malformed HTML is not an error (unclosed tags run to the end). */
+int fy_flatten(const char *src, size_t len, int html, fy_flat *out);
+void fy_flat_free(fy_flat *f);
+
+/* Decodes the HTML character reference at s[i] ('&'); on success returns
+ * its length and stores the code point, else 0. */
+size_t fy_html_entity(const char *s, size_t len, size_t i, uint32_t *cp);
+
+/* Text content of an HTML fragment (tags dropped, entities decoded, white
+ * space runs as one space, trimmed), appended to b. */
+void fy_html_text(const char *s, size_t len, fy_buf *b);
+
+#endif
