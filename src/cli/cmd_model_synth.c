@@ -1,12 +1,470 @@
-/* cmd_model_synth.c - `fanyi model synth` (placeholder while the module is written). */
+/* cmd_model_synth.c - `fanyi model synth`: a synthetic model directory.
+ *
+ * Writes model.<name>.bin (float32) or model.<name>.intgemm.alphas.bin
+ * (int8), optionally lex.50.50.<name>.s2t.bin, and a SentencePiece vocab:
+ * vocab.<name>.spm, or srcvocab/trgvocab.<name>.spm with --separate-vocab.
+ * Vocabularies are either copied from --vocab/--src-vocab/--trg-vocab
+ * (tests train once and reuse) or trained here with Debian's spm_train on a
+ * deterministic pseudo-random corpus (Chinese-like and English-like words
+ * drawn from the seed) plus the .txt files of tests/data/text and the
+ * .zh/.en files of ../shared/data/wmt when they exist. The model's vocabulary sizes are the vocab
+ * files' sizes.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/synth.h"
+#include "util/error.h"
+#include "util/mapfile.h"
+
+#define CMD          "model synth"
+#define VOCAB_PIECES 32000
+
+extern char **environ;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fanyi model synth --preset tiny|base|base-memory --seed N --out DIR\n"
+            "                         [--int8] [--shortlist] [--separate-vocab]\n"
+            "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
+            "                         [--name LANGS] [--corpus-lines N]\n"
+            "\n"
+            "Writes a model with the real Firefox Translations layout and random weights.\n"
+            "  --preset P        tiny (d256 ffn1536 6/2), base (d512 ffn2048 6/2),\n"
+            "                    base-memory (d384 ffn1536 6/4); 8 heads\n"
+            "  --seed N          weights, shortlist and corpus seed\n"
+            "  --out DIR         output directory (created if missing)\n"
+            "  --int8            intgemm8 weights with activation scales (int8shiftAlphaAll)\n"
+            "  --shortlist       also write lex.50.50.LANGS.s2t.bin\n"
+            "  --separate-vocab  encoder_Wemb/decoder_Wemb with srcvocab/trgvocab files\n"
+            "  --vocab FILE      reuse a trained .spm instead of training (shared vocab)\n"
+            "  --src-vocab F, --trg-vocab F   the same for --separate-vocab\n"
+            "  --name LANGS      file name infix (default zhen)\n"
+            "  --corpus-lines N  lines per language in the generated corpus (default 20000)\n");
+}
+
+/* ------------------------------------------------------------ corpus */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Zipf-like rank in [0, n): dense head, long tail (so spm sees both frequent
+ * whole words and many rare substrings). */
+static int zipf(uint64_t *s, int n)
+{
+    double u = (double)(rng_next(s) >> 11) / 9007199254740992.0;
+    int r = (int)((double)n * u * u * u);
+    return r < n ? r : n - 1;
+}
+
+static void en_word(uint64_t *s, char *w, size_t cap)
+{
+    static const char *on[] = {"b",  "c",  "d",  "f",  "g",  "h",  "j",  "k",  "l",  "m",
+                               "n",  "p",  "r",  "s",  "t",  "v",  "w",  "y",  "z",  "bl",
+                               "br", "ch", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "pl",
+                               "pr", "sh", "sk", "sl", "sp", "st", "th", "tr", "wh", ""};
+    static const char *nu[] = {"a", "e", "i", "o", "u", "ai", "ea", "ee", "oo", "ou", "ie", "y"};
+    static const char *co[] = {"", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ng", "ck"};
+    size_t k = 0;
+    int syl = 1 + (int)(rng_next(s) % 4);
+    w[0] = '\0';
+    for (int i = 0; i < syl; i++) {
+        k += (size_t)snprintf(w + k, cap - k, "%s%s%s", on[rng_next(s) % 40], nu[rng_next(s) % 12],
+                              co[rng_next(s) % 13]);
+        if (k >= cap) break;
+    }
+}
+
+static size_t put_utf8(char *p, uint32_t c)
+{
+    p[0] = (char)(0xE0 | (c >> 12));
+    p[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+    p[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+}
+
+static void zh_word(uint64_t *s, char *w)
+{
+    size_t k = 0;
+    int n = 1 + (int)(rng_next(s) % 3);
+    for (int i = 0; i < n; i++) k += put_utf8(w + k, 0x4E00 + (uint32_t)zipf(s, 4000));
+    w[k] = '\0';
+}
+
+/* Lexicons of word types, then lines of Zipf-drawn words. */
+static int write_lines(FILE *f, uint64_t seed, int zh, int lines)
+{
+    enum { TYPES = 60000, WMAX = 48 };
+    char(*lex)[WMAX] = malloc((size_t)TYPES * WMAX);
+    if (!lex) return FY_ENOMEM;
+    uint64_t s = seed ^ (zh ? 0x7a68ull : 0x656eull);
+    for (int i = 0; i < TYPES; i++) {
+        if (zh)
+            zh_word(&s, lex[i]);
+        else
+            en_word(&s, lex[i], WMAX);
+    }
+    for (int l = 0; l < lines; l++) {
+        int n = 6 + (int)(rng_next(&s) % 20);
+        for (int i = 0; i < n; i++) {
+            const char *w = lex[zipf(&s, TYPES)];
+            if (zh)
+                fputs(i && rng_next(&s) % 9 == 0 ? "，" : "", f);
+            else if (i)
+                fputc(' ', f);
+            fputs(w, f);
+        }
+        fputs(zh ? "。\n" : ".\n", f);
+    }
+    free(lex);
+    return ferror(f) ? FY_EIO : 0;
+}
+
+/* Appends every file matching pattern (sorted by glob) to f. */
+static void append_glob(FILE *f, const char *pattern)
+{
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0) return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        FILE *in = fopen(g.gl_pathv[i], "rb");
+        if (!in) continue;
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, f);
+        fclose(in);
+    }
+    globfree(&g);
+}
+
+/* langs: "zh", "en" or "zhen" (both). */
+static int write_corpus(const char *path, const char *langs, uint64_t seed, int lines)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return FY_EIO;
+    int rc = 0;
+    const char *src = getenv("FANYI_SOURCE_DIR");
+    const char *shared = getenv("FANYI_SHARED_DIR");
+    char pat[4096];
+    if (strstr(langs, "zh")) {
+        rc = write_lines(f, seed, 1, lines);
+        snprintf(pat, sizeof pat, "%s/data/wmt/*.zh", shared ? shared : "../shared");
+        append_glob(f, pat);
+    }
+    if (!rc && strstr(langs, "en")) {
+        rc = write_lines(f, seed, 0, lines);
+        snprintf(pat, sizeof pat, "%s/data/wmt/*.en", shared ? shared : "../shared");
+        append_glob(f, pat);
+    }
+    snprintf(pat, sizeof pat, "%s/tests/data/text/*.txt", src ? src : ".");
+    append_glob(f, pat);
+    if (fclose(f) != 0 || rc) return rc ? rc : FY_EIO;
+    return 0;
+}
+
+/* ------------------------------------------------------------ vocab */
+
+/* Number of pieces in a SentencePiece ModelProto: the count of top-level
+ * field 1 (repeated SentencePiece, wire type 2). -1 if malformed. */
+static int spm_piece_count(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    int count = 0;
+    while (i < n) {
+        uint64_t key = 0, len = 0;
+        for (int sh = 0; i < n && sh < 64; sh += 7) {
+            key |= (uint64_t)(p[i] & 0x7F) << sh;
+            if (!(p[i++] & 0x80)) goto key_done;
+        }
+        return -1;
+    key_done:
+        if ((key & 7) == 0) { /* varint */
+            while (i < n && (p[i] & 0x80)) i++;
+            i++;
+            continue;
+        }
+        if ((key & 7) == 5) {
+            i += 4;
+            continue;
+        }
+        if ((key & 7) == 1) {
+            i += 8;
+            continue;
+        }
+        if ((key & 7) != 2) return -1;
+        for (int sh = 0; i < n && sh < 64; sh += 7) {
+            len |= (uint64_t)(p[i] & 0x7F) << sh;
+            if (!(p[i++] & 0x80)) goto len_done;
+        }
+        return -1;
+    len_done:
+        if (len > n - i) return -1;
+        if (key >> 3 == 1) count++;
+        i += (size_t)len;
+    }
+    return i == n ? count : -1;
+}
+
+static int vocab_size(const char *path, int *out)
+{
+    fy_mapfile m;
+    fy_error err = {0};
+    if (fy_mapfile_open(&m, path, &err)) {
+        fprintf(stderr, "fanyi model synth: %s\n", err.msg);
+        return -1;
+    }
+    int n = spm_piece_count(m.data, m.size);
+    fy_mapfile_close(&m);
+    if (n < 8) {
+        fprintf(stderr, "fanyi model synth: %s: not a SentencePiece model\n", path);
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    fy_mapfile m;
+    fy_error err = {0};
+    int rc = fy_mapfile_open(&m, from, &err);
+    if (!rc) rc = fy_write_file_atomic(to, m.data ? (const void *)m.data : "", m.size, &err);
+    fy_mapfile_close(&m);
+    if (rc) fprintf(stderr, "fanyi model synth: %s\n", err.msg);
+    return rc;
+}
+
+/* Runs spm_train on corpus; the model lands at dst (atomically renamed). */
+static int train_vocab(const char *dir, const char *dst, const char *langs, uint64_t seed,
+                       int lines)
+{
+    char corpus[4096], prefix[4096], model[4200], vocab[4200];
+    snprintf(corpus, sizeof corpus, "%s/.synth-corpus-%s-%ld.txt", dir, langs, (long)getpid());
+    snprintf(prefix, sizeof prefix, "%s/.synth-vocab-%s-%ld", dir, langs, (long)getpid());
+    snprintf(model, sizeof model, "%s.model", prefix);
+    snprintf(vocab, sizeof vocab, "%s.vocab", prefix);
+    if (write_corpus(corpus, langs, seed, lines)) {
+        fprintf(stderr, "fanyi model synth: %s: cannot write the training corpus\n", corpus);
+        unlink(corpus);
+        return -1;
+    }
+    char a_in[4200], a_prefix[4200], a_size[64], a_seed[64];
+    snprintf(a_in, sizeof a_in, "--input=%s", corpus);
+    snprintf(a_prefix, sizeof a_prefix, "--model_prefix=%s", prefix);
+    snprintf(a_size, sizeof a_size, "--vocab_size=%d", VOCAB_PIECES);
+    snprintf(a_seed, sizeof a_seed, "--random_seed=%u", (unsigned)(seed & 0x7fffffff));
+    /* Marian's conventions: </s> = 0, <unk> = 1, no <s>, no padding id. */
+    char *argv[] = {"spm_train",
+                    a_in,
+                    a_prefix,
+                    a_size,
+                    "--model_type=unigram",
+                    "--byte_fallback=true",
+                    "--normalization_rule_name=nmt_nfkc",
+                    "--character_coverage=0.9995",
+                    "--bos_id=-1",
+                    "--eos_id=0",
+                    "--unk_id=1",
+                    "--pad_id=-1",
+                    "--num_threads=2",
+                    "--minloglevel=2",
+                    a_seed,
+                    NULL};
+    pid_t pid;
+    int status = -1;
+    int rc = posix_spawnp(&pid, "spm_train", NULL, NULL, argv, environ);
+    if (rc == 0 && waitpid(pid, &status, 0) < 0) status = -1;
+    unlink(corpus);
+    unlink(vocab);
+    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "fanyi model synth: spm_train failed (%s)\n",
+                rc ? strerror(rc) : "see its messages above");
+        unlink(model);
+        return -1;
+    }
+    if (rename(model, dst) != 0) {
+        fprintf(stderr, "fanyi model synth: %s: cannot rename: %s\n", dst, strerror(errno));
+        unlink(model);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ command */
+
+/* mkdir -p: creates dir and any missing parents. */
+static int make_dirs(const char *dir)
+{
+    char p[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof p) return -1;
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0') continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) return -1;
+        p[i] = c;
+    }
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+typedef struct args {
+    const char *preset, *out, *name, *vocab, *src_vocab, *trg_vocab;
+    int int8, shortlist, separate, have_seed;
+    long seed, corpus_lines;
+} args;
+
+static int parse_args(int argc, char **argv, args *a)
+{
+    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES };
+    static const struct option longopts[] = {{"preset", required_argument, NULL, 'p'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"separate-vocab", no_argument, NULL, O_SEP},
+                                             {"int8", no_argument, NULL, O_INT8},
+                                             {"shortlist", no_argument, NULL, O_SL},
+                                             {"vocab", required_argument, NULL, O_VOCAB},
+                                             {"src-vocab", required_argument, NULL, O_SRC},
+                                             {"trg-vocab", required_argument, NULL, O_TRG},
+                                             {"name", required_argument, NULL, O_NAME},
+                                             {"corpus-lines", required_argument, NULL, O_LINES},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof *a);
+    a->name = "zhen";
+    a->corpus_lines = 20000;
+    int c;
+    while ((c = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'p':
+            a->preset = optarg;
+            break;
+        case 'o':
+            a->out = optarg;
+            break;
+        case 's':
+            if (cli_parse_long(CMD, "--seed", optarg, 0, 2147483647L, &a->seed)) return 2;
+            a->have_seed = 1;
+            break;
+        case O_SEP:
+            a->separate = 1;
+            break;
+        case O_INT8:
+            a->int8 = 1;
+            break;
+        case O_SL:
+            a->shortlist = 1;
+            break;
+        case O_VOCAB:
+            a->vocab = optarg;
+            break;
+        case O_SRC:
+            a->src_vocab = optarg;
+            break;
+        case O_TRG:
+            a->trg_vocab = optarg;
+            break;
+        case O_NAME:
+            a->name = optarg;
+            break;
+        case O_LINES:
+            if (cli_parse_long(CMD, "--corpus-lines", optarg, 1000, 10000000, &a->corpus_lines))
+                return 2;
+            break;
+        default:
+            return 2;
+        }
+    }
+    if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!a->preset) return cli_usage_error(CMD, "--preset is required");
+    if (!a->out) return cli_usage_error(CMD, "--out is required");
+    if (!a->have_seed) return cli_usage_error(CMD, "--seed is required");
+    if (!a->name[0] || strchr(a->name, '/')) return cli_usage_error(CMD, "bad --name");
+    if (a->separate && a->vocab)
+        return cli_usage_error(CMD, "--separate-vocab takes --src-vocab and --trg-vocab");
+    if (!a->separate && (a->src_vocab || a->trg_vocab))
+        return cli_usage_error(CMD, "--src-vocab/--trg-vocab need --separate-vocab");
+    if (!a->src_vocab != !a->trg_vocab)
+        return cli_usage_error(CMD, "give both --src-vocab and --trg-vocab");
+    return -1;
+}
+
+/* Puts the vocab file(s) in place and reads their sizes. */
+static int make_vocabs(const args *a, int *src_size, int *trg_size)
+{
+    char src[4096], trg[4096];
+    if (a->separate) {
+        snprintf(src, sizeof src, "%s/srcvocab.%s.spm", a->out, a->name);
+        snprintf(trg, sizeof trg, "%s/trgvocab.%s.spm", a->out, a->name);
+    } else {
+        snprintf(src, sizeof src, "%s/vocab.%s.spm", a->out, a->name);
+        snprintf(trg, sizeof trg, "%s", src);
+    }
+    uint64_t seed = (uint64_t)a->seed;
+    int lines = (int)a->corpus_lines;
+    if (a->separate && a->src_vocab) {
+        if (copy_file(a->src_vocab, src) || copy_file(a->trg_vocab, trg)) return -1;
+    } else if (a->separate) {
+        if (train_vocab(a->out, src, "zh", seed, lines) ||
+            train_vocab(a->out, trg, "en", seed, lines))
+            return -1;
+    } else if (a->vocab) {
+        if (copy_file(a->vocab, src)) return -1;
+    } else if (train_vocab(a->out, src, "zhen", seed, lines)) {
+        return -1;
+    }
+    return vocab_size(src, src_size) || vocab_size(trg, trg_size) ? -1 : 0;
+}
 
 int cmd_model_synth(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "fanyi model synth: not available in this build\n");
-    return 1;
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    fy_synth_options o;
+    fy_error err = {0};
+    if (fy_synth_preset(a.preset, &o, &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if (make_dirs(a.out) != 0) {
+        fprintf(stderr, "fanyi model synth: %s: cannot create: %s\n", a.out, strerror(errno));
+        return 1;
+    }
+    o.seed = (uint64_t)a.seed;
+    o.int8 = a.int8;
+    o.separate_vocab = a.separate;
+    if (make_vocabs(&a, &o.src_vocab_size, &o.trg_vocab_size)) return 1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.%s%s.bin", a.out, a.name,
+             a.int8 ? ".intgemm.alphas" : "");
+    if (fy_synth_write_model(path, &o, &err)) {
+        fprintf(stderr, "fanyi model synth: %s\n", err.msg);
+        return 1;
+    }
+    if (a.shortlist) {
+        snprintf(path, sizeof path, "%s/lex.50.50.%s.s2t.bin", a.out, a.name);
+        if (fy_synth_write_shortlist(path, o.src_vocab_size, o.trg_vocab_size, 50, 50, o.seed,
+                                     &err)) {
+            fprintf(stderr, "fanyi model synth: %s\n", err.msg);
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -1,0 +1,46 @@
+/* synth.h - synthetic Firefox-Translations-shaped models for tests.
+ *
+ * Writes, on any machine and without network, model files with exactly the
+ * tensor names, shapes, types, embedded YAML and binary layout of Mozilla's
+ * student models (see synth.c for the verified facts), filled with
+ * deterministic pseudo-random weights, plus binary shortlists. Vocabulary
+ * training (spm_train) is driven by cmd_model_synth.c; this module only needs
+ * the vocabulary sizes.
+ */
+#ifndef FY_MODEL_SYNTH_H
+#define FY_MODEL_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+typedef struct fy_synth_options {
+    int dim_emb, dim_ffn, enc_depth, dec_depth, heads;
+    int src_vocab_size, trg_vocab_size;
+    int separate_vocab; /* encoder_Wemb/decoder_Wemb instead of a tied-all Wemb */
+    int int8;           /* intgemm8 weights + *_QuantMultA activation scales */
+    uint64_t seed;
+    float emb_scale;  /* multiplies the embedding table (logit gap), e.g. 20 */
+    const char *yaml; /* NULL: the real config; else this text is embedded (tests) */
+} fy_synth_options;
+
+/* Fills o with a preset: "tiny", "base" or "base-memory" (vocab sizes 32000,
+ * emb_scale 20, seed 1). Returns 0 or FY_EINVAL for an unknown name. */
+int fy_synth_preset(const char *name, fy_synth_options *o, fy_error *err);
+
+/* Writes the model to path atomically (path.tmp.PID, fsync, rename).
+ * Returns 0, FY_EINVAL for bad options, FY_EIO, FY_ENOMEM. */
+int fy_synth_write_model(const char *path, const fy_synth_options *o, fy_error *err);
+
+/* Writes a binary shortlist (lex.*.s2t.bin) for src_vocab x trg_vocab:
+ * header (frequent, best), per-source-id sorted lists of `best` distinct
+ * pseudo-random target ids >= frequent, correct checksum; atomic.
+ * Returns 0, FY_EINVAL, FY_EIO, FY_ENOMEM. */
+int fy_synth_write_shortlist(const char *path, int src_vocab, int trg_vocab, int frequent, int best,
+                             uint64_t seed, fy_error *err);
+
+/* Writes a file atomically (temp + fsync + rename) from memory. */
+int fy_write_file_atomic(const char *path, const void *data, size_t size, fy_error *err);
+
+#endif

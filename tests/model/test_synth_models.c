@@ -1,0 +1,100 @@
+/* test_synth_models.c - every model of the synth_models fixture loads.
+ *
+ * Discovery, full structural validation, config cross-check, shortlist
+ * consistency with the model's vocabularies, and the embedded YAML values a
+ * Firefox Translations student carries.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "model/discover.h"
+#include "model/marian.h"
+#include "model/shortlist.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            passed++;                                                                              \
+        } else {                                                                                   \
+            failed++;                                                                              \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+typedef struct expect {
+    const char *dir;
+    int d, dec, int8, shortlist, separate;
+} expect;
+
+static void check_model(const char *root, const expect *e)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", root, e->dir);
+    fy_model_files f;
+    fy_error err = {0};
+    int rc = fy_model_discover(dir, &f, &err);
+    CHECK(rc == 0, "%s: %s", e->dir, err.msg);
+    if (rc) return;
+    CHECK(!e->shortlist == !f.shortlist, "%s: shortlist presence", e->dir);
+    CHECK(!e->separate == !strcmp(f.src_vocab, f.trg_vocab), "%s: vocab files", e->dir);
+    CHECK(strstr(f.model, e->int8 ? ".intgemm.alphas.bin" : "model.zhen.bin") != NULL,
+          "%s: model name %s", e->dir, f.model);
+    fy_marian *m = fy_marian_open(f.model, &err);
+    CHECK(m != NULL, "%s: %s", e->dir, err.msg);
+    fy_model_config c;
+    if (m && fy_model_config_read(m, &c, &err) == 0) {
+        CHECK(c.dim_emb == e->d && c.dec_depth == e->dec && c.enc_depth == 6 && c.heads == 8 &&
+                  c.int8 == e->int8 && c.separate_embeddings == e->separate &&
+                  c.src_vocab_size == 32000 && c.trg_vocab_size == 32000,
+              "%s: config d=%d dec=%d int8=%d sep=%d V=%d/%d", e->dir, c.dim_emb, c.dec_depth,
+              c.int8, c.separate_embeddings, c.src_vocab_size, c.trg_vocab_size);
+        const char *y = fy_marian_yaml(m);
+        CHECK(strstr(y, "transformer-decoder-autoreg: rnn\n") && strstr(y, "type: transformer\n"),
+              "%s: yaml", e->dir);
+        if (f.shortlist) {
+            fy_shortlist *s = fy_shortlist_open(f.shortlist, &err);
+            CHECK(s != NULL, "%s: %s", e->dir, err.msg);
+            if (s) {
+                CHECK(fy_shortlist_src_vocab_size(s) == c.src_vocab_size &&
+                          fy_shortlist_max_target(s) <= c.trg_vocab_size &&
+                          fy_shortlist_frequent(s) == 50 && fy_shortlist_best(s) == 50,
+                      "%s: shortlist matches the vocabularies", e->dir);
+                int32_t src[4] = {10, 20, 31999, 10}, out[32000];
+                long n = fy_shortlist_select(s, src, 4, c.trg_vocab_size, out, 32000, &err);
+                CHECK(n >= 50 && n % 8 == 0, "%s: select gives %ld", e->dir, n);
+            }
+            fy_shortlist_free(s);
+        }
+    } else {
+        CHECK(0, "%s: config: %s", e->dir, err.msg);
+    }
+    fy_marian_free(m);
+    fy_model_files_free(&f);
+}
+
+int main(void)
+{
+    const char *b = getenv("FANYI_BUILD_DIR");
+    if (!b) {
+        fprintf(stderr, "FANYI_BUILD_DIR is not set\n");
+        return 1;
+    }
+    char root[1024];
+    snprintf(root, sizeof root, "%s/models", b);
+    static const expect models[] = {
+        {"tiny-f32", 256, 2, 0, 0, 0},
+        {"tiny-int8", 256, 2, 1, 0, 0},
+        {"tiny-int8-sl", 256, 2, 1, 1, 0},
+        {"tiny-int8-sep", 256, 2, 1, 1, 1},
+        {"base-memory-int8-sl", 384, 4, 1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++) check_model(root, &models[i]);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
