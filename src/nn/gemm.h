@@ -1,9 +1,12 @@
 /* gemm.h - linear layers y = x·W + b, int8 (int8shiftAlphaAll) and float32.
  *
- * A layer is built once at load time from a model file's tensors: the
- * weights are packed into the layout the selected kernel path reads fastest
- * (see cpu.h), and the layer is read-only afterwards, so any number of
- * threads may run fy_linear_forward on it at once with their own scratch.
+ * A layer is built once at load time from a model file's tensors, for the
+ * kernel path selected at that moment (see cpu.h), and is read-only
+ * afterwards: any number of threads may run fy_linear_forward on it at once,
+ * each with its own scratch. int8 weights stay in rows ([n][k], 64-byte
+ * aligned), which every path reads directly, so a column subset (the
+ * shortlisted output layer) is just a list of rows; float weights are packed
+ * in panels of 16 columns.
  *
  * int8 arithmetic (Marian gemm-precision int8shiftAlphaAll, as intgemm's
  * Int8Shift computes it inside the reference engine):
@@ -16,6 +19,10 @@
  *   - output: y = (float)acc · unquant + bias', unquant = 1/(a_mult·w_mult),
  *     bias' = bias + (float)colsum(w[j]) · (-(127/a_mult)·(127/w_mult)/127),
  *     both products and sums rounded in float32 without FMA, as the reference.
+ *
+ * float32 arithmetic: y = (((0 + x[0]·w[0]) + x[1]·w[1]) + ...) + bias,
+ * every product and sum rounded separately (no FMA) in k order, on every
+ * path: float results are bit-identical across paths too.
  *
  * DECISION (saturation): every path (ref, avx2, avx512vnni) reproduces the
  * int16 pair saturation. All paths therefore give bit-identical int32 sums
@@ -30,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nn/cpu.h"
 #include "util/error.h"
 
 typedef struct fy_linear fy_linear;
@@ -48,12 +56,20 @@ fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a
  * Returns the layer or NULL with err set. */
 fy_linear *fy_linear_new_f32(const float *w, int k, int n, const float *bias, fy_error *err);
 
+/* float32 layer from weights laid out [n][k] (row j = output j's k weights,
+ * e.g. a tied float Wemb used as the output layer). Same results, bit for
+ * bit, as fy_linear_new_f32 on the transposed matrix; keeps the weights in
+ * rows, which makes column subsets (a shortlist) cheap but a full product
+ * somewhat slower: use it for the output layer. */
+fy_linear *fy_linear_new_f32_nk(const float *w, int n, int k, const float *bias, fy_error *err);
+
 /* Frees l; NULL is harmless. */
 void fy_linear_free(fy_linear *l);
 
 int fy_linear_in(const fy_linear *l);  /* k */
 int fy_linear_out(const fy_linear *l); /* n */
 int fy_linear_is_int8(const fy_linear *l);
+fy_isa fy_linear_isa(const fy_linear *l); /* the kernel path it was prepared for */
 
 /* Scratch bytes fy_linear_forward needs for m rows (the quantised
  * activations and, for column subsets, a gather buffer). */
@@ -67,6 +83,13 @@ size_t fy_linear_scratch_bytes(const fy_linear *l, int m);
  * computed alone, in a subset or with all columns. */
 void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                        void *scratch, float *y);
+
+/* fy_linear_forward writing row i of the result at y + i·ldy (ldy >= the
+ * number of columns computed): lets a caller place several layers' outputs
+ * side by side, or split one product across threads by column ranges
+ * (cols = a slice of ids, y = the matching columns of a wider buffer). */
+void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                          void *scratch, float *y, int ldy);
 
 /* Quantises float weights the way the reference prepares a float matrix for
  * int8 (used for a tied float Wemb as the output layer): out[i] =

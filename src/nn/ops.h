@@ -14,13 +14,18 @@
  * LayerNormalization). gamma/beta: d floats; beta may be NULL. */
 void fy_layer_norm(float *x, int rows, int d, const float *gamma, const float *beta, float eps);
 
+/* The post-norm residual step in one pass per row: x = layer_norm(x + res)
+ * (res: rows x d). Bit-identical to fy_add then fy_layer_norm. */
+void fy_add_layer_norm(float *x, const float *res, int rows, int d, const float *gamma,
+                       const float *beta, float eps);
+
 /* In place, each row of n floats: exp(x - max) / sum. */
 void fy_softmax_rows(float *x, int rows, int n);
 
 /* In place: x = max(x, 0). */
 void fy_relu(float *x, size_t n);
 
-/* In place: Marian's stable sigmoid: x >= 0 ? 1/(1+e^-x) : e^x/(1+e^x). */
+/* In place: Marian's stable sigmoid: x > 0 ? 1/(1+e^-x) : e^x/(1+e^x). */
 void fy_sigmoid(float *x, size_t n);
 
 /* y += x. */
@@ -39,6 +44,9 @@ void fy_positional_add(float *x, int rows, int d, int start_pos);
 /* The same signal written (not added) into out[rows][d]: lets the caller
  * precompute a table once per model. */
 void fy_positional_fill(float *out, int rows, int d, int start_pos);
+
+/* exp(x) as the ops compute it (about 1 ulp; 0 below -87.33; x <= 88.37). */
+float fy_expf(float x);
 
 /* y = x·s elementwise in place. */
 void fy_scale(float *x, size_t n, float s);

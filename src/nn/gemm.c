@@ -1,0 +1,311 @@
+/* gemm.c - linear layers: weight preparation at load time and the forward
+ * pass through the selected kernel table (see gemm.h for the arithmetic,
+ * gemm_impl.h for the layouts).
+ */
+#include "nn/gemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/gemm_impl.h"
+
+/* Columns gathered per pass when a float layer computes a column subset. */
+#define F32_GATHER_COLS 64
+
+struct fy_linear {
+    int k, n;
+    int int8;
+    const fy_gemm_kernels *kern; /* the path the weights were prepared for */
+    float *bias;                 /* int8: [n] prepared; f32: [npanels·16] or NULL */
+    /* int8 */
+    int8_t *w8; /* [n][k] */
+    float a_mult, unquant;
+    /* float32 */
+    float *panels; /* [npanels][k][16], zero-padded */
+    float *rows;   /* [n][k] or NULL (fy_linear_new_f32_nk): column subsets
+                    * are gathered into panels from here, which is cheap */
+};
+
+static void *aligned_alloc64(size_t bytes)
+{
+    return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+static int valid_mult(float v)
+{
+    return isfinite(v) && v > 0.0f;
+}
+
+fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
+                            const float *bias, fy_error *err)
+{
+    fy_linear *l = NULL;
+    if (!w || n <= 0 || k <= 0 || n % 8 != 0 || k % 64 != 0) {
+        fy_err(err, FY_EUNSUPPORTED,
+               "int8 linear layer %d x %d: needs n %% 8 == 0 and k %% 64 == 0", n, k);
+        return NULL;
+    }
+    if (!valid_mult(w_mult) || !valid_mult(a_mult)) {
+        fy_err(err, FY_EINVAL, "int8 linear layer: quantisation multipliers %g, %g not positive",
+               (double)w_mult, (double)a_mult);
+        return NULL;
+    }
+    l = calloc(1, sizeof *l);
+    if (!l) goto fail;
+    l->k = k;
+    l->n = n;
+    l->int8 = 1;
+    l->kern = fy_gemm_kernels_current();
+    l->a_mult = a_mult;
+    l->unquant = 1.0f / (a_mult * w_mult);
+    l->w8 = aligned_alloc64((size_t)n * k);
+    l->bias = aligned_alloc64((size_t)n * sizeof(float));
+    if (!l->w8 || !l->bias) goto fail;
+    memcpy(l->w8, w, (size_t)n * k);
+    /* The reference (marian int8PrepareBias / intgemm PrepareBias) multiplies
+     * B by a row of ones (exact column sums) and writes, in float32 without
+     * FMA, colsum·factor + bias with factor = (-1)·((127/a)·(127/w))/127:
+     * this cancels the +127 shift of the activations. */
+    float factor = (-1) * ((127.0f / a_mult) * (127.0f / w_mult)) / 127.0f;
+    for (int j = 0; j < n; j++) {
+        const int8_t *wr = w + (size_t)j * k;
+        int32_t sum = 0;
+        for (int kk = 0; kk < k; kk++) sum += wr[kk];
+        float v = (float)sum * factor;
+        l->bias[j] = bias ? v + bias[j] : v;
+    }
+    return l;
+fail:
+    fy_linear_free(l);
+    fy_err(err, FY_ENOMEM, "int8 linear layer %d x %d: out of memory", n, k);
+    return NULL;
+}
+
+static fy_linear *linear_alloc_f32(int k, int n, const float *bias, fy_error *err)
+{
+    if (n <= 0 || k <= 0) {
+        fy_err(err, FY_EINVAL, "float linear layer %d x %d: bad shape", k, n);
+        return NULL;
+    }
+    size_t np = ((size_t)n + FY_F32_PANEL - 1) / FY_F32_PANEL;
+    fy_linear *l = calloc(1, sizeof *l);
+    if (!l) goto fail;
+    l->k = k;
+    l->n = n;
+    l->kern = fy_gemm_kernels_current();
+    if (bias) {
+        l->bias = aligned_alloc64(np * FY_F32_PANEL * sizeof(float));
+        if (!l->bias) goto fail;
+        memset(l->bias, 0, np * FY_F32_PANEL * sizeof(float));
+        memcpy(l->bias, bias, (size_t)n * sizeof(float));
+    }
+    return l;
+fail:
+    fy_linear_free(l);
+    fy_err(err, FY_ENOMEM, "float linear layer %d x %d: out of memory", k, n);
+    return NULL;
+}
+
+fy_linear *fy_linear_new_f32(const float *w, int k, int n, const float *bias, fy_error *err)
+{
+    fy_linear *l = w ? linear_alloc_f32(k, n, bias, err) : NULL;
+    if (!l) {
+        if (!w) fy_err(err, FY_EINVAL, "float linear layer: no weights");
+        return NULL;
+    }
+    size_t np = ((size_t)n + FY_F32_PANEL - 1) / FY_F32_PANEL;
+    l->panels = aligned_alloc64(np * k * FY_F32_PANEL * sizeof(float));
+    if (!l->panels) {
+        fy_linear_free(l);
+        fy_err(err, FY_ENOMEM, "float linear layer %d x %d: out of memory", k, n);
+        return NULL;
+    }
+    memset(l->panels, 0, np * k * FY_F32_PANEL * sizeof(float));
+    for (int kk = 0; kk < k; kk++) {
+        const float *src = w + (size_t)kk * n;
+        for (int j = 0; j < n; j++)
+            l->panels[((size_t)(j / FY_F32_PANEL) * k + kk) * FY_F32_PANEL + j % FY_F32_PANEL] =
+                src[j];
+    }
+    return l;
+}
+
+fy_linear *fy_linear_new_f32_nk(const float *w, int n, int k, const float *bias, fy_error *err)
+{
+    if (!w) {
+        fy_err(err, FY_EINVAL, "float linear layer: no weights");
+        return NULL;
+    }
+    /* Panels for full products plus the rows for subsets: the memory of a
+     * second copy buys a fast shortlisted output layer; only float32 models
+     * (not the int8 ones users run) pay it. */
+    float *t = malloc((size_t)n * k * sizeof(float));
+    if (!t) {
+        fy_err(err, FY_ENOMEM, "float linear layer %d x %d: out of memory", k, n);
+        return NULL;
+    }
+    for (int j = 0; j < n; j++)
+        for (int kk = 0; kk < k; kk++) t[(size_t)kk * n + j] = w[(size_t)j * k + kk];
+    fy_linear *l = fy_linear_new_f32(t, k, n, bias, err);
+    free(t);
+    if (!l) return NULL;
+    l->rows = aligned_alloc64((size_t)n * k * sizeof(float));
+    if (!l->rows) {
+        fy_linear_free(l);
+        fy_err(err, FY_ENOMEM, "float linear layer %d x %d: out of memory", k, n);
+        return NULL;
+    }
+    memcpy(l->rows, w, (size_t)n * k * sizeof(float));
+    return l;
+}
+
+void fy_linear_free(fy_linear *l)
+{
+    if (!l) return;
+    free(l->w8);
+    free(l->bias);
+    free(l->panels);
+    free(l->rows);
+    free(l);
+}
+
+int fy_linear_in(const fy_linear *l)
+{
+    return l->k;
+}
+
+int fy_linear_out(const fy_linear *l)
+{
+    return l->n;
+}
+
+int fy_linear_is_int8(const fy_linear *l)
+{
+    return l->int8;
+}
+
+fy_isa fy_linear_isa(const fy_linear *l)
+{
+    return l->kern->isa;
+}
+
+size_t fy_linear_scratch_bytes(const fy_linear *l, int m)
+{
+    size_t bytes;
+    if (l->int8)
+        bytes = (size_t)(m > 0 ? m : 1) * l->k;
+    else
+        bytes = (size_t)F32_GATHER_COLS * ((size_t)l->k + 1) * sizeof(float);
+    return (bytes + 63) / 64 * 64;
+}
+
+/* Fills one panel (16 lanes) of scratch with the columns ids[0..nc) (nc <=
+ * 16; missing lanes are zero), walking k in the outer loop so the panel is
+ * written sequentially. From rows, each lane reads a contiguous stream. */
+static void f32_gather_panel(const fy_linear *l, const int32_t *ids, int nc, float *panel)
+{
+    const int k = l->k;
+    const float *src[FY_F32_PANEL];
+    size_t step = l->rows ? 1 : FY_F32_PANEL;
+    for (int c = 0; c < FY_F32_PANEL; c++) {
+        if (c >= nc)
+            src[c] = NULL;
+        else if (l->rows)
+            src[c] = l->rows + (size_t)ids[c] * k;
+        else /* one float per cache line: slow; fy_linear_new_f32_nk keeps rows */
+            src[c] = l->panels + (size_t)(ids[c] / FY_F32_PANEL) * k * FY_F32_PANEL +
+                     ids[c] % FY_F32_PANEL;
+    }
+    for (int kk = 0; kk < k; kk++) {
+        float *dst = panel + (size_t)kk * FY_F32_PANEL;
+        for (int c = 0; c < FY_F32_PANEL; c++) dst[c] = src[c] ? src[c][kk * step] : 0.0f;
+    }
+}
+
+/* Float column subset: gathers F32_GATHER_COLS columns at a time into
+ * panels in scratch, then runs the panel kernel on them. */
+static void f32_forward_gather(const fy_linear *l, const float *x, int m, const int32_t *cols,
+                               int ncols, float *scratch, float *y, int ldy)
+{
+    const int k = l->k;
+    float *panels = scratch;
+    float *bias = scratch + (size_t)F32_GATHER_COLS * k;
+    for (int c0 = 0; c0 < ncols; c0 += F32_GATHER_COLS) {
+        int nc = ncols - c0 < F32_GATHER_COLS ? ncols - c0 : F32_GATHER_COLS;
+        for (int p = 0; p * FY_F32_PANEL < nc; p++) {
+            int left = nc - p * FY_F32_PANEL;
+            f32_gather_panel(l, cols + c0 + p * FY_F32_PANEL,
+                             left < FY_F32_PANEL ? left : FY_F32_PANEL,
+                             panels + (size_t)p * k * FY_F32_PANEL);
+        }
+        if (l->bias)
+            for (int c = 0; c < nc; c++) bias[c] = l->bias[cols[c0 + c]];
+        l->kern->f32_gemm(x, m, k, panels, nc, l->bias ? bias : NULL, y + c0, ldy);
+    }
+}
+
+/* Output columns per pass so that the weights a pass reads (about
+ * CHUNK_BYTES) stay in the L2 cache while every row block of x uses them. */
+#define CHUNK_BYTES (128 * 1024)
+
+void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                          void *scratch, float *y, int ldy)
+{
+    if (!cols) ncols = l->n;
+    if (m <= 0 || ncols <= 0) return;
+    const int k = l->k;
+    if (l->int8) {
+        uint8_t *a = scratch;
+        l->kern->quantize_u8(x, (size_t)m * k, l->a_mult, a);
+        int chunk = m <= 3 ? ncols : (CHUNK_BYTES / k + 7) / 8 * 8;
+        for (int c0 = 0; c0 < ncols; c0 += chunk) {
+            int nc = ncols - c0 < chunk ? ncols - c0 : chunk;
+            if (cols)
+                l->kern->i8_gemm(a, m, k, l->w8, cols + c0, nc, l->unquant, l->bias, y + c0, ldy);
+            else
+                l->kern->i8_gemm(a, m, k, l->w8 + (size_t)c0 * k, NULL, nc, l->unquant,
+                                 l->bias + c0, y + c0, ldy);
+        }
+    } else if (!cols) {
+        int chunk =
+            m <= 6 ? ncols
+                   : (CHUNK_BYTES / (k * (int)sizeof(float) * FY_F32_PANEL) + 1) * FY_F32_PANEL;
+        for (int c0 = 0; c0 < ncols; c0 += chunk) {
+            int nc = ncols - c0 < chunk ? ncols - c0 : chunk;
+            l->kern->f32_gemm(x, m, k, l->panels + (size_t)c0 * k, nc,
+                              l->bias ? l->bias + c0 : NULL, y + c0, ldy);
+        }
+    } else {
+        f32_forward_gather(l, x, m, cols, ncols, scratch, y, ldy);
+    }
+}
+
+void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                       void *scratch, float *y)
+{
+    fy_linear_forward_ex(l, x, m, cols, ncols, scratch, y, cols ? ncols : l->n);
+}
+
+float fy_i8_weight_mult(const float *w, size_t count)
+{
+    float mx = 0.0f;
+    for (size_t i = 0; i < count; i++) {
+        float a = fabsf(w[i]);
+        if (a > mx) mx = a;
+    }
+    return mx > 0.0f ? 127.0f / mx : 1.0f;
+}
+
+void fy_i8_quantize(const float *w, size_t count, float mult, int8_t *out)
+{
+    /* Same rounding and saturation as the activations, without the shift. */
+    for (size_t i = 0; i < count; i++) {
+        float v = w[i] * mult;
+        int32_t q = INT32_MIN;
+        if (v >= -2147483648.0f && v < 2147483648.0f) q = (int32_t)rintf(v);
+        if (q < -127) q = -127;
+        if (q > 127) q = 127;
+        out[i] = (int8_t)q;
+    }
+}

@@ -1,0 +1,463 @@
+/* test_gemm.c - the linear-layer kernels against their specification.
+ *
+ * For every kernel path this CPU supports: int8 results bit-identical to
+ * gemm_ref (and exact integers equal to an independent pair-saturating sum),
+ * the int16 pair saturation reproduced (a case where it changes the sum),
+ * column subsets equal to the full product, float32 results identical
+ * across paths and close to a double-precision product, and gemm_ref close
+ * to the real-valued formula it implements.
+ *
+ * Usage: test_nn_gemm [--expect-env-isa]  (the second form checks that
+ * FANYI_KERNEL chose the path, used by a CTest with that variable set).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/cpu.h"
+#include "nn/gemm.h"
+#include "nn/gemm_impl.h"
+
+/* gemm_ref vs the real-valued int8 formula (double), relative to the sum of
+ * absolute terms: covers float32 rounding of bias', unquant and the output. */
+#define TOL_I8_FORMULA 1e-5
+/* float32 linear vs a double-precision product, relative to sum |x·w|. */
+#define TOL_F32 1e-5
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            passed++;                                                                              \
+        } else {                                                                                   \
+            failed++;                                                                              \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+static float frand(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(rnd() % 1000001) / 1000000.0f;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static fy_isa isas[3];
+static int nisas;
+
+/* Output of layer creation + forward on a forced path. */
+static float *run_i8(fy_isa isa, const int8_t *w, int n, int k, float wm, float am,
+                     const float *bias, const float *x, int m, const int32_t *cols, int ncols)
+{
+    fy_cpu_force_isa(isa);
+    fy_error err = {0};
+    fy_linear *l = fy_linear_new_i8(w, n, k, wm, am, bias, &err);
+    if (!l) {
+        printf("fy_linear_new_i8: %s\n", err.msg);
+        exit(2);
+    }
+    int nc = cols ? ncols : n;
+    float *y = xmalloc((size_t)m * nc * sizeof(float));
+    void *scratch = xmalloc(fy_linear_scratch_bytes(l, m));
+    fy_linear_forward(l, x, m, cols, ncols, scratch, y);
+    free(scratch);
+    fy_linear_free(l);
+    return y;
+}
+
+/* The spec, written independently of gemm_ref.c: quantise, pair-saturate. */
+static int32_t spec_acc(const float *x, const int8_t *w, int k, float am)
+{
+    int32_t acc = 0;
+    for (int kk = 0; kk < k; kk += 2) {
+        int32_t s = 0;
+        for (int t = 0; t < 2; t++) {
+            float v = x[kk + t] * am;
+            long q = (fabsf(v) < 2147483648.0f) ? lrintf(v) : -2147483647L - 1;
+            q = q < -127 ? -127 : q > 127 ? 127 : q;
+            s += (int32_t)(q + 127) * w[kk + t];
+        }
+        acc += s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+    }
+    return acc;
+}
+
+static void random_i8(int8_t *w, size_t count, int range)
+{
+    for (size_t i = 0; i < count; i++) w[i] = (int8_t)((int)(rnd() % (2 * range + 1)) - range);
+}
+
+/* One random shape: every path bit-identical to ref; with a_mult = w_mult
+ * = 1 and no bias the outputs are exact integers acc - 127·colsum, checked
+ * against the spec's own accumulation. */
+static void test_i8_shape(int m, int n, int k, int ncols_subset)
+{
+    int8_t *w = xmalloc((size_t)n * k);
+    float *x = xmalloc((size_t)m * k * sizeof(float));
+    float *bias = xmalloc((size_t)n * sizeof(float));
+    random_i8(w, (size_t)n * k, 127);
+    for (size_t i = 0; i < (size_t)m * k; i++) x[i] = frand(-140.0f, 140.0f);
+    for (int j = 0; j < n; j++) bias[j] = frand(-1.0f, 1.0f);
+    int32_t *cols = NULL;
+    int ncols = n;
+    if (ncols_subset) {
+        cols = xmalloc((size_t)n * sizeof(int32_t));
+        ncols = 0;
+        for (int j = 0; j < n; j++)
+            if ((int)(rnd() % n) < ncols_subset) cols[ncols++] = j;
+        if (ncols == 0) cols[ncols++] = n - 1;
+    }
+    /* integer check */
+    float *yi = run_i8(FY_ISA_REF, w, n, k, 1.0f, 1.0f, NULL, x, m, cols, ncols);
+    int bad = 0;
+    for (int i = 0; i < m && !bad; i++) {
+        for (int c = 0; c < ncols; c++) {
+            int j = cols ? cols[c] : c;
+            int32_t colsum = 0;
+            for (int kk = 0; kk < k; kk++) colsum += w[(size_t)j * k + kk];
+            int32_t want = spec_acc(x + (size_t)i * k, w + (size_t)j * k, k, 1.0f) - 127 * colsum;
+            if (yi[(size_t)i * ncols + c] != (float)want) {
+                bad = 1;
+                printf("  ref int (%d,%d): %g want %d\n", i, j, yi[(size_t)i * ncols + c], want);
+                break;
+            }
+        }
+    }
+    CHECK(!bad, "ref exact integers m=%d n=%d k=%d ncols=%d", m, n, k, ncols);
+    float am = frand(0.5f, 2.0f), wm = frand(0.01f, 3.0f);
+    float *yref = run_i8(FY_ISA_REF, w, n, k, wm, am, bias, x, m, cols, ncols);
+    for (int p = 1; p < nisas; p++) {
+        float *y1 = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, cols, ncols);
+        float *y2 = run_i8(isas[p], w, n, k, wm, am, bias, x, m, cols, ncols);
+        size_t bytes = (size_t)m * ncols * sizeof(float);
+        CHECK(memcmp(y1, yi, bytes) == 0, "%s int32 == ref m=%d n=%d k=%d ncols=%d",
+              fy_isa_name(isas[p]), m, n, k, ncols);
+        CHECK(memcmp(y2, yref, bytes) == 0, "%s float == ref m=%d n=%d k=%d ncols=%d",
+              fy_isa_name(isas[p]), m, n, k, ncols);
+        free(y1);
+        free(y2);
+    }
+    /* a subset's values equal the same columns of the full product */
+    if (cols) {
+        for (int p = 0; p < nisas; p++) {
+            float *yf = run_i8(isas[p], w, n, k, wm, am, bias, x, m, NULL, 0);
+            int same = 1;
+            for (int i = 0; i < m; i++)
+                for (int c = 0; c < ncols; c++)
+                    same &= yf[(size_t)i * n + cols[c]] == yref[(size_t)i * ncols + c];
+            CHECK(same, "%s subset == full columns n=%d k=%d", fy_isa_name(isas[p]), n, k);
+            free(yf);
+        }
+    }
+    free(yref);
+    free(yi);
+    free(cols);
+    free(w);
+    free(x);
+    free(bias);
+}
+
+/* All pairs saturate: 254·127 + 254·127 = 64516 -> 32767 (and -32768). */
+static void test_saturation(void)
+{
+    const int m = 2, n = 16, k = 256;
+    int8_t *w = xmalloc((size_t)n * k);
+    float *x = xmalloc((size_t)m * k * sizeof(float));
+    for (int j = 0; j < n; j++)
+        for (int kk = 0; kk < k; kk++) w[(size_t)j * k + kk] = (int8_t)(j % 2 ? -127 : 127);
+    for (int i = 0; i < m * k; i++) x[i] = 127.0f; /* u = 254 */
+    for (int p = 0; p < nisas; p++) {
+        float *y = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, NULL, 0);
+        /* y = acc - 127·colsum; colsum = ±127·k */
+        float sat_pos = (float)(k / 2 * 32767) - 127.0f * (127.0f * k);
+        float sat_neg = (float)(k / 2 * -32768) + 127.0f * (127.0f * k);
+        float exact_pos = (float)(k * 254 * 127) - 127.0f * (127.0f * k);
+        int ok = 1;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) ok &= y[i * n + j] == (j % 2 ? sat_neg : sat_pos);
+        CHECK(ok, "%s reproduces int16 pair saturation (got %g, want %g)", fy_isa_name(isas[p]),
+              y[0], sat_pos);
+        CHECK(y[0] != exact_pos, "%s saturated sum differs from the exact sum %g",
+              fy_isa_name(isas[p]), exact_pos);
+        free(y);
+    }
+    free(w);
+    free(x);
+}
+
+/* Quantisation edge cases: halves round to even, saturation, out of range
+ * (cvtps gives INT32_MIN -> -127), NaN. */
+static void test_quantize(void)
+{
+    static const float special[] = {0.5f,    1.5f,    2.5f, -0.5f, -1.5f, -2.5f, 126.5f, 127.5f,
+                                    -127.5f, -128.0f, 1e9f, -1e9f, 3e9f,  -3e9f, 0.0f,   -0.0f};
+    const size_t count = 128;
+    float x[128];
+    uint8_t q[3][128];
+    for (size_t i = 0; i < count; i++)
+        x[i] = i < sizeof special / sizeof *special ? special[i] : frand(-300.0f, 300.0f);
+    x[20] = NAN;
+    for (int p = 0; p < nisas; p++) fy_gemm_kernels_for(isas[p])->quantize_u8(x, count, 1.0f, q[p]);
+    static const uint8_t want[16] = {127, 129, 129, 127, 125, 125, 253, 254,
+                                     0,   0,   254, 0,   0,   0,   127, 127};
+    CHECK(memcmp(q[0], want, 16) == 0, "ref quantisation of special values");
+    CHECK(q[0][20] == 0, "ref quantises NaN to 0 (cvtps semantics)");
+    for (int p = 1; p < nisas; p++)
+        CHECK(memcmp(q[p], q[0], count) == 0, "%s quantisation == ref", fy_isa_name(isas[p]));
+}
+
+/* gemm_ref against the real-valued formula y = sum(q·w)/(a·wm) + b with
+ * weights in [-63, 63] so that no pair can saturate. */
+static void test_ref_formula(void)
+{
+    const int m = 5, n = 64, k = 512;
+    int8_t *w = xmalloc((size_t)n * k);
+    float *x = xmalloc((size_t)m * k * sizeof(float));
+    float bias[64];
+    random_i8(w, (size_t)n * k, 63);
+    float am = 3.7f, wm = 0.85f;
+    for (int i = 0; i < m * k; i++) x[i] = frand(-40.0f, 40.0f);
+    for (int j = 0; j < n; j++) bias[j] = frand(-2.0f, 2.0f);
+    float *y = run_i8(FY_ISA_REF, w, n, k, wm, am, bias, x, m, NULL, 0);
+    double worst = 0;
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            double s = 0, mag = fabs(bias[j]);
+            for (int kk = 0; kk < k; kk++) {
+                double q = rint((double)(x[i * k + kk] * am));
+                q = q < -127 ? -127 : q > 127 ? 127 : q;
+                double t = q * w[(size_t)j * k + kk] / ((double)am * wm);
+                s += t;
+                mag += fabs(t) + 127.0 * abs(w[(size_t)j * k + kk]) / ((double)am * wm);
+            }
+            double e = fabs(y[i * n + j] - (s + bias[j])) / mag;
+            if (e > worst) worst = e;
+        }
+    }
+    CHECK(worst <= TOL_I8_FORMULA, "ref vs real formula: relative error %.3g > %g", worst,
+          TOL_I8_FORMULA);
+    free(y);
+    free(w);
+    free(x);
+}
+
+static float *run_f32(fy_isa isa, const float *w, int k, int n, const float *bias, const float *x,
+                      int m, const int32_t *cols, int ncols, int nk_layout)
+{
+    fy_cpu_force_isa(isa);
+    fy_error err = {0};
+    fy_linear *l = nk_layout ? fy_linear_new_f32_nk(w, n, k, bias, &err)
+                             : fy_linear_new_f32(w, k, n, bias, &err);
+    if (!l) {
+        printf("fy_linear_new_f32: %s\n", err.msg);
+        exit(2);
+    }
+    int nc = cols ? ncols : n;
+    float *y = xmalloc((size_t)m * nc * sizeof(float));
+    void *scratch = xmalloc(fy_linear_scratch_bytes(l, m));
+    fy_linear_forward(l, x, m, cols, ncols, scratch, y);
+    free(scratch);
+    fy_linear_free(l);
+    return y;
+}
+
+static void test_f32_shape(int m, int k, int n, int subset)
+{
+    float *w = xmalloc((size_t)k * n * sizeof(float));
+    float *wt = xmalloc((size_t)k * n * sizeof(float));
+    float *x = xmalloc((size_t)m * k * sizeof(float));
+    float *bias = xmalloc((size_t)n * sizeof(float));
+    for (size_t i = 0; i < (size_t)k * n; i++) w[i] = frand(-1.0f, 1.0f);
+    for (int kk = 0; kk < k; kk++)
+        for (int j = 0; j < n; j++) wt[(size_t)j * k + kk] = w[(size_t)kk * n + j];
+    for (size_t i = 0; i < (size_t)m * k; i++) x[i] = frand(-2.0f, 2.0f);
+    for (int j = 0; j < n; j++) bias[j] = frand(-1.0f, 1.0f);
+    int32_t *cols = NULL;
+    int ncols = n;
+    if (subset) {
+        cols = xmalloc((size_t)n * sizeof(int32_t));
+        ncols = 0;
+        for (int j = 0; j < n; j++)
+            if ((int)(rnd() % n) < subset) cols[ncols++] = j;
+        if (!ncols) cols[ncols++] = 0;
+    }
+    float *yref = run_f32(FY_ISA_REF, w, k, n, bias, x, m, cols, ncols, 0);
+    double worst = 0;
+    for (int i = 0; i < m; i++) {
+        for (int c = 0; c < ncols; c++) {
+            int j = cols ? cols[c] : c;
+            double s = bias[j], mag = fabs(bias[j]);
+            for (int kk = 0; kk < k; kk++) {
+                double t = (double)x[(size_t)i * k + kk] * w[(size_t)kk * n + j];
+                s += t;
+                mag += fabs(t);
+            }
+            double e = fabs(yref[(size_t)i * ncols + c] - s) / mag;
+            if (e > worst) worst = e;
+        }
+    }
+    CHECK(worst <= TOL_F32, "f32 ref vs double m=%d k=%d n=%d: %.3g > %g", m, k, n, worst, TOL_F32);
+    size_t bytes = (size_t)m * ncols * sizeof(float);
+    for (int p = 0; p < nisas; p++) {
+        float *y = run_f32(isas[p], w, k, n, bias, x, m, cols, ncols, 0);
+        float *y2 = run_f32(isas[p], wt, k, n, bias, x, m, cols, ncols, 1);
+        CHECK(memcmp(y, yref, bytes) == 0, "%s f32 == ref m=%d k=%d n=%d ncols=%d",
+              fy_isa_name(isas[p]), m, k, n, ncols);
+        CHECK(memcmp(y2, yref, bytes) == 0, "%s f32 [n][k] layout == ref m=%d k=%d n=%d",
+              fy_isa_name(isas[p]), m, k, n);
+        free(y);
+        free(y2);
+    }
+    free(yref);
+    free(cols);
+    free(w);
+    free(wt);
+    free(x);
+    free(bias);
+}
+
+/* Two column ranges written side by side with ldy == the full product. */
+static void test_forward_ex(void)
+{
+    const int m = 5, n = 64, k = 128, ldy = 70;
+    int8_t *w8 = xmalloc((size_t)n * k);
+    float *wf = xmalloc(sizeof(float) * n * k), *x = xmalloc(sizeof(float) * m * k);
+    float *y = xmalloc(sizeof(float) * m * ldy);
+    int32_t lo[24], hi[40];
+    random_i8(w8, (size_t)n * k, 127);
+    for (int i = 0; i < n * k; i++) wf[i] = frand(-1.0f, 1.0f);
+    for (int i = 0; i < m * k; i++) x[i] = frand(-3.0f, 3.0f);
+    for (int j = 0; j < 24; j++) lo[j] = j;
+    for (int j = 0; j < 40; j++) hi[j] = 24 + j;
+    for (int p = 0; p < nisas; p++) {
+        fy_cpu_force_isa(isas[p]);
+        for (int t = 0; t < 2; t++) {
+            fy_linear *l = t ? fy_linear_new_f32(wf, k, n, NULL, NULL)
+                             : fy_linear_new_i8(w8, n, k, 0.5f, 9.0f, NULL, NULL);
+            float *full = t ? run_f32(isas[p], wf, k, n, NULL, x, m, NULL, 0, 0)
+                            : run_i8(isas[p], w8, n, k, 0.5f, 9.0f, NULL, x, m, NULL, 0);
+            void *scratch = xmalloc(fy_linear_scratch_bytes(l, m));
+            for (int i = 0; i < m * ldy; i++) y[i] = -7.0f;
+            fy_linear_forward_ex(l, x, m, lo, 24, scratch, y, ldy);
+            fy_linear_forward_ex(l, x, m, hi, 40, scratch, y + 24, ldy);
+            int ok = 1;
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) ok &= y[i * ldy + j] == full[i * n + j];
+                for (int j = n; j < ldy; j++) ok &= y[i * ldy + j] == -7.0f;
+            }
+            CHECK(ok, "%s %s forward_ex by column ranges == full product", fy_isa_name(isas[p]),
+                  t ? "f32" : "int8");
+            free(scratch);
+            free(full);
+            fy_linear_free(l);
+        }
+    }
+    free(w8);
+    free(wf);
+    free(x);
+    free(y);
+}
+
+static void test_errors(void)
+{
+    int8_t w[64 * 8] = {0};
+    float wf[4] = {0};
+    fy_error err = {0};
+    CHECK(fy_linear_new_i8(w, 8, 32, 1.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EUNSUPPORTED,
+          "k not a multiple of 64 is refused");
+    CHECK(fy_linear_new_i8(w, 4, 64, 1.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EUNSUPPORTED,
+          "n not a multiple of 8 is refused");
+    CHECK(fy_linear_new_i8(w, 8, 64, 0.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EINVAL,
+          "zero w_mult is refused");
+    CHECK(fy_linear_new_i8(w, 8, 64, 1.0f, NAN, NULL, &err) == NULL && err.code == FY_EINVAL,
+          "NaN a_mult is refused");
+    CHECK(fy_linear_new_f32(wf, 0, 4, NULL, &err) == NULL && err.code == FY_EINVAL,
+          "empty float layer is refused");
+    fy_linear_free(NULL);
+    CHECK(fy_cpu_force_isa((fy_isa)7) == FY_EUNSUPPORTED, "unknown ISA is refused");
+    fy_isa parsed;
+    CHECK(fy_isa_parse("avx2", &parsed) == 0 && parsed == FY_ISA_AVX2, "parse avx2");
+    CHECK(fy_isa_parse("sse", &parsed) == FY_EINVAL, "parse rejects sse");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--expect-env-isa") == 0) {
+        const char *env = getenv("FANYI_KERNEL");
+        fy_isa want, got = fy_cpu_isa();
+        if (!env || fy_isa_parse(env, &want) != 0 || !fy_cpu_supports(want)) {
+            /* unknown or unsupported request: the automatic (best) choice */
+            want = fy_cpu_supports(FY_ISA_AVX512VNNI) ? FY_ISA_AVX512VNNI
+                   : fy_cpu_supports(FY_ISA_AVX2)     ? FY_ISA_AVX2
+                                                      : FY_ISA_REF;
+        }
+        CHECK(got == want, "FANYI_KERNEL=%s selects %s (got %s)", env ? env : "", fy_isa_name(want),
+              fy_isa_name(got));
+        printf("%d passed, %d failed\n", passed, failed);
+        return failed != 0;
+    }
+    printf("selected path: %s; supported:", fy_isa_name(fy_cpu_isa()));
+    for (int i = FY_ISA_REF; i <= FY_ISA_AVX512VNNI; i++) {
+        if (fy_cpu_supports((fy_isa)i)) {
+            isas[nisas++] = (fy_isa)i;
+            printf(" %s", fy_isa_name((fy_isa)i));
+        }
+    }
+    printf("\n");
+    if (nisas < 3) printf("note: paths this CPU lacks are not tested here\n");
+
+    test_errors();
+    test_quantize();
+    test_saturation();
+    test_ref_formula();
+    test_forward_ex();
+    static const int shapes[][2] = {{8, 64},     {16, 128},   {256, 256}, {384, 384},
+                                    {1536, 384}, {384, 1536}, {512, 512}, {2048, 512},
+                                    {512, 2048}, {24, 192},   {40, 320}};
+    static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 13, 64, 70};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
+            if ((size_t)shapes[s][0] * shapes[s][1] * ms[i] > 40000000) continue;
+            test_i8_shape(ms[i], shapes[s][0], shapes[s][1], 0);
+        }
+    for (int i = 0; i < 6; i++)
+        test_i8_shape(1 + (int)(rnd() % 70), 8 * (1 + (int)(rnd() % 40)),
+                      64 * (1 + (int)(rnd() % 8)), 0);
+    /* the output layer with shortlist-like column subsets */
+    test_i8_shape(1, 32000, 384, 400);
+    test_i8_shape(5, 32000, 384, 1000);
+    test_i8_shape(3, 384, 384, 100);
+
+    static const int fshapes[][3] = {{1, 384, 384},  {7, 384, 1536}, {13, 1536, 384},
+                                     {64, 384, 384}, {70, 256, 24},  {2, 5, 3},
+                                     {3, 100, 17},   {9, 64, 48},    {6, 33, 130}};
+    for (size_t s = 0; s < sizeof fshapes / sizeof *fshapes; s++)
+        test_f32_shape(fshapes[s][0], fshapes[s][1], fshapes[s][2], 0);
+    test_f32_shape(1, 384, 32000, 300);
+    test_f32_shape(4, 384, 2000, 500);
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
