@@ -9,6 +9,7 @@ packages=(
     clang clang-format libclang-rt-14-dev   # formatting check, libFuzzer
     sentencepiece                           # reference spm_encode/spm_decode/spm_train
     libmicrohttpd-dev libjansson-dev        # HTTP server, JSON
+    libyaml-dev                             # model.yml inside Marian models
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
     chromium                                # UI tests (driven by playwright-core)
     wrk hyperfine                           # benchmarks
