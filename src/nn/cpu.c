@@ -57,13 +57,68 @@ static void cpu_detect(void)
 }
 #endif
 
+/* Runs one small int8 and float product, including saturating pairs, on
+ * path k and on the reference, and reports whether every result is
+ * bit-identical. A fast path that has never run on this CPU model (AVX-512
+ * machines were not available to us while writing it) thus proves itself
+ * before it touches a translation; it costs microseconds, once. */
+static int kernels_agree(const fy_gemm_kernels *k)
+{
+    enum { M = 3, K = 128, N = 24, NC = 5 };
+    static _Alignas(64) float x[M * K], panels[((N + 15) / 16) * K * 16];
+    static _Alignas(64) uint8_t a_ref[M * K], a_k[M * K];
+    static _Alignas(64) int8_t w[N * K];
+    static const int32_t cols[NC] = {0, 3, 8, 17, 23};
+    float bias[N], y_ref[M * N], y_k[M * N];
+    uint32_t r = 12345u;
+    for (int i = 0; i < M * K; i++) {
+        r = r * 1103515245u + 12345u;
+        x[i] = (float)((int)(r >> 16) % 400 - 200) / 50.0f; /* some beyond ±127/alpha */
+    }
+    for (int i = 0; i < N * K; i++) {
+        r = r * 1103515245u + 12345u;
+        w[i] = (int8_t)(i % 7 == 0 ? 127 : (int)(r >> 16) % 255 - 127);
+    }
+    for (int i = 0; i < (int)(sizeof panels / sizeof *panels); i++)
+        panels[i] = (float)(i % 13) / 7.0f;
+    for (int j = 0; j < N; j++) bias[j] = (float)j / 3.0f;
+    fy_gemm_ref.quantize_u8(x, M * K, 63.5f, a_ref);
+    k->quantize_u8(x, M * K, 63.5f, a_k);
+    if (memcmp(a_ref, a_k, sizeof a_ref)) return 0;
+    int ok = 1;
+    for (int subset = 0; subset < 2 && ok; subset++) {
+        const int32_t *c = subset ? cols : NULL;
+        int nc = subset ? NC : N;
+        fy_gemm_ref.i8_gemm(a_ref, M, K, w, c, nc, 0.001f, bias, y_ref, nc);
+        k->i8_gemm(a_ref, M, K, w, c, nc, 0.001f, bias, y_k, nc);
+        ok = !memcmp(y_ref, y_k, (size_t)(M * nc) * sizeof(float));
+    }
+    if (!ok) return 0;
+    fy_gemm_ref.f32_gemm(x, M, K, panels, N, bias, y_ref, N);
+    k->f32_gemm(x, M, K, panels, N, bias, y_k, N);
+    return !memcmp(y_ref, y_k, sizeof y_ref);
+}
+
+/* The best supported path that agrees with the reference. */
+static int best_verified(void)
+{
+    for (int isa = FY_ISA_AVX512VNNI; isa > FY_ISA_REF; isa--) {
+        const fy_gemm_kernels *k = fy_gemm_kernels_for((fy_isa)isa);
+        if (!cpu_supported[isa] || !k) continue;
+        if (kernels_agree(k)) return isa;
+        fprintf(stderr,
+                "fanyi: the %s kernels disagree with the reference on this CPU; not using them\n",
+                isa_names[isa]);
+        cpu_supported[isa] = 0;
+    }
+    return FY_ISA_REF;
+}
+
 static void cpu_init(void)
 {
     cpu_supported[FY_ISA_REF] = 1;
     cpu_detect();
-    int best = FY_ISA_REF;
-    if (cpu_supported[FY_ISA_AVX2]) best = FY_ISA_AVX2;
-    if (cpu_supported[FY_ISA_AVX512VNNI]) best = FY_ISA_AVX512VNNI;
+    int best = best_verified();
     const char *env = getenv("FANYI_KERNEL");
     if (env && *env) {
         fy_isa want;
