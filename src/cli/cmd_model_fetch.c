@@ -1,12 +1,263 @@
-/* cmd_model_fetch.c - `fanyi model fetch` (placeholder while the module is written). */
+/* cmd_model_fetch.c - `fanyi model fetch`: download a model into the model directory.
+ *
+ * The library (src/model/fetch.h) does the transfer, checks and atomic
+ * install; this file picks the manifest and directory, draws progress
+ * (a bar on a terminal, a few plain lines otherwise) and maps errors to the
+ * exit codes documented in docs/models.md.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/discover.h"
+#include "model/fetch.h"
+#include "model/manifest.h"
+
+/* Exit codes beyond cli.h's 0/1/2 (docs/models.md). */
+enum { EXIT_NET = 3, EXIT_INTEGRITY = 4, EXIT_REFUSED = 5 };
+
+#define MIB (1024.0 * 1024.0)
+
+typedef struct progress_state {
+    int tty, quiet;
+    double last_draw; /* elapsed_s of the last line or frame */
+    int last_decile;  /* plain mode: the last 10% step printed */
+    size_t index;     /* which file the state belongs to */
+} progress_state;
+
+static void usage(void)
+{
+    printf("usage: fanyi model fetch [MODEL] [--dir DIR] [--mirror URL] [--manifest FILE]\n"
+           "                         [--force] [--retries N] [--timeout SECONDS] [--quiet]\n\n"
+           "Downloads MODEL (default zh-en) from the manifest compiled into fanyi, checks\n"
+           "every file's size and sha256, and installs the files atomically.\n\n"
+           "  --dir DIR         install into DIR (default: $FANYI_MODEL_DIR, else\n"
+           "                    ~/.local/share/fanyi/models/MODEL)\n"
+           "  --mirror URL      download from URL instead of the manifest's base URL\n"
+           "                    (http://, https:// or file://)\n"
+           "  --manifest FILE   use a manifest file instead of the built-in one\n"
+           "  --force           download again even files that are installed and good\n"
+           "  --retries N       resume a dropped download up to N times (default 5)\n"
+           "  --timeout S       give up when no data arrives for S seconds (default 30)\n"
+           "  --quiet           no progress output\n\n"
+           "Exit status: 0 installed (or already installed), 1 other error (disk, manifest),\n"
+           "2 bad usage, 3 network error, 4 size or sha256 mismatch (nothing installed),\n"
+           "5 a different file is in the way (use --force).\n");
+}
+
+static void format_eta(double s, char *out, size_t cap)
+{
+    if (s < 0 || s > 99 * 3600) {
+        snprintf(out, cap, "--:--");
+        return;
+    }
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(out, cap, "%ld:%02ld", t / 60, t % 60);
+}
+
+static int term_cols(void)
+{
+    struct winsize ws;
+    if (!ioctl(2, TIOCGWINSZ, &ws) && ws.ws_col >= 40) return ws.ws_col;
+    return 80;
+}
+
+/* One redrawn line that fits the terminal (a wrapped line breaks the \r trick):
+ * "[i/n] NAME [#####.....] 45%  26.8/56.7 MiB  3.10 MiB/s  ETA 0:10". */
+static void draw_bar(const fy_fetch_progress *p, double rate)
+{
+    double frac = p->total ? (double)p->done / (double)p->total : 1.0;
+    char head[48], tail[128], eta[32], bar[32];
+    format_eta(p->finished ? 0
+               : rate > 0  ? (double)(p->total - p->done) / rate
+                           : -1,
+               eta, sizeof eta);
+    int hn = snprintf(head, sizeof head, "[%zu/%zu] ", p->index + 1, p->count);
+    int tn =
+        snprintf(tail, sizeof tail, " %3d%%  %.1f/%.1f MiB  %.2f MiB/s  ETA %s", (int)(frac * 100),
+                 (double)p->done / MIB, (double)p->total / MIB, rate / MIB, eta);
+    int avail = term_cols() - 1 - hn - tn - 3; /* " [" and "]" */
+    int name_w = (int)strlen(p->name), bar_w = avail - name_w;
+    bar_w = bar_w < 10 ? 10 : bar_w > 30 ? 30 : bar_w;
+    if (name_w > avail - bar_w) name_w = avail - bar_w < 8 ? 8 : avail - bar_w;
+    int fill = (int)(frac * bar_w);
+    for (int i = 0; i < bar_w; i++) bar[i] = i < fill ? '#' : '.';
+    bar[bar_w] = '\0';
+    fprintf(stderr, "\r%s%-*.*s [%s]%s\033[K", head, name_w, name_w, p->name, bar, tail);
+    if (p->finished) fputc('\n', stderr);
+}
+
+static void on_progress(void *ctx, const fy_fetch_progress *p)
+{
+    progress_state *s = ctx;
+    if (s->quiet) return;
+    if (p->index != s->index || (p->elapsed_s < s->last_draw)) {
+        s->index = p->index;
+        s->last_draw = s->tty ? -1e9 : 0; /* plain: the first line after 5 s */
+        s->last_decile = -1;
+    }
+    double rate = p->elapsed_s > 0.2 ? (double)p->received / p->elapsed_s : 0;
+    if (s->tty) {
+        if (!p->finished && p->elapsed_s - s->last_draw < 0.1) return;
+        s->last_draw = p->elapsed_s;
+        draw_bar(p, rate);
+        return;
+    }
+    /* Plain output: a line per 10% at most every 5 s, and one at the end. */
+    int decile = p->total ? (int)(p->done * 10 / p->total) : 10;
+    if (p->finished) {
+        fprintf(stderr, "[%zu/%zu] %s: done, %.1f MiB in %.1f s\n", p->index + 1, p->count, p->name,
+                (double)p->total / MIB, p->elapsed_s);
+    } else if (decile > s->last_decile && p->elapsed_s - s->last_draw >= 5.0) {
+        char eta[32];
+        format_eta(rate > 0 ? (double)(p->total - p->done) / rate : -1, eta, sizeof eta);
+        fprintf(stderr, "[%zu/%zu] %s: %.1f of %.1f MiB (%d%%), %.2f MiB/s, ETA %s\n", p->index + 1,
+                p->count, p->name, (double)p->done / MIB, (double)p->total / MIB, decile * 10,
+                rate / MIB, eta);
+        s->last_draw = p->elapsed_s;
+        s->last_decile = decile;
+    }
+}
+
+static void on_note(void *ctx, const char *line)
+{
+    progress_state *s = ctx;
+    if (s->quiet) return;
+    fprintf(stderr, "%s%s\n", s->tty ? "\r\033[K" : "", line);
+}
+
+/* --dir, else the discovery default for zh-en, else a sibling of it named MODEL. */
+static char *pick_dir(const char *dir_opt, const char *model)
+{
+    if (dir_opt || !strcmp(model, "zh-en")) return fy_model_default_dir(dir_opt);
+    char *def = fy_model_default_dir(NULL);
+    char *slash = def ? strrchr(def, '/') : NULL;
+    if (!slash) return def;
+    *slash = '\0';
+    size_t n = strlen(def) + strlen(model) + 2;
+    char *dir = malloc(n);
+    if (dir) snprintf(dir, n, "%s/%s", def, model);
+    free(def);
+    return dir;
+}
+
+static int exit_code(int rc, const fy_fetch_result *res)
+{
+    if (res->refused) return EXIT_REFUSED;
+    if (rc == FY_ENET || rc == FY_ETIMEOUT) return EXIT_NET;
+    if (rc == FY_EHASH) return EXIT_INTEGRITY;
+    return 1;
+}
+
+static int run_fetch(const char *name, const char *dir_opt, const char *mirror,
+                     const char *manifest_path, fy_fetch_options *o)
+{
+    fy_error err = {0};
+    fy_manifest *m = manifest_path ? fy_manifest_load(manifest_path, mirror, &err)
+                                   : fy_manifest_builtin(mirror, &err);
+    if (!m) {
+        fprintf(stderr, "fanyi model fetch: %s\n", err.msg);
+        return 1;
+    }
+    const fy_manifest_model *model = fy_manifest_find(m, name);
+    if (!model) {
+        fy_manifest_free(m);
+        return cli_usage_error("model fetch", "the manifest has no model '%s'", name);
+    }
+    char *dir = pick_dir(dir_opt, name);
+    int status = 1;
+    fy_fetch_result res = {0};
+    if (!dir) {
+        fprintf(stderr, "fanyi model fetch: out of memory\n");
+        goto done;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < model->nfiles; i++) total += model->files[i].size;
+    progress_state *s = o->ctx;
+    if (!s->quiet)
+        fprintf(stderr, "fetching %s %s (%zu files, %.1f MiB) into %s\n", model->name,
+                model->version, model->nfiles, (double)total / MIB, dir);
+    int rc = fy_fetch_model(model, dir, o, &res, &err);
+    if (rc) {
+        fprintf(stderr, "fanyi model fetch: %s\n", err.msg);
+        status = exit_code(rc, &res);
+        goto done;
+    }
+    if (res.installed)
+        printf("installed %s %s into %s (%zu downloaded, %zu already present)\n", model->name,
+               model->version, dir, res.installed, res.skipped);
+    else
+        printf("%s %s is already installed in %s (all %zu files verified)\n", model->name,
+               model->version, dir, res.skipped);
+    status = 0;
+done:
+    free(dir);
+    fy_manifest_free(m);
+    return status;
+}
 
 int cmd_model_fetch(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "fanyi model fetch: not available in this build\n");
-    return 1;
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"dir", required_argument, NULL, 'd'},
+                                         {"mirror", required_argument, NULL, 'm'},
+                                         {"manifest", required_argument, NULL, 'M'},
+                                         {"force", no_argument, NULL, 'f'},
+                                         {"retries", required_argument, NULL, 'r'},
+                                         {"timeout", required_argument, NULL, 't'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {0}};
+    const char *dir = NULL, *mirror = NULL, *manifest = NULL;
+    progress_state state = {.tty = isatty(2), .index = (size_t)-1};
+    fy_fetch_options o;
+    fy_fetch_options_default(&o);
+    o.progress = on_progress;
+    o.note = on_note;
+    o.ctx = &state;
+    long v;
+    int c;
+    while ((c = cli_getopt(argc, argv, "model fetch", "hd:m:M:fr:t:q", opts)) != -1) {
+        switch (c) {
+        case 'h':
+            usage();
+            return 0;
+        case 'd':
+            dir = optarg;
+            break;
+        case 'm':
+            mirror = optarg;
+            break;
+        case 'M':
+            manifest = optarg;
+            break;
+        case 'f':
+            o.force = 1;
+            break;
+        case 'q':
+            state.quiet = 1;
+            break;
+        case 'r':
+            if (cli_parse_long("model fetch", "--retries", optarg, 0, 100, &v)) return 2;
+            o.retries = (int)v;
+            break;
+        case 't':
+            if (cli_parse_long("model fetch", "--timeout", optarg, 1, 3600, &v)) return 2;
+            o.stall_timeout_s = v;
+            o.connect_timeout_s = v < o.connect_timeout_s ? v : o.connect_timeout_s;
+            break;
+        default:
+            return 2;
+        }
+    }
+    const char *name = "zh-en";
+    if (optind < argc) name = argv[optind++];
+    if (optind < argc)
+        return cli_usage_error("model fetch", "unexpected argument '%s'", argv[optind]);
+    return run_fetch(name, dir, mirror, manifest, &o);
 }

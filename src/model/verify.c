@@ -1,0 +1,271 @@
+/* verify.c - loading a model directory end to end and checking it against a manifest.
+ *
+ * Structure is checked by the same loaders the engine uses (fy_marian_open,
+ * fy_model_config_read, fy_spm_open, fy_shortlist_open); this file adds the
+ * checks between files that no single loader can make.
+ */
+#include "model/verify.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model/marian.h"
+#include "model/sha256.h"
+#include "model/shortlist.h"
+#include "text/spm.h"
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return path && !stat(path, &st) ? (uint64_t)st.st_size : 0;
+}
+
+void fy_model_info_free(fy_model_info *info)
+{
+    if (!info) return;
+    fy_model_files_free(&info->files);
+    memset(info, 0, sizeof *info);
+}
+
+/* Counts tensor kinds; model.yml and other "special:" entries are not weights. */
+static void count_tensors(const fy_marian *m, fy_model_info *out)
+{
+    static const char scale[] = "_QuantMultA";
+    out->tensors = fy_marian_tensor_count(m);
+    for (size_t i = 0; i < out->tensors; i++) {
+        const fy_tensor *t = fy_marian_tensor_at(m, i);
+        size_t n = strlen(t->name);
+        if (!strncmp(t->name, "special:", 8)) continue;
+        if (n > sizeof scale - 1 && !strcmp(t->name + n - (sizeof scale - 1), scale))
+            out->quant_scales++;
+        else if (t->type == FY_DT_INTGEMM8 || t->type == FY_DT_I8)
+            out->int8_tensors++;
+        else if (t->type == FY_DT_F32)
+            out->f32_tensors++;
+    }
+}
+
+static int load_model(fy_model_info *out, fy_error *err)
+{
+    fy_marian *m = fy_marian_open(out->files.model, err);
+    if (!m) return err ? err->code : FY_EFORMAT;
+    int rc = fy_model_config_read(m, &out->config, err);
+    if (!rc) count_tensors(m, out);
+    out->model_bytes = fy_marian_file_size(m);
+    fy_marian_free(m);
+    return rc;
+}
+
+/* A vocabulary must have exactly as many pieces as its embedding has rows:
+ * any other id mapping would translate into garbage without an error. */
+static int check_vocab(const char *path, int pieces, int rows, const char *side, const char *model,
+                       fy_error *err)
+{
+    if (pieces == rows) return 0;
+    return fy_err(err, FY_EFORMAT,
+                  "%s: vocabulary has %d pieces but the %s embedding of %s has %d rows", path,
+                  pieces, side, base_name(model), rows);
+}
+
+static int load_vocabs(fy_model_info *out, fy_error *err)
+{
+    const fy_model_files *f = &out->files;
+    out->shared_vocab = !strcmp(f->src_vocab, f->trg_vocab);
+    fy_spm *src = fy_spm_open(f->src_vocab, err);
+    if (!src) return err ? err->code : FY_EFORMAT;
+    out->src_pieces = fy_spm_vocab_size(src);
+    fy_spm_free(src);
+    out->trg_pieces = out->src_pieces;
+    if (!out->shared_vocab) {
+        fy_spm *trg = fy_spm_open(f->trg_vocab, err);
+        if (!trg) return err ? err->code : FY_EFORMAT;
+        out->trg_pieces = fy_spm_vocab_size(trg);
+        fy_spm_free(trg);
+    }
+    int rc = check_vocab(f->src_vocab, out->src_pieces, out->config.src_vocab_size, "source",
+                         f->model, err);
+    if (!rc)
+        rc = check_vocab(f->trg_vocab, out->trg_pieces, out->config.trg_vocab_size, "target",
+                         f->model, err);
+    return rc;
+}
+
+/* The shortlist maps source ids to target ids: both must exist in the vocabularies. */
+static int load_shortlist(fy_model_info *out, fy_error *err)
+{
+    const char *path = out->files.shortlist;
+    if (!path) return 0;
+    fy_shortlist *s = fy_shortlist_open(path, err);
+    if (!s) return err ? err->code : FY_EFORMAT;
+    out->has_shortlist = 1;
+    out->sl_frequent = fy_shortlist_frequent(s);
+    out->sl_best = fy_shortlist_best(s);
+    out->sl_src_vocab = fy_shortlist_src_vocab_size(s);
+    out->sl_max_target = fy_shortlist_max_target(s);
+    fy_shortlist_free(s);
+    if (out->sl_src_vocab > out->src_pieces)
+        return fy_err(err, FY_EFORMAT,
+                      "%s: shortlist covers %d source ids but the source vocabulary has %d", path,
+                      out->sl_src_vocab, out->src_pieces);
+    if (out->sl_max_target > out->trg_pieces || out->sl_frequent > out->trg_pieces)
+        return fy_err(err, FY_EFORMAT,
+                      "%s: shortlist names target id %d (frequent %d) but the target vocabulary "
+                      "has %d",
+                      path, out->sl_max_target - 1, out->sl_frequent, out->trg_pieces);
+    return 0;
+}
+
+int fy_model_inspect(const char *dir, fy_model_info *out, fy_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = fy_model_discover(dir, &out->files, err);
+    if (rc) return rc;
+    if ((rc = load_model(out, err)) || (rc = load_vocabs(out, err)) ||
+        (rc = load_shortlist(out, err)))
+        return rc;
+    const fy_model_files *f = &out->files;
+    out->shortlist_bytes = file_size(f->shortlist);
+    out->src_vocab_bytes = file_size(f->src_vocab);
+    out->trg_vocab_bytes = file_size(f->trg_vocab);
+    return 0;
+}
+
+/* ---- verify ---- */
+
+typedef struct report {
+    fy_verify_fn fn;
+    void *ctx;
+    fy_error *err;
+    int first; /* code of the first failure, 0 while none */
+} report;
+
+static void say(report *r, const char *file, int code, const char *detail)
+{
+    if (r->fn) r->fn(r->ctx, file, code == 0, detail);
+    if (code && !r->first) {
+        r->first = code;
+        fy_err(r->err, code, "%s", detail);
+    }
+}
+
+const fy_manifest_model *fy_model_identify(const char *dir, const fy_manifest *manifest)
+{
+    fy_model_files f;
+    fy_error tmp;
+    if (!manifest || fy_model_discover(dir, &f, &tmp)) return NULL;
+    const char *paths[] = {f.model, f.shortlist, f.src_vocab, f.trg_vocab};
+    const fy_manifest_model *model = NULL;
+    for (size_t i = 0; i < 4 && !model; i++)
+        if (paths[i]) fy_manifest_find_file(manifest, base_name(paths[i]), &model);
+    fy_model_files_free(&f);
+    return model;
+}
+
+/* Size and digest of one file against its manifest entry. */
+static void check_digest(report *r, const char *path, const fy_manifest_file *mf,
+                         const fy_manifest_model *model)
+{
+    char detail[FY_ERROR_MSG_MAX], hex[65];
+    uint64_t size = 0;
+    fy_error e = {0};
+    const char *name = base_name(path);
+    if (fy_sha256_file(path, hex, &size, &e)) {
+        say(r, name, e.code, e.msg);
+    } else if (size != mf->size) {
+        snprintf(detail, sizeof detail,
+                 "%s: wrong size: %" PRIu64 " bytes, the %s %s manifest "
+                 "says %" PRIu64,
+                 path, size, model->name, model->version, mf->size);
+        say(r, name, FY_EHASH, detail);
+    } else if (strcmp(hex, mf->sha256)) {
+        snprintf(detail, sizeof detail,
+                 "%s: sha256 mismatch: %.16s..., the %s %s manifest says "
+                 "%.16s...",
+                 path, hex, model->name, model->version, mf->sha256);
+        say(r, name, FY_EHASH, detail);
+    } else {
+        snprintf(detail, sizeof detail, "%" PRIu64 " bytes, sha256 matches the %s %s manifest",
+                 size, model->name, model->version);
+        say(r, name, 0, detail);
+    }
+}
+
+static void check_files(report *r, const char *dir, const fy_model_files *f,
+                        const fy_manifest *manifest)
+{
+    const char *paths[] = {f->model, f->shortlist, f->src_vocab,
+                           strcmp(f->src_vocab, f->trg_vocab) ? f->trg_vocab : NULL};
+    char detail[FY_ERROR_MSG_MAX];
+    for (size_t i = 0; i < 4; i++) {
+        if (!paths[i]) continue;
+        const fy_manifest_model *model = NULL;
+        const fy_manifest_file *mf =
+            manifest ? fy_manifest_find_file(manifest, base_name(paths[i]), &model) : NULL;
+        if (mf) {
+            check_digest(r, paths[i], mf, model);
+        } else {
+            snprintf(detail, sizeof detail, "%" PRIu64 " bytes, %s", file_size(paths[i]),
+                     manifest ? "not in the manifest (no sha256 to check)"
+                              : "size and sha256 not checked (no manifest)");
+            say(r, base_name(paths[i]), 0, detail);
+        }
+    }
+    /* Files the manifest model has but the directory lacks (e.g. the shortlist). */
+    const fy_manifest_model *model = fy_model_identify(dir, manifest);
+    for (size_t i = 0; model && i < model->nfiles; i++) {
+        size_t n = strlen(dir) + strlen(model->files[i].name) + 2;
+        char *p = malloc(n);
+        if (!p) {
+            say(r, dir, FY_ENOMEM, "out of memory");
+            return;
+        }
+        snprintf(p, n, "%s/%s", dir, model->files[i].name);
+        struct stat st;
+        if (stat(p, &st) && errno == ENOENT) {
+            snprintf(detail, sizeof detail, "%s: missing (the %s %s manifest lists it)", p,
+                     model->name, model->version);
+            say(r, model->files[i].name, FY_ENOTFOUND, detail);
+        }
+        free(p);
+    }
+}
+
+int fy_model_verify(const char *dir, const fy_manifest *manifest, fy_verify_fn fn, void *ctx,
+                    fy_model_info *info, fy_error *err)
+{
+    report r = {fn, ctx, err, 0};
+    fy_model_files files;
+    fy_error e = {0};
+    if (info) memset(info, 0, sizeof *info);
+    if (fy_model_discover(dir, &files, &e)) {
+        say(&r, dir, e.code, e.msg);
+        return r.first;
+    }
+    check_files(&r, dir, &files, manifest);
+    fy_model_files_free(&files);
+    fy_model_info local;
+    fy_model_info *in = info ? info : &local;
+    if (fy_model_inspect(dir, in, &e)) {
+        say(&r, "structure", e.code, e.msg);
+        fy_model_info_free(in);
+        return r.first;
+    }
+    char detail[256];
+    snprintf(detail, sizeof detail,
+             "model, vocabularies%s load and agree (%d-dim, %d+%d layers, vocab %d)",
+             in->has_shortlist ? " and shortlist" : "", in->config.dim_emb, in->config.enc_depth,
+             in->config.dec_depth, in->config.src_vocab_size);
+    say(&r, "structure", 0, detail);
+    if (!info) fy_model_info_free(&local);
+    return r.first;
+}
