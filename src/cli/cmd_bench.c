@@ -1,12 +1,371 @@
-/* cmd_bench.c - `fanyi bench` (placeholder while the module is written). */
+/* cmd_bench.c - `fanyi bench`: load time, latency, throughput and memory.
+ *
+ * Measures what a user of `fanyi serve` gets: the model load, one sentence
+ * at a time on one worker (latency percentiles), then every sentence
+ * submitted at once through the real scheduler with N workers (dynamic
+ * batching), and the process's peak RSS. Figures only mean something
+ * side by side with a peer measured in the same run (see bench/peer).
+ */
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/discover.h"
+#include "translate/scheduler.h"
+#include "translate/translator.h"
+
+/* Used when no --input is given and the WMT test set is not beside us. */
+static const char *const default_text[] = {
+    "今天天气很好，我们去公园散步吧。",
+    "这家公司去年的营业收入增长了百分之十五。",
+    "他说明天早上八点在火车站等我。",
+    "科学家们发现了一种新的治疗方法，可以有效降低患者的血压。",
+    "由于大雨，航班推迟了三个小时。",
+    "我们需要在周五之前完成这个项目的所有测试。",
+    "这座城市有很多历史悠久的建筑和美丽的公园。",
+    "政府宣布将投资更多资金用于教育和医疗。",
+    "请把这份文件翻译成英文，并在明天发给我。",
+    "她在北京大学学习计算机科学已经三年了。",
+    "随着技术的发展，人们的生活方式发生了巨大的变化。",
+    "会议将于下午两点在三楼的会议室举行。",
+};
+
+typedef struct bench_opts {
+    const char *model, *input;
+    int threads, sentences, json;
+    double max_length_factor;
+} bench_opts;
+
+typedef struct lines {
+    char **v;
+    size_t n;
+} lines;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Peak resident set size of this process in MiB (VmHWM), 0 if unknown. */
+static double peak_rss_mib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    double kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kib = strtod(line + 6, NULL);
+    fclose(f);
+    return kib / 1024.0;
+}
+
+static void lines_free(lines *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+}
+
+static int lines_push(lines *l, const char *s, size_t len)
+{
+    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    if (!(v[l->n] = strndup(s, len))) return -1;
+    l->n++;
+    return 0;
+}
+
+/* Reads up to max non-empty lines of path, or the built-in text. */
+static int read_input(const char *path, int max, lines *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!path) {
+        for (size_t i = 0; (int)out->n < max; i++) {
+            const char *s = default_text[i % (sizeof default_text / sizeof *default_text)];
+            if (lines_push(out, s, strlen(s))) return -1;
+        }
+        return 0;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((int)out->n < max && (len = getline(&line, &cap, f)) > 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        if (len > 0 && lines_push(out, line, (size_t)len)) break;
+    }
+    free(line);
+    fclose(f);
+    return out->n ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(const double *sorted, size_t n, double p)
+{
+    size_t i = (size_t)ceil(p / 100.0 * (double)n);
+    return sorted[i ? i - 1 : 0];
+}
+
+typedef struct single_result {
+    double p50, p90, p99, per_s;
+} single_result;
+
+/* One sentence per call on one worker: what an interactive user waits. */
+static int bench_single(const fy_translator *t, const lines *in, single_result *r, fy_error *err)
+{
+    fy_worker *w = fy_worker_new(t, err);
+    if (!w) return err->code;
+    double *ms = calloc(in->n, sizeof *ms);
+    int rc = ms ? 0 : fy_err(err, FY_ENOMEM, "out of memory");
+    double total = 0;
+    for (size_t i = 0; !rc && i < in->n; i++) {
+        char *out = NULL;
+        const char *src = in->v[i];
+        double t0 = now_s();
+        rc = fy_translate_batch(t, w, &src, 1, &out, err);
+        ms[i] = (now_s() - t0) * 1e3;
+        total += ms[i];
+        free(out);
+    }
+    if (!rc) {
+        qsort(ms, in->n, sizeof *ms, cmp_double);
+        r->p50 = percentile(ms, in->n, 50);
+        r->p90 = percentile(ms, in->n, 90);
+        r->p99 = percentile(ms, in->n, 99);
+        r->per_s = (double)in->n / (total / 1e3);
+    }
+    free(ms);
+    fy_worker_free(w);
+    return rc;
+}
+
+/* ---- batched, through the real scheduler ---- */
+
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t done, failed;
+} waiter;
+
+static void on_done(void *user, int status)
+{
+    waiter *wt = user;
+    pthread_mutex_lock(&wt->mu);
+    wt->done++;
+    if (status) wt->failed++;
+    pthread_cond_signal(&wt->cv);
+    pthread_mutex_unlock(&wt->mu);
+}
+
+static int batch_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
+                           fy_error *err)
+{
+    return fy_translate_batch(ctx, worker, src, n, out, err);
+}
+
+static void *batch_worker_new(void *ctx, fy_error *err)
+{
+    return fy_worker_new(ctx, err);
+}
+
+static void batch_worker_free(void *w)
+{
+    fy_worker_free(w);
+}
+
+static long batch_count(void *ctx, const char *text, size_t len)
+{
+    return fy_translator_count_tokens(ctx, text, len);
+}
+
+typedef struct batch_result {
+    double per_s, tokens_per_s, mean_batch;
+} batch_result;
+
+static int bench_batched(fy_translator *t, const lines *in, int threads, batch_result *r,
+                         fy_error *err)
+{
+    fy_scheduler_options so;
+    fy_scheduler_options_default(&so);
+    so.threads = threads;
+    so.queue_max = in->n;
+    so.translate = batch_translate;
+    so.worker_new = batch_worker_new;
+    so.worker_free = batch_worker_free;
+    so.count_tokens = batch_count;
+    so.ctx = t;
+    fy_scheduler *s = fy_scheduler_open(&so, err);
+    if (!s) return err->code;
+    long tokens = 0;
+    for (size_t i = 0; i < in->n; i++)
+        tokens += fy_translator_count_tokens(t, in->v[i], strlen(in->v[i]));
+
+    waiter wt = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    fy_job **jobs = calloc(in->n, sizeof *jobs);
+    int rc = jobs ? 0 : fy_err(err, FY_ENOMEM, "out of memory");
+    fy_job_callbacks cb = {.on_done = on_done, .user = &wt};
+    double t0 = now_s();
+    size_t submitted = 0;
+    for (; !rc && submitted < in->n; submitted++) {
+        const char *src = in->v[submitted];
+        if (!(jobs[submitted] = fy_scheduler_submit(s, &src, 1, 0, &cb, err))) rc = err->code;
+    }
+    pthread_mutex_lock(&wt.mu);
+    while (wt.done < submitted) pthread_cond_wait(&wt.cv, &wt.mu);
+    pthread_mutex_unlock(&wt.mu);
+    double secs = now_s() - t0;
+    if (!rc && wt.failed) rc = fy_err(err, FY_EINVAL, "%zu sentences failed", wt.failed);
+
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(s, &st);
+    r->per_s = (double)in->n / secs;
+    r->tokens_per_s = (double)tokens / secs;
+    r->mean_batch = st.batches ? (double)st.batch_sentences / (double)st.batches : 0;
+    for (size_t i = 0; i < submitted; i++) fy_job_release(jobs[i]);
+    free(jobs);
+    fy_scheduler_free(s);
+    return rc;
+}
+
+/* ---- command ---- */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fanyi bench [--model DIR] [--threads N] [--input FILE] [--sentences N]\n"
+            "                   [--max-length-factor F] [--json]\n\n"
+            "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
+            "thread), batched throughput through the real scheduler (N threads, every\n"
+            "sentence submitted at once), and peak RSS.\n\n"
+            "  --model DIR            model directory (default: $FANYI_MODEL_DIR, then\n"
+            "                         ~/.local/share/fanyi/models/zh-en)\n"
+            "  --threads N            scheduler workers for the batched run (default: cores)\n"
+            "  --input FILE           one sentence a line (default: ../shared/data/wmt/wmt19.zh\n"
+            "                         when present, else built-in Chinese sentences)\n"
+            "  --sentences N          how many lines to use (default 200)\n"
+            "  --max-length-factor F  output length limit per source token (default 2.0)\n"
+            "  --json                 one JSON object instead of a table\n");
+}
+
+static int parse(int argc, char **argv, bench_opts *o)
+{
+    static const struct option opts[] = {{"model", required_argument, NULL, 'm'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"input", required_argument, NULL, 'i'},
+                                         {"sentences", required_argument, NULL, 'n'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"max-length-factor", required_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    long v;
+    int c;
+    while ((c = cli_getopt(argc, argv, "bench", "m:t:i:n:jf:h", opts)) != -1) {
+        switch (c) {
+        case 'm':
+            o->model = optarg;
+            break;
+        case 'i':
+            o->input = optarg;
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 't':
+            if (cli_parse_long("bench", "--threads", optarg, 1, 256, &v)) return 2;
+            o->threads = (int)v;
+            break;
+        case 'n':
+            if (cli_parse_long("bench", "--sentences", optarg, 1, 1000000, &v)) return 2;
+            o->sentences = (int)v;
+            break;
+        case 'f': {
+            char *end;
+            o->max_length_factor = strtod(optarg, &end);
+            if (*end || !(o->max_length_factor > 0 && o->max_length_factor <= 10))
+                return cli_usage_error("bench", "--max-length-factor expects a number in (0, 10]");
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return 2;
+        }
+    }
+    if (optind < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+static void report(const bench_opts *o, const char *dir, size_t n, double load_ms,
+                   const single_result *s, const batch_result *b, double rss)
+{
+    if (o->json) {
+        printf("{\"model\":\"%s\",\"sentences\":%zu,\"threads\":%d,\"max_length_factor\":%.2f,"
+               "\"load_ms\":%.1f,\"single\":{\"p50_ms\":%.2f,\"p90_ms\":%.2f,\"p99_ms\":%.2f,"
+               "\"sentences_per_s\":%.2f},\"batched\":{\"sentences_per_s\":%.2f,"
+               "\"tokens_per_s\":%.1f,\"mean_batch\":%.2f},\"peak_rss_mib\":%.1f}\n",
+               dir, n, o->threads, o->max_length_factor, load_ms, s->p50, s->p90, s->p99, s->per_s,
+               b->per_s, b->tokens_per_s, b->mean_batch, rss);
+        return;
+    }
+    printf("model           %s\n", dir);
+    printf("sentences       %zu (max-length-factor %.2f)\n", n, o->max_length_factor);
+    printf("load            %.1f ms\n", load_ms);
+    printf("single, 1 thr   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s\n", s->p50,
+           s->p90, s->p99, s->per_s);
+    printf("batched, %d thr  %.2f sentences/s  %.0f source tokens/s  mean batch %.1f\n", o->threads,
+           b->per_s, b->tokens_per_s, b->mean_batch);
+    printf("peak RSS        %.1f MiB\n", rss);
+}
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "fanyi bench: not available in this build\n");
-    return 1;
+    bench_opts o = {.sentences = 200, .max_length_factor = 2.0};
+    o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (o.threads < 1) o.threads = 1;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!o.input && access("../shared/data/wmt/wmt19.zh", R_OK) == 0)
+        o.input = "../shared/data/wmt/wmt19.zh";
+
+    lines in;
+    if (read_input(o.input, o.sentences, &in)) {
+        fprintf(stderr, "fanyi bench: %s: cannot read any sentence\n", o.input);
+        lines_free(&in);
+        return 1;
+    }
+    char *dir = fy_model_default_dir(o.model);
+    fy_translator_options to;
+    fy_translator_options_default(&to);
+    to.max_length_factor = (float)o.max_length_factor;
+    fy_error err = {0};
+    double t0 = now_s();
+    fy_translator *t = dir ? fy_translator_open(dir, &to, &err) : NULL;
+    double load_ms = (now_s() - t0) * 1e3;
+    single_result s = {0};
+    batch_result b = {0};
+    rc = t ? 0 : -1;
+    if (!rc) rc = bench_single(t, &in, &s, &err);
+    if (!rc) rc = bench_batched(t, &in, o.threads, &b, &err);
+    if (rc)
+        fprintf(stderr, "fanyi bench: %s\n", err.msg[0] ? err.msg : "out of memory");
+    else
+        report(&o, dir, in.n, load_ms, &s, &b, peak_rss_mib());
+    fy_translator_free(t);
+    free(dir);
+    lines_free(&in);
+    return rc ? 1 : 0;
 }
