@@ -1,12 +1,299 @@
-/* cmd_serve.c - `fanyi serve` (placeholder while the module is written). */
+/* cmd_serve.c - `fanyi serve`: load the model once, start the scheduler's
+ * workers and the HTTP server, print one ready line, and on SIGTERM/SIGINT
+ * drain (finish what is in flight, up to 10 s) and exit 0. */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/discover.h"
+#include "server/server.h"
+#include "translate/cache.h"
+#include "translate/scheduler.h"
+#include "translate/translator.h"
+
+#define CMD "serve"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fanyi serve [--model DIR] [--host ADDR] [--port N] [--threads N]\n"
+            "                   [--api-token T] [--cache-mb N] [--max-chars N]\n"
+            "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
+            "                   [--cors-origin ORIGIN] [--max-connections N]\n"
+            "                   [--max-connections-per-ip N] [--quiet]\n\n"
+            "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
+            "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
+            "  --model DIR          model directory (env FANYI_MODEL_DIR; default\n"
+            "                       ~/.local/share/fanyi/models/zh-en)\n"
+            "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
+            "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
+            "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
+            "  --api-token T        require this token on translation endpoints\n"
+            "                       (FANYI_API_TOKEN)\n"
+            "  --cache-mb N         sentence cache size, 0 disables (FANYI_CACHE_MB; 64)\n"
+            "  --max-chars N        characters per request (FANYI_MAX_CHARS; 5000)\n"
+            "  --max-batch-items N  texts per request (FANYI_MAX_BATCH_ITEMS; 128)\n"
+            "  --queue N            sentences that may wait; more -> 503 (FANYI_QUEUE; 1024)\n"
+            "  --timeout-ms N       per-request deadline; later -> 504 (FANYI_TIMEOUT_MS; 30000)\n"
+            "  --cors-origin ORIGIN send CORS headers for ORIGIN, e.g. * (FANYI_CORS_ORIGIN)\n"
+            "  --max-connections N  open connections (FANYI_MAX_CONNECTIONS; 1024)\n"
+            "  --max-connections-per-ip N  per client address, 0 = no limit\n"
+            "                       (FANYI_MAX_CONNECTIONS_PER_IP; 512)\n"
+            "  --quiet              no per-request log lines on stderr\n");
+}
+
+typedef struct serve_config {
+    const char *model, *host, *token, *cors;
+    long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    int quiet;
+} serve_config;
+
+/* A numeric setting: the environment first, the command line overrides. */
+typedef struct numopt {
+    const char *flag, *env;
+    long min, max;
+    long *value;
+} numopt;
+
+static int read_env(const numopt *opts, size_t n, serve_config *c)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(opts[i].env);
+        if (v && *v && cli_parse_long(CMD, opts[i].env, v, opts[i].min, opts[i].max, opts[i].value))
+            return 2;
+    }
+    const char *v;
+    if ((v = getenv("FANYI_HOST")) && *v) c->host = v;
+    if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
+    if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, serve_config *c)
+{
+    const numopt opts[] = {
+        {"--port", "FANYI_PORT", 0, 65535, &c->port},
+        {"--threads", "FANYI_THREADS", 1, 1024, &c->threads},
+        {"--cache-mb", "FANYI_CACHE_MB", 0, 1 << 20, &c->cache_mb},
+        {"--max-chars", "FANYI_MAX_CHARS", 1, 10000000, &c->max_chars},
+        {"--max-batch-items", "FANYI_MAX_BATCH_ITEMS", 1, 100000, &c->max_items},
+        {"--queue", "FANYI_QUEUE", 1, 10000000, &c->queue},
+        {"--timeout-ms", "FANYI_TIMEOUT_MS", 1, 3600000, &c->timeout_ms},
+        {"--max-connections", "FANYI_MAX_CONNECTIONS", 1, 100000, &c->max_conn},
+        {"--max-connections-per-ip", "FANYI_MAX_CONNECTIONS_PER_IP", 0, 100000, &c->max_per_ip},
+    };
+    enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
+    static const struct option longopts[] = {
+        {"port", required_argument, NULL, NUM + 0},
+        {"threads", required_argument, NULL, NUM + 1},
+        {"cache-mb", required_argument, NULL, NUM + 2},
+        {"max-chars", required_argument, NULL, NUM + 3},
+        {"max-batch-items", required_argument, NULL, NUM + 4},
+        {"queue", required_argument, NULL, NUM + 5},
+        {"timeout-ms", required_argument, NULL, NUM + 6},
+        {"max-connections", required_argument, NULL, NUM + 7},
+        {"max-connections-per-ip", required_argument, NULL, NUM + 8},
+        {"model", required_argument, NULL, 'm'},
+        {"host", required_argument, NULL, 'H'},
+        {"api-token", required_argument, NULL, 'T'},
+        {"cors-origin", required_argument, NULL, 'C'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    if (read_env(opts, NNUM, c)) return 2;
+    int ch;
+    while ((ch = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
+        if (ch >= NUM && ch < NUM + NNUM) {
+            const numopt *no = &opts[ch - NUM];
+            if (cli_parse_long(CMD, no->flag, optarg, no->min, no->max, no->value)) return 2;
+            continue;
+        }
+        switch (ch) {
+        case 'm':
+            c->model = optarg;
+            break;
+        case 'H':
+            c->host = optarg;
+            break;
+        case 'T':
+            c->token = optarg;
+            break;
+        case 'C':
+            c->cors = optarg;
+            break;
+        case 'q':
+            c->quiet = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return 2;
+        }
+    }
+    if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+/* ---- the engine behind the scheduler's generic interface ---- */
+
+static int engine_batch(void *ctx, void *worker, const char *const *src, size_t n, char **out,
+                        fy_error *err)
+{
+    return fy_translate_batch(ctx, worker, src, n, out, err);
+}
+
+static void *engine_worker_new(void *ctx, fy_error *err)
+{
+    return fy_worker_new(ctx, err);
+}
+
+static void engine_worker_free(void *w)
+{
+    fy_worker_free(w);
+}
+
+static long engine_count(void *ctx, const char *text, size_t len)
+{
+    return fy_translator_count_tokens(ctx, text, len);
+}
+
+static int no_model(const char *dir, const char *why)
+{
+    fprintf(stderr,
+            "fanyi serve: no usable model in %s: %s\n"
+            "  get the zh-en model with:   fanyi model fetch zh-en\n"
+            "  or make a small test model: fanyi model synth --preset tiny --int8 --shortlist "
+            "--seed 1 --out DIR\n"
+            "  then run:                   fanyi serve --model DIR\n",
+            dir, why);
+    return 2;
+}
+
+/* Serves until SIGTERM/SIGINT (blocked in every thread, taken here). */
+static int run(const serve_config *c, fy_translator *t, const char *dir, const char *model_file)
+{
+    int rc = 1;
+    fy_error err = {0};
+    fy_server *srv = NULL;
+    fy_scheduler *sched = NULL;
+    fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
+    if (!cache) goto out;
+    const fy_translator_options *to = fy_translator_options_get(t);
+    fy_scheduler_options so;
+    fy_scheduler_options_default(&so);
+    so.threads = (int)c->threads;
+    so.queue_max = (size_t)c->queue;
+    so.max_batch_tokens = to->max_batch_tokens;
+    so.max_batch_sentences = to->max_batch_sentences;
+    so.translate = engine_batch;
+    so.worker_new = engine_worker_new;
+    so.worker_free = engine_worker_free;
+    so.count_tokens = engine_count;
+    so.ctx = t;
+    so.cache = cache;
+    so.model = model_file;
+    sched = fy_scheduler_open(&so, &err);
+    if (!sched) goto out;
+
+    fy_server_options o;
+    fy_server_options_default(&o);
+    o.host = c->host;
+    o.port = (int)c->port;
+    o.api_token = c->token;
+    o.max_chars = (size_t)c->max_chars;
+    o.max_items = (size_t)c->max_items;
+    o.timeout_ms = (int)c->timeout_ms;
+    o.cors_origin = c->cors;
+    o.max_connections = (int)c->max_conn;
+    o.max_per_ip = (int)c->max_per_ip;
+    o.model_name = model_file;
+    o.model_dir = dir;
+    o.version = cli_version();
+    o.count_tokens = engine_count;
+    o.count_ctx = t;
+    o.quiet = c->quiet;
+    srv = fy_server_start(&o, sched, cache, &err);
+    if (!srv) goto out;
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(sched, &st);
+    printf("fanyi serve: listening on http://%s%s%s:%d model=%s threads=%d\n",
+           strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "",
+           fy_server_port(srv), model_file, st.threads);
+    fflush(stdout);
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    sigwait(&set, &sig);
+    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to 10 s)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    int cut = fy_server_drain(srv, 10000);
+    if (cut) fprintf(stderr, "fanyi serve: %d request(s) cut short at shutdown\n", cut);
+    fprintf(stderr, "fanyi serve: stopped\n");
+    rc = 0;
+out:
+    if (rc) fprintf(stderr, "fanyi serve: %s\n", err.msg);
+    fy_server_free(srv);
+    fy_scheduler_free(sched);
+    fy_cache_free(cache);
+    return rc;
+}
 
 int cmd_serve(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "fanyi serve: not available in this build\n");
-    return 1;
+    serve_config c = {.host = "127.0.0.1",
+                      .port = 8989,
+                      .threads = 0,
+                      .cache_mb = 64,
+                      .max_chars = 5000,
+                      .max_items = 128,
+                      .queue = 1024,
+                      .timeout_ms = 30000,
+                      .max_conn = 1024,
+                      .max_per_ip = 512};
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    c.threads = cores > 0 ? cores : 1;
+    int prc = parse_args(argc, argv, &c);
+    if (prc) return prc < 0 ? 0 : prc;
+
+    /* Signals are taken synchronously by run(): block them before any
+     * thread starts so every thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char *dir = fy_model_default_dir(c.model);
+    if (!dir) {
+        fprintf(stderr, "fanyi serve: out of memory\n");
+        return 1;
+    }
+    fy_error err = {0};
+    fy_model_files files = {0};
+    if (fy_model_discover(dir, &files, &err) < 0) {
+        int r = no_model(dir, err.msg);
+        free(dir);
+        return r;
+    }
+    fy_translator *t = fy_translator_open(dir, NULL, &err);
+    if (!t) {
+        int r = no_model(dir, err.msg);
+        fy_model_files_free(&files);
+        free(dir);
+        return r;
+    }
+    int rc = run(&c, t, dir, files.model);
+    fy_translator_free(t);
+    fy_model_files_free(&files);
+    free(dir);
+    return rc;
 }

@@ -1,0 +1,170 @@
+/* api_native.c - Fanyi's own API: POST /translate {"text": ...} and the
+ * streaming POST /translate/stream (server-sent events, one per sentence as
+ * soon as it is translated, then "done" with the whole translation).
+ * POST /translate is shared with LibreTranslate, told apart by the body. */
+#include "server/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads the common fields into r->t; -1 after a reply. */
+static int native_request(req *r, json_t *in)
+{
+    const char *src, *tgt;
+    int html;
+    if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", "en", &tgt) ||
+        field_bool(r, in, "html", 0, &html))
+        return -1;
+    if (lang_check(r, "source", src, "target", tgt)) return -1;
+    return task_texts(r, in, "text", 1, html);
+}
+
+static enum MHD_Result native_finish(req *r)
+{
+    json_t *t = task_join_json(r);
+    if (!t) return reply_error(r, 500, "out of memory");
+    return reply_json(r, 200, json_pack("{s:o}", "translation", t));
+}
+
+enum MHD_Result api_native(req *r, json_t *in)
+{
+    if (native_request(r, in)) return REPLIED(r);
+    return task_submit(r, native_finish);
+}
+
+enum MHD_Result api_translate(req *r)
+{
+    /* Decide the dialect first, so that even authentication errors come
+     * in the client's own shape. */
+    char msg[300];
+    int status;
+    json_t *peek = req_body_parse(r, &status, msg, sizeof msg);
+    if (peek && json_object_get(peek, "q") && !json_object_get(peek, "text")) {
+        r->endpoint = "libre_translate";
+        r->dialect = D_LIBRE;
+    }
+    json_t *in = api_body(r);
+    if (!in) return REPLIED(r);
+    return r->dialect == D_LIBRE ? api_libre(r, in) : api_native(r, in);
+}
+
+/* ---- server-sent events -------------------------------------------------- */
+
+/* Appends one event; r->lock held. */
+static void ev_append(req *r, const char *event, json_t *data)
+{
+    char *text = json_dumps(data, JSON_COMPACT);
+    json_decref(data);
+    if (!text) return;
+    size_t need = strlen(event) + strlen(text) + 32;
+    if (r->ev_len + need > r->ev_cap) {
+        size_t cap = r->ev_cap ? r->ev_cap : 1024;
+        while (cap < r->ev_len + need) cap *= 2;
+        char *p = realloc(r->ev, cap);
+        if (!p) {
+            free(text);
+            return;
+        }
+        r->ev = p;
+        r->ev_cap = cap;
+    }
+    r->ev_len += (size_t)snprintf(r->ev + r->ev_len, r->ev_cap - r->ev_len,
+                                  "event: %s\ndata: %s\n\n", event, text);
+    free(text);
+}
+
+static void wake(req *r)
+{
+    if (r->suspended) {
+        r->suspended = 0;
+        MHD_resume_connection(r->conn);
+    }
+}
+
+/* Called by the scheduler (job lock held) for each sentence, in order. */
+void sse_sentence(void *user, size_t index, const char *translation)
+{
+    req *r = user;
+    char *clean = fy_cleanup_english(translation, strlen(translation));
+    json_t *ev = json_pack("{s:I,s:s,s:s}", "index", (json_int_t)index, "source", r->t.sent[index],
+                           "translation", clean ? clean : translation);
+    free(clean);
+    pthread_mutex_lock(&r->lock);
+    if (ev) ev_append(r, "sentence", ev);
+    wake(r);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* The final event once the job is over (no callbacks can run any more). */
+static void sse_final(req *r, int status)
+{
+    json_t *ev;
+    const char *name = "done";
+    if (status == 0) {
+        json_t *t = task_join_json(r);
+        ev = t ? json_pack("{s:o}", "translation", t) : NULL;
+    } else {
+        name = "error";
+        const char *code = status == FY_ETIMEOUT    ? "timeout"
+                           : status == FY_ECANCELED ? "unavailable"
+                                                    : "internal_error";
+        fy_error err = {0};
+        if (r->job) fy_job_status(r->job, &err);
+        ev = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
+                       err.msg[0] ? err.msg : "translation failed");
+    }
+    pthread_mutex_lock(&r->lock);
+    if (ev) ev_append(r, name, ev);
+    r->ev_end = 1;
+    pthread_mutex_unlock(&r->lock);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    req *r = cls;
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        if (r->ev_pos < r->ev_len) {
+            size_t n = r->ev_len - r->ev_pos;
+            if (n > max) n = max;
+            memcpy(buf, r->ev + r->ev_pos, n);
+            r->ev_pos += n;
+            pthread_mutex_unlock(&r->lock);
+            return (ssize_t)n;
+        }
+        if (r->ev_end) {
+            pthread_mutex_unlock(&r->lock);
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        if (!r->job_done) break;
+        int st = r->job_status;
+        pthread_mutex_unlock(&r->lock); /* joining reads the job: not under r->lock */
+        sse_final(r, st);
+        pthread_mutex_lock(&r->lock);
+    }
+    r->suspended = 1;
+    MHD_suspend_connection(r->conn);
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}
+
+static enum MHD_Result stream_start(req *r)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, r, NULL);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    return reply_queue(r, 200, resp);
+}
+
+enum MHD_Result api_native_stream(req *r)
+{
+    json_t *in = api_body(r);
+    if (!in || native_request(r, in)) return REPLIED(r);
+    r->sse = 1;
+    return task_submit(r, stream_start);
+}

@@ -1,0 +1,78 @@
+/* auth.c - the API token: every way a client dialect sends it, compared in
+ * constant time. 401 when no token came, 403 when a wrong one did. */
+#include "server/internal.h"
+
+#include <string.h>
+#include <strings.h>
+
+int auth_equal(const char *a, const char *b)
+{
+    /* Time depends only on the length of the candidate a, never on where
+     * the first difference is. */
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char diff = (unsigned char)(la != lb);
+    for (size_t i = 0; i < la; i++) diff |= (unsigned char)(a[i] ^ (lb ? b[i % lb] : 0));
+    return diff == 0;
+}
+
+/* The token sent in a header or the query string, or NULL. */
+static const char *outer_token(req *r)
+{
+    const char *h = req_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (h) {
+        static const char *const schemes[] = {"Bearer ", "DeepL-Auth-Key ", "Token ", "Key "};
+        for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++) {
+            size_t n = strlen(schemes[i]);
+            if (!strncasecmp(h, schemes[i], n)) {
+                h += n;
+                while (*h == ' ') h++;
+                return h;
+            }
+        }
+        return h;
+    }
+    const char *t = req_header(r, "X-API-Token");
+    if (!t) t = req_header(r, "X-API-Key");
+    if (!t) t = req_arg(r, "token");
+    if (!t) t = req_arg(r, "api_key");
+    if (!t) t = req_arg(r, "key"); /* Google */
+    if (!t) t = req_arg(r, "auth_key");
+    return t;
+}
+
+/* The token in the body (LibreTranslate api_key, DeepL form auth_key). */
+static const char *body_token(json_t *body)
+{
+    const char *t = json_string_value(json_object_get(body, "api_key"));
+    if (!t) t = json_string_value(json_object_get(body, "auth_key"));
+    if (!t) t = json_string_value(json_object_get(body, "token"));
+    return t;
+}
+
+static json_t *check(req *r, const char *got, json_t *in)
+{
+    if (!got || !*got) {
+        reply_error(r, 401,
+                    "an API token is required (Authorization: Bearer TOKEN, X-API-Token, "
+                    "?token=, api_key, or DeepL-Auth-Key)");
+        return NULL;
+    }
+    if (!auth_equal(got, r->srv->token)) {
+        reply_error(r, 403, "the API token is not valid");
+        return NULL;
+    }
+    return in ? in : req_body(r);
+}
+
+json_t *api_body(req *r)
+{
+    int need = r->srv->token && r->rt && r->rt->auth;
+    if (!need) return req_body(r);
+    const char *t = outer_token(r);
+    if (t) return check(r, t, NULL);
+    char msg[300];
+    int status;
+    json_t *in = req_body_parse(r, &status, msg, sizeof msg);
+    if (!in) return check(r, NULL, NULL); /* no credentials anywhere: 401 */
+    return check(r, body_token(in), in);
+}

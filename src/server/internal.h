@@ -1,0 +1,179 @@
+/* internal.h - what the files of the server module share: the request
+ * context, the route table, reply helpers and the translation task.
+ * Not a public header. */
+#ifndef FY_SERVER_INTERNAL_H
+#define FY_SERVER_INTERNAL_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "server/server.h"
+#include "text/segment.h"
+
+/* Error body shapes: each client dialect has its own. */
+typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE } dialect;
+
+typedef struct req req;
+typedef enum MHD_Result (*handler_fn)(req *r);
+
+typedef struct route {
+    const char *method, *path, *name; /* name: the metrics/log label */
+    dialect dialect;
+    int auth; /* needs the API token when one is set */
+    handler_fn handler;
+} route;
+
+/* Sentences of one request: every text split into a document. */
+typedef struct task {
+    size_t ndocs, nsent;
+    fy_doc **docs;
+    size_t *first;     /* [ndocs + 1]: doc i owns sentences first[i] .. first[i+1]-1 */
+    const char **sent; /* [nsent], borrowed from docs */
+    int html, array;   /* input was HTML; input was an array of texts */
+} task;
+
+enum { PH_BODY, PH_HANDLE, PH_WAIT, PH_REPLIED };
+
+struct req {
+    fy_server *srv;
+    struct MHD_Connection *conn;
+    const route *rt;
+    const char *endpoint; /* label; a handler may refine it ("libre") */
+    const char *allow;    /* Allow header of a 405 */
+    dialect dialect;
+    char id[48];
+    int64_t start_us;
+    int phase, status;
+    size_t chars;
+    char *body;            /* request body, NUL-terminated */
+    size_t len, cap, over; /* over: bytes beyond the limit (discarded) */
+    json_t *in;            /* parsed body (object) */
+    task t;
+    enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
+    pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
+    fy_job *job;
+    int suspended, job_done, job_status;
+    int gone; /* the client disconnected while we waited */
+    /* Server-sent events (POST /translate/stream). */
+    int sse;
+    char *ev;
+    size_t ev_len, ev_cap, ev_pos;
+    int ev_end;
+    req *prev, *next; /* the server's list of live requests */
+};
+
+struct fy_server {
+    fy_server_options o;
+    char *host, *token, *cors, *model_name, *model_dir, *version;
+    fy_scheduler *sched;
+    fy_cache *cache;
+    struct MHD_Daemon *d;
+    int port;
+    pthread_mutex_t lock; /* live list, counters */
+    req *live;
+    size_t nlive;
+    atomic_int draining; /* read by HTTP threads without the lock */
+    int stop_watch;
+    pthread_t watcher;
+    int watcher_started;
+    uint64_t next_id;
+    int64_t started_s;
+    struct metrics *metrics;
+};
+
+/* server.c */
+enum MHD_Result reply_json(req *r, int status, json_t *body); /* takes body */
+enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len);
+/* The dialect's error body; fmt is the message. */
+enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Adds X-Request-Id, CORS and the like, queues, records the status. */
+enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp);
+/* The request body as a JSON object (JSON, or form fields: repeated keys
+ * become arrays). NULL after a 400/415 reply. Borrowed (r->in). */
+json_t *req_body(req *r);
+/* The same without replying: NULL with *status and a message in msg. */
+json_t *req_body_parse(req *r, int *status, char *msg, size_t cap);
+/* Query string argument or NULL. */
+const char *req_arg(req *r, const char *key);
+const char *req_header(req *r, const char *key);
+
+/* auth.c: the body of an API request after authentication: the token
+ * from a header or the query string is checked first, then the body is
+ * parsed (and may carry api_key). NULL after a 400/401/403/415 reply. */
+json_t *api_body(req *r);
+/* Constant-time comparison of two NUL-terminated strings. */
+int auth_equal(const char *a, const char *b);
+
+/* task.c */
+/* Optional string field: *out = value or def; -1 after a 400 reply. */
+int field_string(req *r, json_t *o, const char *field, const char *def, const char **out);
+/* Optional boolean field. */
+int field_bool(req *r, json_t *o, const char *field, int def, int *out);
+/* Texts from field (a string, or an array of strings when arrays are
+ * allowed) into r->t, split into sentences; enforces the limits. -1 after
+ * a 400/413 reply (a missing field is a 400). html: split as HTML. */
+int task_texts(req *r, json_t *o, const char *field, int allow_array, int html);
+/* Checks the language pair (NULL/"" source means auto). -1 after a 400. */
+int lang_check(req *r, const char *sfield, const char *src, const char *tfield, const char *tgt);
+/* "zh" or "en": the detected language of all texts / of text i. */
+const char *task_detected(req *r);
+const char *task_doc_lang(req *r, size_t i);
+/* MHD_YES when a response is queued (handlers return this after a reply). */
+#define REPLIED(r) ((r)->phase == PH_REPLIED ? MHD_YES : MHD_NO)
+/* Submits r->t; finish runs in an HTTP thread when all is translated. */
+enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r));
+/* After a resume: calls finish or replies the job's error. */
+enum MHD_Result task_resumed(req *r);
+/* The translation of text i (malloc'd), or NULL on allocation failure. */
+char *task_join(req *r, size_t i);
+/* Builds a JSON string or array of the joined translations. NULL on error. */
+json_t *task_join_json(req *r);
+void task_free(task *t);
+/* Unicode characters in valid UTF-8. */
+size_t srv_utf8_chars(const char *s, size_t len);
+
+/* SSE: the per-sentence callback (api_native.c). */
+void sse_sentence(void *user, size_t index, const char *translation);
+
+/* The handlers, one file per dialect. */
+enum MHD_Result api_translate(req *r); /* native or LibreTranslate by body */
+enum MHD_Result api_native(req *r, json_t *in);
+enum MHD_Result api_native_stream(req *r);
+enum MHD_Result api_libre(req *r, json_t *in);
+enum MHD_Result api_libre_languages(req *r);
+enum MHD_Result api_libre_detect(req *r);
+enum MHD_Result api_deepl(req *r);
+enum MHD_Result api_deeplx(req *r);
+enum MHD_Result api_google(req *r);
+enum MHD_Result api_imme(req *r);
+enum MHD_Result api_kiss(req *r);
+enum MHD_Result op_root(req *r);
+enum MHD_Result op_health(req *r);
+enum MHD_Result op_ready(req *r);
+enum MHD_Result op_metrics(req *r);
+enum MHD_Result op_version(req *r);
+enum MHD_Result op_openapi(req *r);
+
+/* metrics.c */
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+void metrics_request(struct metrics *m, const char *endpoint, int status, double seconds,
+                     size_t chars);
+/* Appends the Prometheus text of the request counters to a malloc'd buffer. */
+char *metrics_render(fy_server *s, size_t *len);
+
+/* openapi.c: the OpenAPI 3 document (static JSON text). */
+extern const char fy_openapi_json[];
+/* web.c: an embedded static asset for GET path, or NULL. The web UI (a
+ * later task) replaces the placeholder index page here. */
+typedef struct fy_web_asset {
+    const char *path, *type, *data;
+    size_t size;
+} fy_web_asset;
+const fy_web_asset *fy_web_find(const char *path);
+
+#endif

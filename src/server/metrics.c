@@ -1,0 +1,203 @@
+/* metrics.c - request counters and the Prometheus text of /metrics: HTTP
+ * requests by endpoint and status, latency histogram, the scheduler's
+ * queue and batches, the cache, and the process's resident memory. */
+#include "server/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MAX_SERIES = 128, NLAT = 12 };
+static const double lat_bounds[NLAT] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                        0.1,   0.25,   0.5,   1,    2.5,   10};
+
+struct metrics {
+    pthread_mutex_t lock;
+    struct series {
+        const char *endpoint; /* static strings from the route table */
+        int status;
+        uint64_t count;
+    } s[MAX_SERIES];
+    int n;
+    uint64_t lat[NLAT + 1], lat_count;
+    double lat_sum;
+    uint64_t chars;
+};
+
+struct metrics *metrics_new(void)
+{
+    struct metrics *m = calloc(1, sizeof *m);
+    if (m) pthread_mutex_init(&m->lock, NULL);
+    return m;
+}
+
+void metrics_free(struct metrics *m)
+{
+    if (!m) return;
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void metrics_request(struct metrics *m, const char *endpoint, int status, double seconds,
+                     size_t chars)
+{
+    pthread_mutex_lock(&m->lock);
+    int i = 0;
+    while (i < m->n && (m->s[i].status != status || strcmp(m->s[i].endpoint, endpoint))) i++;
+    if (i == m->n && m->n < MAX_SERIES) m->s[m->n++] = (struct series){endpoint, status, 0};
+    if (i < m->n) m->s[i].count++;
+    int b = 0;
+    while (b < NLAT && seconds > lat_bounds[b]) b++;
+    m->lat[b]++;
+    m->lat_count++;
+    m->lat_sum += seconds;
+    if (status == 200) m->chars += chars;
+    pthread_mutex_unlock(&m->lock);
+}
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(buf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = b->oom ? 0 : vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (b->oom || n < 0) return;
+        if (b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap * 2 + (size_t)n;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static long rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, rss = 0;
+    if (!f) return 0;
+    if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+    fclose(f);
+    return rss * sysconf(_SC_PAGESIZE);
+}
+
+static void render_requests(buf *b, struct metrics *m)
+{
+    pthread_mutex_lock(&m->lock);
+    put(b, "# HELP fanyi_requests_total HTTP requests by endpoint and status.\n"
+           "# TYPE fanyi_requests_total counter\n");
+    for (int i = 0; i < m->n; i++)
+        put(b, "fanyi_requests_total{endpoint=\"%s\",status=\"%d\"} %llu\n", m->s[i].endpoint,
+            m->s[i].status, (unsigned long long)m->s[i].count);
+    put(b, "# HELP fanyi_request_duration_seconds Time from request headers to response.\n"
+           "# TYPE fanyi_request_duration_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int i = 0; i < NLAT; i++) {
+        cum += m->lat[i];
+        put(b, "fanyi_request_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
+            (unsigned long long)cum);
+    }
+    put(b, "fanyi_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+        (unsigned long long)m->lat_count);
+    put(b, "fanyi_request_duration_seconds_sum %.6f\n", m->lat_sum);
+    put(b, "fanyi_request_duration_seconds_count %llu\n", (unsigned long long)m->lat_count);
+    put(b,
+        "# HELP fanyi_chars_translated_total Characters of text in successful requests.\n"
+        "# TYPE fanyi_chars_translated_total counter\nfanyi_chars_translated_total %llu\n",
+        (unsigned long long)m->chars);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void metric(buf *b, const char *name, const char *type, const char *help,
+                   unsigned long long v)
+{
+    put(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name, v);
+}
+
+static void render_scheduler(buf *b, fy_server *s)
+{
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(s->sched, &st);
+    metric(b, "fanyi_queue_depth", "gauge", "Sentences waiting for a worker.", st.queue_depth);
+    metric(b, "fanyi_queue_capacity", "gauge", "Most sentences that may wait (--queue).",
+           st.queue_max);
+    metric(b, "fanyi_sentences_in_flight", "gauge", "Sentences being translated now.",
+           st.in_flight);
+    metric(b, "fanyi_worker_threads", "gauge", "Translation worker threads.",
+           (unsigned long long)st.threads);
+    metric(b, "fanyi_jobs_total", "counter", "Requests admitted to the scheduler.", st.jobs);
+    metric(b, "fanyi_jobs_rejected_total", "counter",
+           "Requests refused because the queue was full.", st.rejected);
+    metric(b, "fanyi_jobs_timeout_total", "counter", "Requests that passed their deadline.",
+           st.timeouts);
+    metric(b, "fanyi_jobs_canceled_total", "counter", "Requests cancelled (client gone, shutdown).",
+           st.canceled);
+    metric(b, "fanyi_jobs_failed_total", "counter", "Requests the engine failed.", st.failed);
+    metric(b, "fanyi_batches_total", "counter", "Engine batches run.", st.batches);
+    metric(b, "fanyi_sentences_translated_total", "counter", "Sentences translated by the engine.",
+           st.batch_sentences);
+    metric(b, "fanyi_tokens_translated_total", "counter", "Source tokens translated by the engine.",
+           st.batch_tokens);
+    metric(b, "fanyi_sentences_cached_total", "counter", "Sentences answered from the cache.",
+           st.cache_sentences);
+    put(b, "# HELP fanyi_batch_size Sentences per engine batch.\n"
+           "# TYPE fanyi_batch_size histogram\n");
+    uint64_t cum = 0;
+    for (int i = 0; i < FY_SCHED_HIST; i++) {
+        cum += st.batch_hist[i];
+        if (i < FY_SCHED_HIST - 1)
+            put(b, "fanyi_batch_size_bucket{le=\"%d\"} %llu\n", fy_sched_hist_bounds[i],
+                (unsigned long long)cum);
+        else
+            put(b, "fanyi_batch_size_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    }
+    put(b, "fanyi_batch_size_sum %llu\nfanyi_batch_size_count %llu\n",
+        (unsigned long long)st.batch_sentences, (unsigned long long)st.batches);
+}
+
+char *metrics_render(fy_server *s, size_t *len)
+{
+    buf b = {malloc(8192), 0, 8192, 0};
+    if (!b.p) return NULL;
+    render_requests(&b, s->metrics);
+    render_scheduler(&b, s);
+    fy_cache_stats cs;
+    fy_cache_get_stats(s->cache, &cs);
+    metric(&b, "fanyi_cache_hits_total", "counter", "Sentence cache hits.", cs.hits);
+    metric(&b, "fanyi_cache_misses_total", "counter", "Sentence cache misses.", cs.misses);
+    metric(&b, "fanyi_cache_entries", "gauge", "Sentences in the cache.", cs.entries);
+    metric(&b, "fanyi_cache_bytes", "gauge", "Bytes the cache holds.", cs.bytes);
+    metric(&b, "fanyi_cache_evictions_total", "counter", "Entries evicted from the cache.",
+           cs.evictions);
+    pthread_mutex_lock(&s->lock);
+    size_t live = s->nlive;
+    pthread_mutex_unlock(&s->lock);
+    metric(&b, "fanyi_http_requests_in_progress", "gauge", "HTTP requests being handled.", live);
+    metric(&b, "process_resident_memory_bytes", "gauge", "Resident memory (RSS) in bytes.",
+           (unsigned long long)rss_bytes());
+    metric(&b, "fanyi_uptime_seconds", "gauge", "Seconds since the server started.",
+           (unsigned long long)(time(NULL) - s->started_s));
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}

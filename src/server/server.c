@@ -1,0 +1,809 @@
+/* server.c - libmicrohttpd glue: the daemon, routing, request bodies,
+ * replies with the headers every response carries, the per-request log
+ * line, and graceful shutdown.
+ *
+ * A request's life: first call (headers) -> route, early refusals (404,
+ * 405, 413 by Content-Length, 503 while draining); body chunks -> appended
+ * up to the limit, the rest discarded; last call -> the route's handler,
+ * which replies at once or submits a job and suspends the connection; the
+ * job's completion resumes it and MHD calls us again to format the answer.
+ * MHD's completion notice frees the request (and cancels its job, so a
+ * client that went away stops costing work).
+ */
+#include "server/internal.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static const route routes[] = {
+    {"GET", "/", "ui", D_NATIVE, 0, op_root},
+    {"GET", "/health", "health", D_NATIVE, 0, op_health},
+    {"GET", "/ready", "ready", D_NATIVE, 0, op_ready},
+    {"GET", "/metrics", "metrics", D_NATIVE, 0, op_metrics},
+    {"GET", "/version", "version", D_NATIVE, 0, op_version},
+    {"GET", "/openapi.json", "openapi", D_NATIVE, 0, op_openapi},
+    {"POST", "/translate", "translate", D_NATIVE, 1, api_translate},
+    {"POST", "/translate/stream", "translate_stream", D_NATIVE, 1, api_native_stream},
+    {"GET", "/languages", "languages", D_LIBRE, 0, api_libre_languages},
+    {"POST", "/detect", "detect", D_LIBRE, 1, api_libre_detect},
+    {"POST", "/v2/translate", "deepl", D_DEEPL, 1, api_deepl},
+    {"POST", "/deeplx", "deeplx", D_DEEPLX, 1, api_deeplx},
+    {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
+    {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
+    {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
+};
+enum { NROUTES = sizeof routes / sizeof *routes };
+
+/* Bytes a body may have: JSON can spend up to 6 bytes per character
+ * (\uXXXX), plus room for field names and array punctuation. */
+static size_t body_limit(const fy_server *s)
+{
+    return s->o.max_chars * 6 + s->o.max_items * 16 + 65536;
+}
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void fy_server_options_default(fy_server_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->host = "127.0.0.1";
+    o->port = 8989;
+    o->max_chars = 5000;
+    o->max_items = 128;
+    o->timeout_ms = 30000;
+    o->http_threads = 4;
+    o->max_connections = 1024;
+    o->max_per_ip = 512;
+    o->conn_timeout_s = 15;
+    o->model_name = "";
+    o->version = "";
+}
+
+/* ---- replies ------------------------------------------------------------- */
+
+const char *req_header(req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
+}
+
+const char *req_arg(req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
+{
+    fy_server *s = r->srv;
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "X-Request-Id", r->id);
+    if (s->cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", s->cors);
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
+        if (strcmp(s->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
+    }
+    if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
+    if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
+    if (atomic_load(&s->draining)) MHD_add_response_header(resp, "Connection", "close");
+    r->status = status;
+    r->phase = PH_REPLIED;
+    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", type);
+    return reply_queue(r, status, resp);
+}
+
+enum MHD_Result reply_json(req *r, int status, json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (!text) return reply_text(r, 500, "application/json", "{}", 2);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+    return reply_queue(r, status, resp);
+}
+
+static const char *status_code_name(int status)
+{
+    switch (status) {
+    case 400:
+        return "invalid_request";
+    case 401:
+        return "unauthorized";
+    case 403:
+        return "forbidden";
+    case 404:
+        return "not_found";
+    case 405:
+        return "method_not_allowed";
+    case 413:
+        return "payload_too_large";
+    case 415:
+        return "unsupported_media_type";
+    case 503:
+        return "unavailable";
+    case 504:
+        return "timeout";
+    default:
+        return "internal_error";
+    }
+}
+
+static const char *google_status(int status)
+{
+    switch (status) {
+    case 400:
+    case 413:
+        return "INVALID_ARGUMENT";
+    case 401:
+        return "UNAUTHENTICATED";
+    case 403:
+        return "PERMISSION_DENIED";
+    case 404:
+        return "NOT_FOUND";
+    case 503:
+        return "UNAVAILABLE";
+    case 504:
+        return "DEADLINE_EXCEEDED";
+    default:
+        return "INTERNAL";
+    }
+}
+
+enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *body;
+    switch (r->dialect) {
+    case D_LIBRE:
+        body = json_pack("{s:s}", "error", msg);
+        break;
+    case D_DEEPL:
+        body = json_pack("{s:s}", "message", msg);
+        break;
+    case D_DEEPLX:
+        body = json_pack("{s:i,s:s}", "code", status, "message", msg);
+        break;
+    case D_GOOGLE:
+        body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
+                         msg, "status", google_status(status), "errors", "message", msg, "domain",
+                         "global", "reason", status_code_name(status));
+        break;
+    default:
+        body =
+            json_pack("{s:{s:s,s:s}}", "error", "code", status_code_name(status), "message", msg);
+    }
+    return reply_json(r, status, body);
+}
+
+/* ---- bodies -------------------------------------------------------------- */
+
+/* Form fields as they arrive from MHD's post processor (values come in
+ * pieces; a key may repeat). */
+typedef struct form {
+    struct field {
+        char *key, *val;
+        size_t len;
+    } * f;
+    size_t n, cap;
+} form;
+
+static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *filename, const char *content_type,
+                                  const char *transfer_encoding, const char *data, uint64_t off,
+                                  size_t size)
+{
+    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
+    form *fm = cls;
+    struct field *f = fm->n ? &fm->f[fm->n - 1] : NULL;
+    if (off == 0 || !f || strcmp(f->key, key)) {
+        if (fm->n == fm->cap) {
+            size_t cap = fm->cap ? 2 * fm->cap : 8;
+            struct field *nf = realloc(fm->f, cap * sizeof *nf);
+            if (!nf) return MHD_NO;
+            fm->f = nf;
+            fm->cap = cap;
+        }
+        f = &fm->f[fm->n];
+        *f = (struct field){strdup(key), NULL, 0};
+        if (!f->key) return MHD_NO;
+        fm->n++;
+    }
+    char *v = realloc(f->val, f->len + size + 1);
+    if (!v) return MHD_NO;
+    memcpy(v + f->len, data, size);
+    f->len += size;
+    v[f->len] = '\0';
+    f->val = v;
+    return MHD_YES;
+}
+
+/* Form fields as a JSON object: a repeated key (or one named "key[]")
+ * becomes an array. A value that is not valid UTF-8 sets *bad to its key. */
+static json_t *form_json(form *fm, char **bad)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; out && i < fm->n; i++) {
+        struct field *f = &fm->f[i];
+        size_t kl = strlen(f->key);
+        int is_list = kl > 2 && !strcmp(f->key + kl - 2, "[]");
+        if (is_list) f->key[kl - 2] = '\0';
+        json_t *v = json_stringn(f->val ? f->val : "", f->len);
+        if (!v) {
+            if (!*bad) *bad = strdup(f->key);
+            v = json_null();
+        }
+        json_t *old = json_object_get(out, f->key);
+        if (json_is_array(old)) {
+            json_array_append_new(old, v);
+        } else if (old || is_list) {
+            json_t *arr = json_array();
+            if (old) json_array_append(arr, old);
+            json_array_append_new(arr, v);
+            json_object_set_new(out, f->key, arr);
+        } else {
+            json_object_set_new(out, f->key, v);
+        }
+    }
+    return out;
+}
+
+static void form_free(form *fm)
+{
+    for (size_t i = 0; i < fm->n; i++) {
+        free(fm->f[i].key);
+        free(fm->f[i].val);
+    }
+    free(fm->f);
+}
+
+static int is_form(const char *ct)
+{
+    return ct && (!strncasecmp(ct, "application/x-www-form-urlencoded", 33) ||
+                  !strncasecmp(ct, "multipart/form-data", 19));
+}
+
+static int is_json_type(const char *ct)
+{
+    if (!ct || !*ct) return 1;
+    return !strncasecmp(ct, "application/json", 16) || !strncasecmp(ct, "text/plain", 10) ||
+           strstr(ct, "+json") != NULL || !strncasecmp(ct, "*/*", 3);
+}
+
+/* Parses the form body; NULL with *status and msg on error. */
+static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
+{
+    form fm = {0};
+    struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 4096, form_field, &fm);
+    *status = 400;
+    if (!pp) {
+        snprintf(msg, cap, "cannot parse the form body (bad Content-Type boundary?)");
+        return NULL;
+    }
+    enum MHD_Result ok = r->len ? MHD_post_process(pp, r->body, r->len) : MHD_YES;
+    MHD_destroy_post_processor(pp);
+    char *bad = NULL;
+    json_t *out = ok == MHD_YES ? form_json(&fm, &bad) : NULL;
+    form_free(&fm);
+    if (!out) snprintf(msg, cap, "malformed form body");
+    if (bad) {
+        snprintf(msg, cap, "field '%s' is not valid UTF-8", bad);
+        free(bad);
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+json_t *req_body_parse(req *r, int *status, char *msg, size_t cap)
+{
+    if (r->in) return r->in;
+    const char *ct = req_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
+    *status = 400;
+    /* `curl -d '{...}'` labels JSON as a form: a body that starts like a
+     * JSON object is read as one whatever the label says. */
+    size_t lead = 0;
+    while (lead < r->len && strchr(" \t\r\n", r->body[lead])) lead++;
+    int looks_json = lead < r->len && r->body[lead] == '{';
+    if (is_form(ct) && !looks_json) return r->in = parse_form(r, status, msg, cap);
+    if (is_form(ct)) ct = NULL;
+    if (!is_json_type(ct)) {
+        *status = 415;
+        snprintf(msg, cap, "unsupported Content-Type '%.100s'; send application/json", ct);
+        return NULL;
+    }
+    if (!r->len) {
+        snprintf(msg, cap, "request body is empty; expected a JSON object");
+        return NULL;
+    }
+    size_t bad;
+    if (!fy_utf8_valid(r->body, r->len, &bad)) {
+        snprintf(msg, cap, "request body is not valid UTF-8 (byte %zu)", bad);
+        return NULL;
+    }
+    json_error_t je;
+    json_t *v = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &je);
+    if (!v) {
+        snprintf(msg, cap, "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        snprintf(msg, cap, "request body must be a JSON object");
+        return NULL;
+    }
+    return r->in = v;
+}
+
+json_t *req_body(req *r)
+{
+    char msg[300];
+    int status;
+    json_t *in = req_body_parse(r, &status, msg, sizeof msg);
+    if (!in) reply_error(r, status, "%s", msg);
+    return in;
+}
+
+/* Appends an upload chunk; past the limit the data is dropped (never
+ * buffered), and a client that keeps sending far beyond it is cut off. */
+static enum MHD_Result body_append(req *r, const char *data, size_t n)
+{
+    size_t limit = body_limit(r->srv);
+    if (r->over || r->len + n > limit) {
+        r->over += n;
+        return r->over > 8 * limit ? MHD_NO : MHD_YES;
+    }
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        while (cap < r->len + n + 1) cap *= 2;
+        char *b = realloc(r->body, cap);
+        if (!b) return MHD_NO;
+        r->body = b;
+        r->cap = cap;
+    }
+    memcpy(r->body + r->len, data, n);
+    r->len += n;
+    r->body[r->len] = '\0';
+    return MHD_YES;
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static int id_char_ok(int c)
+{
+    return isalnum(c) || c == '-' || c == '_' || c == '.' || c == ':';
+}
+
+static void req_set_id(req *r)
+{
+    const char *given = req_header(r, "X-Request-Id");
+    size_t n = given ? strlen(given) : 0;
+    int ok = n > 0 && n < sizeof r->id;
+    for (size_t i = 0; ok && i < n; i++) ok = id_char_ok((unsigned char)given[i]);
+    if (ok) {
+        memcpy(r->id, given, n + 1);
+        return;
+    }
+    pthread_mutex_lock(&r->srv->lock);
+    uint64_t k = ++r->srv->next_id;
+    pthread_mutex_unlock(&r->srv->lock);
+    snprintf(r->id, sizeof r->id, "%08llx-%06llx", (unsigned long long)r->srv->started_s,
+             (unsigned long long)k);
+}
+
+static req *req_new(fy_server *s, struct MHD_Connection *conn)
+{
+    req *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->srv = s;
+    r->conn = conn;
+    r->start_us = now_us();
+    r->endpoint = "unknown";
+    pthread_mutex_init(&r->lock, NULL);
+    req_set_id(r);
+    pthread_mutex_lock(&s->lock);
+    r->next = s->live;
+    if (s->live) s->live->prev = r;
+    s->live = r;
+    s->nlive++;
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+static void req_free(req *r)
+{
+    fy_server *s = r->srv;
+    pthread_mutex_lock(&s->lock);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        s->live = r->next;
+    if (r->next) r->next->prev = r->prev;
+    s->nlive--;
+    pthread_mutex_unlock(&s->lock);
+    if (r->job) {
+        fy_job_cancel(r->job); /* no callbacks after this: safe to free r */
+        fy_job_release(r->job);
+    }
+    task_free(&r->t);
+    json_decref(r->in);
+    free(r->body);
+    free(r->ev);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+/* The route for method + url; *path_route the first route of the path
+ * (any method), NULL when the path is unknown. */
+static const route *find_route(const char *method, const char *url, const route **path_route)
+{
+    *path_route = NULL;
+    if (!strcmp(method, "HEAD")) method = "GET";
+    for (int i = 0; i < NROUTES; i++) {
+        if (strcmp(routes[i].path, url)) continue;
+        if (!*path_route) *path_route = &routes[i];
+        if (!strcmp(routes[i].method, method)) return &routes[i];
+    }
+    return NULL;
+}
+
+static const char *allowed(const route *rt)
+{
+    return strcmp(rt->method, "GET") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+}
+
+static enum MHD_Result reply_options(req *r, const route *rt)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Allow", rt ? allowed(rt) : "OPTIONS");
+    if (r->srv->cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                                "Content-Type, Authorization, X-API-Token, X-Request-Id");
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+    }
+    return reply_queue(r, 204, resp);
+}
+
+/* The first call for a request: everything decidable from the headers. */
+static enum MHD_Result req_begin(req *r, const char *url, const char *method)
+{
+    fy_server *s = r->srv;
+    const route *path_rt;
+    r->rt = find_route(method, url, &path_rt);
+    if (path_rt) {
+        r->endpoint = path_rt->name;
+        r->dialect = path_rt->dialect;
+    }
+    /* Draining: no new translations, but health and metrics still answer. */
+    if (atomic_load(&s->draining) && (!r->rt || r->rt->auth))
+        return reply_error(r, 503, "the server is shutting down");
+    if (!strcmp(method, "OPTIONS")) return reply_options(r, path_rt);
+    if (!path_rt) {
+        const fy_web_asset *a =
+            strcmp(method, "GET") && strcmp(method, "HEAD") ? NULL : fy_web_find(url);
+        if (a) {
+            r->endpoint = "ui";
+            return reply_text(r, 200, a->type, a->data, a->size);
+        }
+        return reply_error(r, 404, "no such endpoint: %s %s (see GET /openapi.json)", method, url);
+    }
+    if (!r->rt) {
+        r->allow = allowed(path_rt);
+        return reply_error(r, 405, "method %s is not allowed on %s (allowed: %s)", method, url,
+                           r->allow);
+    }
+    const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > body_limit(s))
+        return reply_error(r, 413, "request body of %s bytes is over the limit of %zu bytes", cl,
+                           body_limit(s));
+    r->phase = PH_BODY;
+    return MHD_YES;
+}
+
+static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *url,
+                           const char *method, const char *version, const char *upload_data,
+                           size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    fy_server *s = cls;
+    req *r = *con_cls;
+    if (!r) {
+        r = req_new(s, conn);
+        if (!r) return MHD_NO;
+        *con_cls = r;
+        return req_begin(r, url, method);
+    }
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (r->phase != PH_BODY) return MHD_YES; /* already answered: discard */
+        return body_append(r, upload_data, n);
+    }
+    if (r->phase == PH_BODY) {
+        r->phase = PH_HANDLE;
+        if (r->over)
+            return reply_error(r, 413, "request body is over the limit of %zu bytes",
+                               body_limit(s));
+        return r->rt->handler(r);
+    }
+    if (r->phase == PH_WAIT) return task_resumed(r);
+    return MHD_YES;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    fy_server *s = cls;
+    req *r = *con_cls;
+    if (!r) return;
+    *con_cls = NULL;
+    double secs = (double)(now_us() - r->start_us) / 1e6;
+    int status = r->status && !r->gone ? r->status : 499; /* 499: the client went away */
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 200 && r->sse && !r->ev_end)
+        status = 499;
+    metrics_request(s->metrics, r->endpoint, status, secs, r->chars);
+    if (!s->o.quiet)
+        fprintf(stderr, "fanyi serve: id=%s endpoint=%s status=%d chars=%zu ms=%.1f\n", r->id,
+                r->endpoint, status, r->chars, secs * 1000);
+    req_free(r);
+}
+
+/* ---- disconnects --------------------------------------------------------- */
+
+/* MHD does not watch a suspended connection, so a client that gives up
+ * while its translation waits would cost work until the job ends. This
+ * thread looks at the sockets of suspended requests every 20 ms; when the
+ * peer has closed, the job is cancelled and the connection resumed (MHD
+ * then finds it dead and completes the request). */
+static int peer_closed(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return 0;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) != 1) return 0;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+static void watch_once(fy_server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    for (req *r = s->live; r; r = r->next) {
+        pthread_mutex_lock(&r->lock);
+        int check = r->suspended && !r->gone;
+        fy_job *j = r->job;
+        pthread_mutex_unlock(&r->lock);
+        if (!check || !peer_closed(r->conn)) continue;
+        if (j) fy_job_cancel(j); /* no job callbacks after this */
+        pthread_mutex_lock(&r->lock);
+        r->gone = 1;
+        if (!r->job_done) {
+            r->job_done = 1;
+            r->job_status = FY_ECANCELED;
+        }
+        r->ev_end = 1;
+        if (r->suspended) {
+            r->suspended = 0;
+            MHD_resume_connection(r->conn);
+        }
+        pthread_mutex_unlock(&r->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *watcher_main(void *arg)
+{
+    fy_server *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        int stop = s->stop_watch;
+        pthread_mutex_unlock(&s->lock);
+        if (stop) return NULL;
+        watch_once(s);
+        usleep(20000);
+    }
+}
+
+static void watcher_stop(fy_server *s)
+{
+    if (!s->watcher_started) return;
+    pthread_mutex_lock(&s->lock);
+    s->stop_watch = 1;
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->watcher, NULL);
+    s->watcher_started = 0;
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+static int resolve(const char *host, int port, struct sockaddr_storage *ss, fy_error *err)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    int rc = getaddrinfo(host, ps, &hints, &res);
+    if (rc || !res)
+        return fy_err(err, FY_EIO, "cannot resolve host '%s': %s", host, gai_strerror(rc));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return 0;
+}
+
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? strdup(s) : NULL;
+}
+
+fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_cache *cache,
+                           fy_error *err)
+{
+    fy_server *s = calloc(1, sizeof *s);
+    if (!s) goto nomem;
+    s->o = *o;
+    pthread_mutex_init(&s->lock, NULL);
+    s->sched = sched;
+    s->cache = cache;
+    s->started_s = (int64_t)time(NULL);
+    s->host = strdup(o->host && *o->host ? o->host : "127.0.0.1");
+    s->token = dup_or_null(o->api_token);
+    s->cors = dup_or_null(o->cors_origin);
+    s->model_name = strdup(o->model_name ? o->model_name : "");
+    s->model_dir = strdup(o->model_dir ? o->model_dir : "");
+    s->version = strdup(o->version ? o->version : "");
+    s->metrics = metrics_new();
+    if (!s->host || !s->model_name || !s->model_dir || !s->version || !s->metrics) goto nomem;
+    if (o->api_token && *o->api_token && !s->token) goto nomem;
+    if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
+    s->o.host = s->host;
+    if (!s->o.max_chars) s->o.max_chars = 5000;
+    if (!s->o.max_items) s->o.max_items = 128;
+    if (s->o.http_threads <= 0) s->o.http_threads = 4;
+
+    struct sockaddr_storage ss;
+    if (resolve(s->host, o->port, &ss, err) < 0) goto fail;
+    raise_fd_limit();
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+    if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    s->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, ahc, s, MHD_OPTION_SOCK_ADDR,
+                            (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.http_threads,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->conn_timeout_s,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_END);
+    if (!s->d) {
+        fy_err(err, FY_EIO, "cannot listen on %s port %d (in use, or not an address here?)",
+               s->host, o->port);
+        goto fail;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : o->port;
+    if (pthread_create(&s->watcher, NULL, watcher_main, s)) {
+        fy_err(err, FY_ENOMEM, "server: cannot start a thread");
+        goto fail;
+    }
+    s->watcher_started = 1;
+    return s;
+nomem:
+    fy_err(err, FY_ENOMEM, "server: out of memory");
+fail:
+    fy_server_free(s);
+    return NULL;
+}
+
+int fy_server_port(const fy_server *s)
+{
+    return s->port;
+}
+
+/* Ends every request still waiting: cancels its job and resumes it with a
+ * shutdown error. Returns how many there were. */
+static int cut_waiting(fy_server *s)
+{
+    int n = 0;
+    pthread_mutex_lock(&s->lock);
+    for (req *r = s->live; r; r = r->next) {
+        pthread_mutex_lock(&r->lock);
+        fy_job *j = r->job;
+        pthread_mutex_unlock(&r->lock);
+        if (j) fy_job_cancel(j);
+        pthread_mutex_lock(&r->lock);
+        if (j && !r->job_done) {
+            r->job_done = 1;
+            r->job_status = FY_ECANCELED;
+            n++;
+        }
+        if (r->suspended) {
+            r->suspended = 0;
+            MHD_resume_connection(r->conn);
+        }
+        pthread_mutex_unlock(&r->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+int fy_server_drain(fy_server *s, int timeout_ms)
+{
+    if (!s || !s->d) return 0;
+    atomic_store(&s->draining, 1);
+    MHD_socket fd = MHD_quiesce_daemon(s->d);
+    if (fd != MHD_INVALID_SOCKET) close(fd);
+    int64_t until = fy_now_ms() + timeout_ms;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        size_t busy = s->nlive;
+        pthread_mutex_unlock(&s->lock);
+        if (!busy || fy_now_ms() >= until) break;
+        usleep(10000);
+    }
+    watcher_stop(s);
+    int cut = cut_waiting(s);
+    usleep(50000); /* let resumed connections send their answers */
+    MHD_stop_daemon(s->d);
+    s->d = NULL;
+    return cut;
+}
+
+void fy_server_free(fy_server *s)
+{
+    if (!s) return;
+    if (s->d) fy_server_drain(s, 0);
+    watcher_stop(s);
+    metrics_free(s->metrics);
+    free(s->host);
+    free(s->token);
+    free(s->cors);
+    free(s->model_name);
+    free(s->model_dir);
+    free(s->version);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}

@@ -1,0 +1,60 @@
+/* server.h - the HTTP translation service behind `fanyi serve`.
+ *
+ * One libmicrohttpd daemon (thread pool + epoll) in front of the scheduler:
+ * HTTP threads parse, authenticate, validate, split documents into
+ * sentences and submit them; the scheduler's workers translate; HTTP
+ * threads join the translations and format each client dialect's JSON.
+ * HTTP threads never block on the engine: a connection waiting for its
+ * translation is suspended and resumed when the job completes.
+ */
+#ifndef FY_SERVER_SERVER_H
+#define FY_SERVER_SERVER_H
+
+#include <stddef.h>
+
+#include "translate/cache.h"
+#include "translate/scheduler.h"
+#include "util/error.h"
+
+typedef struct fy_server_options {
+    const char *host;        /* address to bind (default "127.0.0.1") */
+    int port;                /* 0: any free port (see fy_server_port) */
+    const char *api_token;   /* NULL or "": no authentication */
+    size_t max_chars;        /* characters per request (default 5000) */
+    size_t max_items;        /* texts per request (default 128) */
+    int timeout_ms;          /* per-request deadline (default 30000) */
+    const char *cors_origin; /* NULL: no CORS headers */
+    int http_threads;        /* default 4 */
+    int max_connections;     /* default 1024 */
+    int max_per_ip;          /* default 512 (0: no per-address limit) */
+    int conn_timeout_s;      /* idle connection timeout (default 15) */
+    const char *model_name;  /* for /version and logs */
+    const char *model_dir;
+    const char *version;      /* program version */
+    fy_count_fn count_tokens; /* for sentence splitting; may be NULL */
+    void *count_ctx;
+    int quiet; /* no per-request log lines */
+} fy_server_options;
+
+void fy_server_options_default(fy_server_options *o);
+
+typedef struct fy_server fy_server;
+
+/* Starts listening. sched and cache are borrowed and must outlive the
+ * server. Strings in o are copied. NULL with FY_EIO (cannot bind) etc. */
+fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_cache *cache,
+                           fy_error *err);
+
+/* The port actually bound. */
+int fy_server_port(const fy_server *s);
+
+/* Graceful stop: closes the listening socket, lets requests in progress
+ * finish for up to timeout_ms, then answers the rest 503 and stops. Returns
+ * the number of requests that had to be cut short (0 = none lost). */
+int fy_server_drain(fy_server *s, int timeout_ms);
+
+/* Stops (draining with no grace if fy_server_drain was not called) and
+ * frees. NULL harmless. */
+void fy_server_free(fy_server *s);
+
+#endif

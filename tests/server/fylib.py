@@ -1,0 +1,203 @@
+"""fylib.py - helpers for the server tests: start the real `fanyi serve` on
+a free loopback port with the synthetic model, talk HTTP to it, check.
+
+Every test script does:
+    from fylib import Server, T
+    with Server(extra_args) as s:
+        st, hdrs, body = s.post("/translate", {"text": "你好"})
+        T.eq(st, 200, "native status")
+    T.finish()
+"""
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+BIN = os.environ.get("FANYI_BIN")
+BUILD = os.environ.get("FANYI_BUILD_DIR")
+if not BIN or not BUILD:
+    sys.exit("FANYI_BIN and FANYI_BUILD_DIR must be set (run through ctest)")
+MODEL = os.environ.get("FANYI_TEST_MODEL") or os.path.join(BUILD, "models", "tiny-int8-sl")
+
+# Sentences for tests: ordinary Chinese text.
+ZH = [
+    "请问去火车站怎么走？",
+    "这本书我已经看了三遍，每次都有新的收获。",
+    "明天早上八点半，我们在学校门口集合。",
+    "他把钥匙忘在办公室了，只好打电话给同事。",
+    "这家饭馆的饺子又便宜又好吃。",
+    "天气预报说今天下午有雷阵雨。",
+    "我们公司明年打算在上海开一家分店。",
+    "孩子们在公园里放风筝。",
+]
+
+
+# 64 short, distinct texts (fast to translate even in sanitizer builds).
+WORDS = ["你好", "谢谢", "再见", "朋友", "学校", "火车站", "饺子", "天气"]
+SHORT = [f"{a}，{b}。" for a in WORDS for b in WORDS]
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def ok(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL:", what, file=sys.stderr)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.ok(got == want, f"{what}: got {got!r}, want {want!r}")
+
+    def finish(self):
+        print(f"{self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed or not self.passed else 0)
+
+
+T = Checks()
+
+
+class Server:
+    """`fanyi serve --port 0 ARGS` running while the with-block runs."""
+
+    def __init__(self, args=(), env=None, model=MODEL):
+        self.args = list(args)
+        # Sanitizer builds translate slowly: a generous deadline unless the
+        # test is about deadlines.
+        if "--timeout-ms" not in self.args and "FANYI_TIMEOUT_MS" not in (env or {}):
+            self.args += ["--timeout-ms", "600000"]
+        self.env = dict(os.environ)
+        self.env.update(env or {})
+        for k in list(self.env):
+            if k.startswith("FANYI_") and k not in ("FANYI_BIN", "FANYI_BUILD_DIR",
+                                                    "FANYI_SOURCE_DIR", "FANYI_SHARED_DIR") \
+                    and k not in (env or {}):
+                del self.env[k]
+        self.model = model
+        self.proc = None
+        self.port = None
+        self.ready_line = ""
+
+    def start(self):
+        cmd = [BIN, "serve", "--port", "0"]
+        if self.model:
+            cmd += ["--model", self.model]
+        cmd += self.args
+        self.stderr_path = f"/tmp/fanyi-serve-{os.getpid()}-{id(self)}.log"
+        self.errf = open(self.stderr_path, "w+")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.errf, env=self.env,
+                                     text=True)
+        self.ready_line = self.proc.stdout.readline()
+        if "listening on" not in self.ready_line:
+            self.proc.wait(timeout=10)
+            self.errf.seek(0)
+            raise RuntimeError(f"server did not start: {self.ready_line!r} {self.errf.read()}")
+        self.port = int(self.ready_line.split("model=")[0].rsplit(":", 1)[1])
+        return self
+
+    def stop(self, timeout=60):
+        """SIGTERM and wait; returns the exit status."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.errf.close()
+        return rc
+
+    def log(self):
+        with open(self.stderr_path) as f:
+            return f.read()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        rc = self.stop()
+        # Sanitizer builds report leaks and races through the exit status.
+        if not T.eq(rc, 0, "server exit status after SIGTERM"):
+            print(self.log()[-3000:], file=sys.stderr)
+        try:
+            os.unlink(self.stderr_path)
+        except OSError:
+            pass
+
+    # ---- HTTP ----
+    def request(self, method, path, body=None, headers=None, timeout=600):
+        """Returns (status, headers dict with lower-case names, parsed body
+        (JSON when it parses, else text))."""
+        h = dict(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body, ensure_ascii=False).encode()
+            h.setdefault("Content-Type", "application/json")
+        elif isinstance(body, str):
+            body = body.encode()
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=h)
+            r = c.getresponse()
+            raw = r.read()
+            hdrs = {k.lower(): v for k, v in r.getheaders()}
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = raw.decode("utf-8", "replace")
+            return r.status, hdrs, data
+        finally:
+            c.close()
+
+    def post(self, path, body, headers=None, timeout=600):
+        return self.request("POST", path, body, headers, timeout)
+
+    def get(self, path, headers=None):
+        return self.request("GET", path, None, headers)
+
+    def metrics(self):
+        st, _, text = self.get("/metrics")
+        out = {}
+        for line in text.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+        return out
+
+    def translate(self, text):
+        st, _, body = self.post("/translate", {"text": text})
+        if st != 200:
+            raise RuntimeError(f"/translate {st}: {body}")
+        return body["translation"]
+
+
+def sse_events(resp):
+    """Parses a text/event-stream response into [(event, data-json)], reading
+    it line by line as it arrives."""
+    events = []
+    event, data = "message", []
+    while True:
+        line = resp.readline()
+        if not line:
+            break
+        line = line.decode("utf-8").rstrip("\r\n")
+        if line == "":
+            if data:
+                events.append((event, json.loads("\n".join(data))))
+            event, data = "message", []
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+    return events
+
+
+def now():
+    return time.monotonic()

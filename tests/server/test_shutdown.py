@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""test_shutdown.py - SIGTERM with requests in flight: every admitted
+request is answered completely and correctly (none lost, none cut), new
+connections are refused, and the process exits 0 well within 10 s. Also:
+a client that disconnects has its pending sentences dropped."""
+import http.client
+import json
+import socket
+import threading
+import time
+
+from fylib import SHORT, T, Server, ZH
+
+texts = [SHORT[i] + SHORT[i + 20] + SHORT[(i + 40) % 64] for i in range(24)]
+
+with Server(["--threads", "2", "--cache-mb", "0"]) as ref:
+    t0 = time.monotonic()
+    want = [ref.translate(t) for t in texts]
+    each = (time.monotonic() - t0) / len(texts)
+# Keep the work in flight well inside the 10 s grace period even in slow
+# (sanitizer) builds: about 3 s of sequential work, at least 2 requests.
+keep = max(2, min(len(texts), int(3.0 / max(each, 1e-3))))
+texts, want = texts[:keep], want[:keep]
+print(f"{keep} requests in flight ({each * 1000:.0f} ms each alone)")
+
+s = Server(["--threads", "2", "--cache-mb", "0"]).start()
+got = [None] * len(texts)
+
+
+def client(i):
+    try:
+        got[i] = s.translate(texts[i])
+    except Exception as e:
+        got[i] = f"error: {e}"
+
+
+threads = [threading.Thread(target=client, args=(i,)) for i in range(len(texts))]
+for t in threads:
+    t.start()
+# Wait until the requests are in the scheduler, then stop the server.
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    m = s.metrics()
+    if m.get("fanyi_jobs_total", 0) >= len(texts):
+        break
+    time.sleep(0.01)
+inflight = s.metrics()
+T.ok(inflight["fanyi_queue_depth"] + inflight["fanyi_sentences_in_flight"] > 0,
+     "work in flight when SIGTERM is sent")
+keepalive = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
+keepalive.request("GET", "/ready")
+T.eq(keepalive.getresponse().read() and 200, 200, "keep-alive connection open")
+t0 = time.monotonic()
+s.proc.send_signal(15)
+time.sleep(0.05)
+# An open keep-alive connection learns that the server is draining.
+keepalive.request("GET", "/ready")
+r = keepalive.getresponse()
+body = json.loads(r.read())
+T.eq((r.status, body.get("status")), (503, "draining"), "/ready says draining")
+T.eq(r.getheader("Connection", "").lower(), "close", "and closes the connection")
+keepalive.close()
+time.sleep(0.1)
+try:
+    socket.create_connection(("127.0.0.1", s.port), timeout=2).close()
+    refused = False
+except OSError:
+    refused = True
+T.ok(refused, "no new connections after SIGTERM")
+for t in threads:
+    t.join()
+rc = s.stop()
+took = time.monotonic() - t0
+T.eq(rc, 0, "exit status 0 after SIGTERM")
+T.ok(took < 10, f"drained in {took:.1f} s")
+T.eq(sum(g == w for g, w in zip(got, want)), len(texts), "every request answered in full")
+log = s.log()
+T.ok("stopped" in log and "cut short" not in log, "nothing cut short")
+
+# Clients that go away while their translation waits: the job is
+# cancelled and its sentences are never translated.
+with Server(["--threads", "1", "--cache-mb", "0"]) as s:
+    # Busy long enough (about a second) for the watcher to notice.
+    nbusy = max(8, min(64, int(3.0 / max(each, 1e-3))))
+    busy_text = "".join(SHORT[:nbusy])
+    busy = threading.Thread(target=lambda: s.translate(busy_text))
+    busy.start()
+    time.sleep(0.05)
+    gone = ["".join(ZH[:3]) + "再见。", "".join(ZH[3:6]) + "回头见。"]
+    for path, text in [("/translate/stream", gone[0]), ("/translate", gone[1])]:
+        body = ('{"text": "%s"}' % text).encode()
+        c = socket.create_connection(("127.0.0.1", s.port))
+        c.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
+        time.sleep(0.005)
+        c.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and s.metrics()["fanyi_jobs_canceled_total"] < 2:
+        time.sleep(0.02)
+    busy.join()
+    time.sleep(0.3)
+    m = s.metrics()
+    T.eq(m["fanyi_jobs_canceled_total"], 2.0, "both disconnected requests cancelled")
+    T.eq(m["fanyi_sentences_translated_total"], float(nbusy),
+         "only the busy request's sentences were translated")
+    T.eq(m["fanyi_queue_depth"], 0.0, "their sentences left the queue")
+    T.eq(m.get('fanyi_requests_total{endpoint="translate",status="499"}'), 1.0,
+         "logged as 499 (client closed)")
+    T.eq(s.get("/health")[0], 200, "healthy afterwards")
+T.finish()
