@@ -1,0 +1,335 @@
+#!/usr/bin/env node
+// conformance.js - compares `fanyi translate --raw --min-gap` with the
+// reference engine (bergamot-translator 0.4.9 WASM, see bergamot.js) on one
+// model directory, line by line.
+//
+//   node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]
+//                       [--reference-only] [--cache-dir DIR] [--report DIR]
+//                       [--fanyi BIN] [--fanyi-arg ARG]...
+//
+// Input: --lines lines (default 520): lines containing Chinese of
+// $FANYI_SOURCE_DIR/tests/data/text/*.txt, and, when
+// $FANYI_SHARED_DIR/data/wmt/*.zh exist, --wmt-lines (default 120) of those
+// instead of as many own lines; both picked at an even stride. Lines are
+// trimmed and kept only when the reference treats them as exactly one sentence
+// (see usable()). Pass iff at least 99.5%
+// of the lines are identical and every mismatch has a top-2 logit gap (as
+// measured by our engine) below 1e-4. Prints one summary line per variant.
+//
+// Reference outputs are cached in --cache-dir (default
+// $FANYI_BUILD_DIR/conformance-cache) under a key hashing the model, shortlist
+// and vocabulary bytes, the precision, the input lines and the harness
+// version, so reruns only pay for our engine; a clean build dir computes them.
+'use strict';
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const {spawnSync} = require('node:child_process');
+const {Reference, discoverModel, readTensorTypes, choosePrecision} = require('./bergamot.js');
+
+// Bump when anything that changes reference outputs changes here.
+const HARNESS_VERSION = 'conformance-1';
+const MAX_GAP = 1e-4;
+const MIN_IDENTICAL = 0.995;
+const MIN_LINES = 500;
+// bergamot wraps sentences at max-length-break = 128 tokens including EOS.
+const MAX_SOURCE_PIECES = 127;
+
+const USAGE = 'usage: node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]\n' +
+              '                           [--reference-only] [--cache-dir DIR] [--report DIR]\n' +
+              '                           [--fanyi BIN] [--fanyi-arg ARG]...\n';
+
+function parseArgs(argv) {
+    const env = process.env;
+    const o = {
+        variant: null,
+        model: null,
+        lines: 520,
+        wmtLines: 120,
+        referenceOnly: false,
+        sourceDir: env.FANYI_SOURCE_DIR || path.resolve(__dirname, '../..'),
+        sharedDir: env.FANYI_SHARED_DIR || path.resolve(__dirname, '../../../shared'),
+        fanyi: env.FANYI_BIN || null,
+        cacheDir: null,
+        reportDir: null,
+        fanyiArgs: [],
+    };
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i];
+        const value = () => {
+            if (i + 1 >= argv.length)
+                throw new Error(`option ${a} needs a value`);
+            return argv[++i];
+        };
+        if (a === '--variant')
+            o.variant = value();
+        else if (a === '--model')
+            o.model = value();
+        else if (a === '--lines')
+            o.lines = parseInt(value(), 10);
+        else if (a === '--wmt-lines')
+            o.wmtLines = parseInt(value(), 10);
+        else if (a === '--reference-only')
+            o.referenceOnly = true;
+        else if (a === '--cache-dir')
+            o.cacheDir = value();
+        else if (a === '--report')
+            o.reportDir = value();
+        else if (a === '--fanyi')
+            o.fanyi = value();
+        else if (a === '--fanyi-arg')
+            o.fanyiArgs.push(value());
+        else if (a === '--help' || a === '-h') {
+            process.stdout.write(USAGE);
+            process.exit(0);
+        } else
+            throw new Error(`unknown option ${a}`);
+    }
+    if (!o.model)
+        throw new Error('--model DIR is required');
+    if (!o.variant)
+        o.variant = path.basename(path.resolve(o.model));
+    const buildDir = env.FANYI_BUILD_DIR || process.cwd();
+    o.cacheDir = o.cacheDir || path.join(buildDir, 'conformance-cache');
+    o.reportDir = o.reportDir || path.join(buildDir, 'conformance-report');
+    // The worker copy lives in the build dir, one per variant (tests run in
+    // parallel), so a test killed on timeout leaves nothing in /tmp.
+    o.workDir = path.join(buildDir, 'conformance-worker', o.variant);
+    if (!o.referenceOnly && !o.fanyi)
+        throw new Error('FANYI_BIN (or --fanyi) must name the fanyi binary');
+    return o;
+}
+
+function readLines(file) {
+    return fs.readFileSync(file, 'utf8').split('\n').map(l => l.replace(/\r$/, ''));
+}
+
+// A line the reference translates as exactly one sentence, so that both
+// engines see the same unit: Chinese, no ASCII sentence end followed by
+// whitespace (where ssplit may split; it ignores 。！？), and short enough to
+// keep our input lines sane. The piece limit is checked later with the vocab.
+function usable(line) {
+    return /\p{Script=Han}/u.test(line) && !/[.?!]+['")\]’”\p{Pf}]*\s/u.test(line) && line.length <= 400;
+}
+
+function listFiles(dir, re) {
+    try {
+        return fs.readdirSync(dir).filter(n => re.test(n)).sort().map(n => path.join(dir, n));
+    } catch (err) {
+        return [];
+    }
+}
+
+function candidates(files) {
+    const out = [];
+    for (const f of files)
+        for (const raw of readLines(f)) {
+            const line = raw.trim();
+            if (usable(line))
+                out.push(line);
+        }
+    return out;
+}
+
+// Number of SentencePiece pieces of each line, by Debian's spm_encode (the
+// same library bergamot's vocabulary uses, no sampling).
+function pieceCounts(lines, vocab) {
+    const r = spawnSync('spm_encode', [`--model=${vocab}`, '--output_format=id'],
+                        {input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28});
+    if (r.error)
+        throw new Error(`spm_encode: ${r.error.message} (install Debian's sentencepiece)`);
+    if (r.status !== 0)
+        throw new Error(`spm_encode failed on ${vocab}: ${r.stderr.trim()}`);
+    const out = r.stdout.split('\n');
+    if (out.length < lines.length)
+        throw new Error(`spm_encode returned ${out.length} lines for ${lines.length}`);
+    return lines.map((_, i) => out[i].trim() === '' ? 0 : out[i].trim().split(/\s+/).length);
+}
+
+function evenlySpaced(list, n) {
+    if (n <= 0 || list.length === 0)
+        return [];
+    if (list.length <= n)
+        return list.slice();
+    const out = [];
+    for (let i = 0; i < n; i++)
+        out.push(list[Math.floor(i * list.length / n)]);
+    return out;
+}
+
+function buildCorpus(o, vocab) {
+    const own = candidates(listFiles(path.join(o.sourceDir, 'tests/data/text'), /\.txt$/));
+    const wmt = candidates(listFiles(path.join(o.sharedDir, 'data/wmt'), /\.zh$/));
+    const all = [...new Set([...own, ...wmt])];
+    const counts = pieceCounts(all, vocab);
+    const ok = new Set(all.filter((_, i) => counts[i] > 0 && counts[i] <= MAX_SOURCE_PIECES));
+    const seen = new Set();
+    const pick = list => list.filter(l => ok.has(l) && !seen.has(l) && seen.add(l));
+    const ownOk = pick(own);
+    const wmtOk = pick(wmt);
+    const ownLines = evenlySpaced(ownOk, o.lines - Math.min(o.wmtLines, wmtOk.length));
+    const wmtLines = evenlySpaced(wmtOk, o.lines - ownLines.length);
+    return {lines: [...ownLines, ...wmtLines], own: ownLines.length, wmt: wmtLines.length};
+}
+
+function sha256File(file) {
+    return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+async function referenceOutputs(o, files, precision, lines) {
+    const key = crypto.createHash('sha256').update(JSON.stringify({
+        harness: HARNESS_VERSION,
+        package: '@browsermt/bergamot-translator@0.4.9',
+        model: sha256File(files.model),
+        shortlist: files.shortlist ? sha256File(files.shortlist) : null,
+        vocabs: files.vocabs.map(sha256File),
+        precision,
+        lines,
+    })).digest('hex');
+    const cacheFile = path.join(o.cacheDir, `${o.variant}-${key.slice(0, 32)}.json`);
+    try {
+        const cached = JSON.parse(fs.readFileSync(cacheFile, 'utf8'));
+        if (cached.key === key && cached.outputs.length === lines.length)
+            return {outputs: cached.outputs, cached: true, seconds: cached.seconds, cpuSeconds: cached.cpuSeconds};
+    } catch (err) {
+        // no usable cache entry: compute
+    }
+    const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();  // the whole process: the worker thread is the reference
+    const ref = await Reference.open({workDir: o.workDir});
+    const outputs = [];
+    try {
+        await ref.loadModel(path.resolve(o.model), {precision});
+        for (const line of lines)
+            outputs.push((await ref.translate([line]))[0]);
+    } finally {
+        await ref.close();
+    }
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const c1 = process.cpuUsage(c0);
+    const cpuSeconds = (c1.user + c1.system) / 1e6;
+    fs.mkdirSync(o.cacheDir, {recursive: true});
+    const tmp = `${cacheFile}.tmp.${process.pid}`;
+    fs.writeFileSync(tmp, JSON.stringify({key, seconds, cpuSeconds, outputs}));
+    fs.renameSync(tmp, cacheFile);
+    return {outputs, cached: false, seconds, cpuSeconds};
+}
+
+// Parses `fanyi translate --raw --min-gap` output: one record per input line,
+// "translation<TAB>gap". A translation may itself contain a newline (a
+// byte-fallback piece), so a record ends at the first line that ends in a TAB
+// and a number.
+function parseGapOutput(text, n) {
+    const lines = text.split('\n');
+    if (lines.length && lines[lines.length - 1] === '')
+        lines.pop();
+    const recs = [];
+    let acc = null;
+    const re = /^([\s\S]*)\t([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?|nan)$/i;
+    for (const l of lines) {
+        acc = acc === null ? l : `${acc}\n${l}`;
+        const m = re.exec(acc);
+        if (m) {
+            const g = m[2].toLowerCase();
+            const gap = g.endsWith('inf') || g.endsWith('infinity') ? Infinity : Number(g);
+            recs.push({text: m[1], gap});
+            acc = null;
+        }
+    }
+    if (acc !== null)
+        throw new Error(`output record ${recs.length + 1} lacks "<TAB>gap": ${JSON.stringify(acc.slice(0, 200))}`);
+    if (recs.length !== n)
+        throw new Error(`${recs.length} output records for ${n} input lines`);
+    return recs;
+}
+
+function runOurs(o, lines) {
+    const args = ['translate', '--model', path.resolve(o.model), '--raw', '--min-gap', ...o.fanyiArgs];
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync(o.fanyi, args, {input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28});
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (r.error)
+        throw new Error(`${o.fanyi}: ${r.error.message}`);
+    if (r.status !== 0)
+        throw new Error(`fanyi ${args.join(' ')} exited ${r.status}: ${r.stderr.trim().slice(0, 500)}`);
+    return {recs: parseGapOutput(r.stdout, lines.length), seconds};
+}
+
+function writeReport(o, lines, ref, recs, mismatches) {
+    fs.mkdirSync(o.reportDir, {recursive: true});
+    const file = path.join(o.reportDir, `${o.variant}.txt`);
+    const out = [`# ${o.variant}: ${lines.length} lines, ${mismatches.length} mismatches`];
+    for (const i of mismatches) {
+        out.push(`line ${i + 1} gap ${recs[i].gap}`, `  source:    ${JSON.stringify(lines[i])}`,
+                 `  reference: ${JSON.stringify(ref[i])}`, `  fanyi:     ${JSON.stringify(recs[i].text)}`);
+    }
+    fs.writeFileSync(file, out.join('\n') + '\n');
+    return file;
+}
+
+async function main() {
+    let o;
+    try {
+        o = parseArgs(process.argv.slice(2));
+    } catch (err) {
+        process.stderr.write(`conformance: ${err.message}\n${USAGE}`);
+        return 2;
+    }
+    const files = discoverModel(path.resolve(o.model));
+    const precision = choosePrecision(readTensorTypes(fs.readFileSync(files.model), files.model));
+    const corpus = buildCorpus(o, files.vocabs[0]);
+    const lines = corpus.lines;
+    console.log(`${o.variant}: ${lines.length} lines (${corpus.own} own, ${corpus.wmt} WMT), ` +
+                `precision ${precision}, shortlist ${files.shortlist ? 'yes' : 'no'}, ` +
+                `vocab ${files.vocabs.length === 1 ? 'shared' : 'separate'}`);
+    if (lines.length < MIN_LINES) {
+        console.log(`FAIL ${o.variant}: only ${lines.length} usable lines, need ${MIN_LINES}`);
+        return 1;
+    }
+    const ref = await referenceOutputs(o, files, precision, lines);
+    console.log(`${o.variant}: reference ${ref.cached ? 'from cache' : 'computed'} ` +
+                `(${ref.seconds.toFixed(1)} s wall, ${ref.cpuSeconds === undefined ? '-' : ref.cpuSeconds.toFixed(1)} s CPU, ` +
+                `${(lines.length / ref.seconds).toFixed(2)} lines/s one per call)`);
+    if (o.referenceOnly)
+        return 0;
+
+    const ours = runOurs(o, lines);
+    const mismatches = [];
+    let maxGap = 0;
+    for (let i = 0; i < lines.length; i++) {
+        if (ours.recs[i].text !== ref.outputs[i]) {
+            mismatches.push(i);
+            maxGap = Math.max(maxGap, ours.recs[i].gap);
+        }
+    }
+    const identical = lines.length - mismatches.length;
+    const unexplained = mismatches.filter(i => !(ours.recs[i].gap < MAX_GAP));
+    const report = writeReport(o, lines, ref.outputs, ours.recs, mismatches);
+    console.log(`${o.variant}: fanyi ${ours.seconds.toFixed(1)} s (${(lines.length / ours.seconds).toFixed(1)} lines/s)`);
+    console.log(`${o.variant}: lines ${lines.length}, identical ${identical} ` +
+                `(${(100 * identical / lines.length).toFixed(2)}%), mismatches ${mismatches.length}, ` +
+                `max gap among mismatches ${mismatches.length ? maxGap.toExponential(3) : '-'}, ` +
+                `mismatches with gap >= ${MAX_GAP}: ${unexplained.length}`);
+    for (const i of mismatches.slice(0, 5)) {
+        console.log(`  line ${i + 1} (gap ${ours.recs[i].gap}): ${JSON.stringify(lines[i])}\n` +
+                    `    reference: ${JSON.stringify(ref.outputs[i].slice(0, 300))}\n` +
+                    `    fanyi:     ${JSON.stringify(ours.recs[i].text.slice(0, 300))}`);
+    }
+    if (mismatches.length)
+        console.log(`  all mismatches: ${report}`);
+    const pass = identical / lines.length >= MIN_IDENTICAL && unexplained.length === 0;
+    console.log(`${pass ? 'PASS' : 'FAIL'} ${o.variant}`);
+    return pass ? 0 : 1;
+}
+
+module.exports = {parseGapOutput, usable, evenlySpaced, MAX_SOURCE_PIECES};
+
+if (require.main === module) {
+    main().then(code => {
+        process.exitCode = code;
+    }, err => {
+        process.stderr.write(`conformance: ${err.message}\n`);
+        process.exitCode = 1;
+    });
+}
