@@ -11,7 +11,7 @@ packages=(
     libmicrohttpd-dev libjansson-dev        # HTTP server, JSON
     libyaml-dev                             # model.yml inside Marian models
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
-    chromium                                # UI tests (driven by playwright-core)
+    chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -126,6 +126,7 @@ async function translate(force) {
     remember(text, final);
   } catch (e) {
     if (e.name === 'AbortError' || seq !== state.seq) return;
+    clearStaleOutput();
     if (e instanceof ServerError) setStatus(`Translation failed: ${e.message}`, true);
     else setStatus('Cannot reach the Fanyi server. Your text is kept; try again when it is back.', true);
   } finally {
@@ -159,6 +160,14 @@ async function readEvents(resp, onEvent) {
   }
 }
 
+// The shown translation belongs to older text once a request for new text fails.
+function clearStaleOutput() {
+  showPairs(ui.source.value, [], '');
+  state.shownSource = null;
+}
+
+function sentence(text) { return /[.!?。！？]$/.test(text) ? text : `${text}.`; }
+
 async function showHttpError(resp, seq) {
   let message = '';
   try {
@@ -166,13 +175,14 @@ async function showHttpError(resp, seq) {
     message = (body.error && (body.error.message || body.error)) || body.message || '';
   } catch { /* not JSON */ }
   if (seq !== state.seq) return;
+  clearStaleOutput();
   const s = resp.status;
   if (s === 401 || s === 403) {
     setStatus(s === 401 ? 'This server needs an API token.' : 'The API token was rejected.', true);
     askToken(s === 401 ? 'This server requires an API token for translations.'
                        : 'The saved token was rejected. Enter the correct token.');
   } else if (s === 413) {
-    setStatus(`Too long: ${message || 'the text is over the server\'s limit.'} Your text is kept; shorten it to translate.`, true);
+    setStatus(`Too long: ${sentence(message || 'the text is over the server\'s limit')} Your text is kept; shorten it to translate.`, true);
   } else if (s === 429 || s === 503) {
     const wait = Math.min(30, parseInt(resp.headers.get('Retry-After') || '2', 10) || 2);
     setStatus(`The server is busy. Retrying in ${wait} s…`, true);
@@ -180,7 +190,7 @@ async function showHttpError(resp, seq) {
   } else if (s === 504) {
     setStatus('The translation took too long and was stopped. Try a shorter text.', true);
   } else {
-    setStatus(`Translation failed (${s})${message ? ': ' + message : ''}.`, true);
+    setStatus(`Translation failed (${s})${message ? ': ' + sentence(message) : '.'}`, true);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "server/server.h"
 #include "text/segment.h"
+#include "web_assets.h"
 
 /* Error body shapes: each client dialect has its own. */
 typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE } dialect;
@@ -166,14 +167,8 @@ void metrics_request(struct metrics *m, const char *endpoint, int status, double
 /* Appends the Prometheus text of the request counters to a malloc'd buffer. */
 char *metrics_render(fy_server *s, size_t *len);
 
-/* openapi.c: the OpenAPI 3 document (static JSON text). */
-extern const char fy_openapi_json[];
-/* web.c: an embedded static asset for GET path, or NULL. The web UI (a
- * later task) replaces the placeholder index page here. */
-typedef struct fy_web_asset {
-    const char *path, *type, *data;
-    size_t size;
-} fy_web_asset;
-const fy_web_asset *fy_web_find(const char *path);
+/* server.c: answers GET/HEAD of an embedded web asset (UI pages, scripts,
+ * openapi.json) with caching headers and the UI's Content-Security-Policy. */
+enum MHD_Result reply_asset(req *r, const fy_web_asset *a);
 
 #endif

@@ -44,21 +44,22 @@ enum MHD_Result op_version(req *r)
     fy_server *s = r->srv;
     fy_scheduler_stats st;
     fy_scheduler_get_stats(s->sched, &st);
-    json_t *body = json_pack("{s:s,s:s,s:s,s:i,s:[{s:s,s:s}]}", "version", s->version, "model",
-                             s->model_name, "model_dir", s->model_dir, "threads", st.threads,
-                             "languages", "source", "zh", "target", "en");
+    /* The limits let clients (the web UI's character counter) follow the
+     * server's configuration instead of guessing it. */
+    json_t *body = json_pack("{s:s,s:s,s:s,s:i,s:[{s:s,s:s}],s:I,s:I,s:b}", "version", s->version,
+                             "model", s->model_name, "model_dir", s->model_dir, "threads",
+                             st.threads, "languages", "source", "zh", "target", "en", "max_chars",
+                             (json_int_t)s->o.max_chars, "max_items", (json_int_t)s->o.max_items,
+                             "auth_required", s->o.api_token && *s->o.api_token);
     return reply_json(r, 200, body);
 }
 
 enum MHD_Result op_openapi(req *r)
 {
-    return reply_text(r, 200, "application/json; charset=utf-8", fy_openapi_json,
-                      strlen(fy_openapi_json));
+    return reply_asset(r, fy_web_asset_find("/openapi.json"));
 }
 
 enum MHD_Result op_root(req *r)
 {
-    const fy_web_asset *a = fy_web_find("/");
-    if (!a) return reply_error(r, 404, "no web page in this build");
-    return reply_text(r, 200, a->type, a->data, a->size);
+    return reply_asset(r, fy_web_asset_find("/"));
 }

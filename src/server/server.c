@@ -115,6 +115,25 @@ enum MHD_Result reply_text(req *r, int status, const char *type, const char *tex
     return reply_queue(r, status, resp);
 }
 
+enum MHD_Result reply_asset(req *r, const fy_web_asset *a)
+{
+    /* Assets are compiled in: the ETag changes exactly when the binary's copy
+     * does, so browsers revalidate (no-cache) and mostly get a 304. */
+    const char *inm = req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    int fresh = inm && !strcmp(inm, a->etag);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        fresh ? 0 : a->size, fresh ? NULL : (void *)a->data, MHD_RESPMEM_PERSISTENT);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", a->content_type);
+    MHD_add_response_header(resp, "ETag", a->etag);
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "Content-Security-Policy", fy_web_csp);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    return reply_queue(r, fresh ? 304 : 200, resp);
+}
+
 enum MHD_Result reply_json(req *r, int status, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -513,10 +532,10 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method)
     if (!strcmp(method, "OPTIONS")) return reply_options(r, path_rt);
     if (!path_rt) {
         const fy_web_asset *a =
-            strcmp(method, "GET") && strcmp(method, "HEAD") ? NULL : fy_web_find(url);
+            strcmp(method, "GET") && strcmp(method, "HEAD") ? NULL : fy_web_asset_find(url);
         if (a) {
             r->endpoint = "ui";
-            return reply_text(r, 200, a->type, a->data, a->size);
+            return reply_asset(r, a);
         }
         return reply_error(r, 404, "no such endpoint: %s %s (see GET /openapi.json)", method, url);
     }
