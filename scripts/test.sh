@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# test.sh - the whole test suite: format check, then CTest in a Release build
-# and in a Debug build with AddressSanitizer + UndefinedBehaviorSanitizer.
+# test.sh - the whole test suite: format check, then CTest in a Release build,
+# again under AddressSanitizer + UndefinedBehaviorSanitizer, the scheduler and
+# server tests under ThreadSanitizer, and every fuzz harness for a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+# Synthetic models are plain files: a sanitizer build reuses the release
+# build's (its fixture sees them up to date) instead of training vocabularies again.
+share_models() {
+    if [ -d build/models ] && [ ! -e "$1/models" ]; then cp -al build/models "$1/models"; fi
+}
 
 echo "== format check"
 scripts/format.sh --check
@@ -14,9 +24,14 @@ scripts/build.sh build
 
 echo "== sanitizer build (ASan + UBSan)"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DFANYI_SANITIZE=ON
-# Tests labelled 'release-only' compare whole-model outputs or measure; they
-# repeat what the release run proved and take too long under ASan.
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j "$jobs" -LE release-only)
+share_models build-asan
+# Tests labelled 'release-only' compare whole-model outputs or load the server
+# heavily; they repeat what the release run proved and take too long under ASan.
+(cd build-asan && ctest --output-on-failure -j "$jobs" -LE release-only)
+
+echo "== thread sanitizer (scheduler, cache, server)"
+scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFANYI_TSAN=ON
+share_models build-tsan
+(cd build-tsan && ctest --output-on-failure -j "$jobs" -L server)
+
 echo "== all tests passed"
