@@ -1,0 +1,212 @@
+/* decoder.c - the SSRU decoder, read top to bottom: weights (bind/free),
+ * the per-batch cross-attention projection, one decoding step, logits. */
+#include "nn/decoder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/ops.h"
+
+/* ------------------------------------------------------------------------ */
+/* Weights                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct fy_decoder_layer {
+    fy_linear *rnn_w;  /* decoder_l<i>_rnn_W  [d][d], no bias: SSRU candidate x·W */
+    fy_linear *rnn_wf; /* decoder_l<i>_rnn_Wf [d][d] + rnn_bf [d]: forget gate */
+    fy_nn_norm rnn_ln; /* decoder_l<i>_rnn_ffn_ln_{scale,bias} [d] */
+    fy_nn_attn ctx;    /* decoder_l<i>_context_*: cross-attention */
+    fy_nn_ffn ffn;     /* decoder_l<i>_ffn_* */
+} fy_decoder_layer;
+
+struct fy_decoder {
+    int d, dffn, depth, heads, vocab;
+    fy_decoder_layer *layers; /* [depth] */
+    fy_linear *out;           /* tied output layer: Wembᵀ [d][vocab] + decoder_ff_logit_out_b */
+};
+
+static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_layer *l,
+                      fy_error *err)
+{
+    char w[64], b[64];
+    snprintf(w, sizeof w, "decoder_l%d_rnn_W", i);
+    if (!(l->rnn_w = fy_nn_bind_linear(m, w, NULL, d, d, err))) return err->code;
+    snprintf(w, sizeof w, "decoder_l%d_rnn_Wf", i);
+    snprintf(b, sizeof b, "decoder_l%d_rnn_bf", i);
+    if (!(l->rnn_wf = fy_nn_bind_linear(m, w, b, d, d, err))) return err->code;
+    snprintf(w, sizeof w, "decoder_l%d_rnn_ffn", i);
+    if (fy_nn_norm_bind(m, w, d, &l->rnn_ln, err) < 0) return err->code;
+    snprintf(w, sizeof w, "decoder_l%d_context", i);
+    if (fy_nn_attn_bind(m, w, d, &l->ctx, err) < 0) return err->code;
+    snprintf(w, sizeof w, "decoder_l%d_ffn", i);
+    if (fy_nn_ffn_bind(m, w, d, dffn, &l->ffn, err) < 0) return err->code;
+    return 0;
+}
+
+/* The output layer tied to the float target embeddings [vocab][d]. */
+static fy_linear *bind_output(const fy_marian *m, int d, int int8, const float *emb, int vocab,
+                              fy_error *err)
+{
+    const float *bias = fy_nn_bind_floats(m, "decoder_ff_logit_out_b", (size_t)vocab, err);
+    if (!bias) return NULL;
+    size_t count = (size_t)vocab * d;
+    fy_linear *l = NULL;
+    if (int8) {
+        /* The reference prepares the float matrix like any float weight:
+         * quantised with 127/max|W|, rows [vocab][d] = [n][k] as gemm.h wants;
+         * its activation scale is stored under the anonymous node's name. */
+        const float *alpha = fy_nn_bind_floats(m, "none_QuantMultA", 1, err);
+        if (!alpha) return NULL;
+        int8_t *q = malloc(count);
+        if (!q) goto oom;
+        float mult = fy_i8_weight_mult(emb, count);
+        fy_i8_quantize(emb, count, mult, q);
+        l = fy_linear_new_i8(q, vocab, d, mult, *alpha, bias, err);
+        free(q);
+    } else {
+        l = fy_linear_new_f32_nk(emb, vocab, d, bias, err);
+    }
+    if (!l) fy_err_prefix(err, "%s: output layer", fy_marian_path(m));
+    return l;
+oom:
+    fy_err(err, FY_ENOMEM, "out of memory preparing the output layer");
+    return NULL;
+}
+
+fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads, int int8,
+                            const float *trg_emb, int vocab, fy_error *err)
+{
+    fy_error local;
+    if (!err) err = &local;
+    fy_decoder *dec = calloc(1, sizeof *dec);
+    if (!dec) goto oom;
+    dec->d = d;
+    dec->dffn = dffn;
+    dec->depth = depth;
+    dec->heads = heads;
+    dec->vocab = vocab;
+    dec->layers = calloc((size_t)depth, sizeof *dec->layers);
+    if (!dec->layers) goto oom;
+    for (int i = 0; i < depth; i++)
+        if (bind_layer(m, i + 1, d, dffn, &dec->layers[i], err) < 0) goto fail;
+    if (!(dec->out = bind_output(m, d, int8, trg_emb, vocab, err))) goto fail;
+    return dec;
+oom:
+    fy_err(err, FY_ENOMEM, "out of memory binding the decoder");
+fail:
+    fy_decoder_free(dec);
+    return NULL;
+}
+
+void fy_decoder_free(fy_decoder *dec)
+{
+    if (!dec) return;
+    for (int i = 0; dec->layers && i < dec->depth; i++) {
+        fy_decoder_layer *l = &dec->layers[i];
+        fy_linear_free(l->rnn_w);
+        fy_linear_free(l->rnn_wf);
+        fy_nn_attn_free(&l->ctx);
+        fy_nn_ffn_free(&l->ffn);
+    }
+    free(dec->layers);
+    fy_linear_free(dec->out);
+    free(dec);
+}
+
+int fy_decoder_depth(const fy_decoder *dec)
+{
+    return dec->depth;
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows)
+{
+    size_t n = fy_linear_scratch_bytes(dec->out, rows);
+    for (int i = 0; i < dec->depth; i++) {
+        const fy_decoder_layer *l = &dec->layers[i];
+        fy_linear *all[] = {l->rnn_w,  l->rnn_wf, l->ctx.wq, l->ctx.wk,
+                            l->ctx.wv, l->ctx.wo, l->ffn.w1, l->ffn.w2};
+        for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+            n = max_size(n, fy_linear_scratch_bytes(all[j], rows));
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Forward                                                                   */
+/* ------------------------------------------------------------------------ */
+
+void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, float *keys,
+                        float *values, float *tmp, void *lin_scratch)
+{
+    size_t plane = (size_t)ntok * dec->d;
+    for (int i = 0; i < dec->depth; i++) {
+        fy_linear_forward(dec->layers[i].ctx.wk, ctx, ntok, NULL, 0, lin_scratch, tmp);
+        fy_nn_transpose(tmp, ntok, dec->d, keys + i * plane);
+        fy_linear_forward(dec->layers[i].ctx.wv, ctx, ntok, NULL, 0, lin_scratch,
+                          values + i * plane);
+    }
+}
+
+/* SSRU: c = σ(f)⊙c + (1−σ(f))⊙(x·W), then x = LN(relu(c) + x). Marian's
+ * highway op computes s·c + (1 − s)·xw exactly in this order. d is a
+ * multiple of 4 (the heads split it into even halves of 8). */
+static void ssru(const fy_decoder *dec, const fy_decoder_layer *l, float *x, int rows, float *cell,
+                 const fy_decoder_scratch *s)
+{
+    int d = dec->d;
+    size_t n = (size_t)rows * d;
+    fy_linear_forward(l->rnn_w, x, rows, NULL, 0, s->lin, s->xw);
+    fy_linear_forward(l->rnn_wf, x, rows, NULL, 0, s->lin, s->f);
+    for (size_t i = 0; i < n; i++) {
+        /* Marian's highway op runs on 4-float lanes (d % 4 == 0), where its
+         * sigmoid is exp_ps(x) / (1 + exp_ps(x)). */
+        float e = fy_nn_exp_ps(s->f[i]);
+        float g = e / (1.0f + e);
+        float c = g * cell[i] + (1.0f - g) * s->xw[i];
+        cell[i] = c;
+        s->o[i] = c > 0.0f ? c : 0.0f;
+    }
+    fy_nn_add_norm(x, s->o, rows, d, &l->rnn_ln);
+}
+
+/* Cross-attention of every row over its own sentence's encoder context. */
+static void cross_attention(const fy_decoder *dec, const fy_decoder_layer *l, int layer, float *x,
+                            const fy_decoder_rows *r, const fy_decoder_scratch *s)
+{
+    int d = dec->d;
+    size_t plane = (size_t)r->ntok * d;
+    const float *keys = r->keys + layer * plane;
+    const float *values = r->values + layer * plane;
+    fy_linear_forward(l->ctx.wq, x, r->rows, NULL, 0, s->lin, s->q);
+    for (int i = 0; i < r->rows; i++) {
+        size_t o = (size_t)r->src_off[i] * d;
+        fy_nn_attend(s->q + (size_t)i * d, 1, d, keys + r->src_off[i], r->ntok, values + o, d,
+                     r->src_len[i], dec->heads, d, s->scores, s->ctx + (size_t)i * d, d);
+    }
+    fy_linear_forward(l->ctx.wo, s->ctx, r->rows, NULL, 0, s->lin, s->o);
+    fy_nn_add_norm(x, s->o, r->rows, d, &l->ctx.ln);
+}
+
+void fy_decoder_step(const fy_decoder *dec, float *x, const fy_decoder_rows *r,
+                     const fy_decoder_scratch *s)
+{
+    for (int i = 0; i < dec->depth; i++) {
+        const fy_decoder_layer *l = &dec->layers[i];
+        float *cell = r->state + (size_t)i * r->state_stride * dec->d;
+        ssru(dec, l, x, r->rows, cell, s);
+        cross_attention(dec, l, i, x, r, s);
+        fy_nn_ffn_forward(&l->ffn, x, r->rows, dec->d, r->rows, s->hidden, s->o, s->lin);
+    }
+}
+
+void fy_decoder_logits(const fy_decoder *dec, const float *x, int rows, const int32_t *cols,
+                       int ncols, void *lin_scratch, float *logits)
+{
+    fy_linear_forward(dec->out, x, rows, cols, cols ? ncols : dec->vocab, lin_scratch, logits);
+}

@@ -1,0 +1,81 @@
+/* decoder.h - the SSRU transformer decoder of a Marian student model
+ * (internal to the engine: src/translate/translator.c is its only user).
+ *
+ * One decoding step for a set of active sentences ("rows"): each row's
+ * input embedding goes through dec_depth layers of
+ *   SSRU      f = σ(x·Wf + bf), c = f⊙c + (1−f)⊙(x·W), y = LN(relu(c) + x)
+ *   context   cross-attention over the row's own encoder context
+ *   FFN       relu(x·W1 + b1)·W2 + b2, post-norm
+ * and the tied output layer turns the top states into logits over a set of
+ * target columns (all, or a shortlist). The cross-attention keys and values
+ * are projected once per batch (fy_decoder_prepare); the SSRU cells are the
+ * only state carried between steps. Rows never influence each other, so a
+ * sentence's result does not depend on the batch it is in.
+ */
+#ifndef FY_NN_DECODER_H
+#define FY_NN_DECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/marian.h"
+#include "nn/attention.h"
+#include "util/error.h"
+
+typedef struct fy_decoder fy_decoder;
+
+/* Caller-provided buffers, sized for max_rows rows (sentences) and
+ * sources of at most max_len tokens. */
+typedef struct fy_decoder_scratch {
+    float *xw, *f, *q, *ctx, *o; /* [max_rows][d] each */
+    float *hidden;               /* [max_rows][dffn] */
+    float *scores;               /* [max_len] */
+    void *lin;                   /* fy_decoder_linear_scratch(dec, max_rows) bytes, 64-aligned */
+} fy_decoder_scratch;
+
+/* What one step needs to know about its rows. */
+typedef struct fy_decoder_rows {
+    int rows;            /* active sentences */
+    const int *src_off;  /* [rows] first row of the sentence's source in keys/values */
+    const int *src_len;  /* [rows] its length */
+    const float *keys;   /* [dec_depth][ntok][d]: fy_decoder_prepare's output */
+    const float *values; /* [dec_depth][ntok][d] */
+    int ntok;            /* rows of keys/values per layer */
+    float *state;        /* [dec_depth][state_stride][d] SSRU cells, row r at r */
+    int state_stride;
+} fy_decoder_rows;
+
+/* Binds decoder_l1 .. decoder_l<depth> and the output layer. trg_emb: the
+ * target embeddings as float32 [vocab][d] (borrowed; only read here), tied to
+ * the output layer with bias decoder_ff_logit_out_b. int8 models (int8 != 0)
+ * quantise trg_emb with 127/max|trg_emb| and scale activations with the
+ * tensor none_QuantMultA, as the reference does. NULL + message on error. */
+fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads, int int8,
+                            const float *trg_emb, int vocab, fy_error *err);
+
+/* Frees dec; NULL is harmless. */
+void fy_decoder_free(fy_decoder *dec);
+
+int fy_decoder_depth(const fy_decoder *dec);
+
+/* Linear-layer scratch bytes for up to rows rows (the output layer
+ * included), or for the cross-attention projection of rows source tokens. */
+size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows);
+
+/* Projects the encoder context ctx [ntok][d] into every layer's
+ * cross-attention keys, stored transposed [depth][d][ntok], and values
+ * [depth][ntok][d]. tmp: [ntok][d] floats of scratch. */
+void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, float *keys,
+                        float *values, float *tmp, void *lin_scratch);
+
+/* One step: x [rows][d] holds the rows' input embeddings on entry and their
+ * top hidden states on return; r->state is updated in place. */
+void fy_decoder_step(const fy_decoder *dec, float *x, const fy_decoder_rows *r,
+                     const fy_decoder_scratch *s);
+
+/* logits[rows][ncols] = x·Wembᵀ + b over the target ids cols (sorted; NULL
+ * means all vocab ids, ncols ignored). */
+void fy_decoder_logits(const fy_decoder *dec, const float *x, int rows, const int32_t *cols,
+                       int ncols, void *lin_scratch, float *logits);
+
+#endif

@@ -1,0 +1,130 @@
+/* encoder.c - the transformer encoder, read top to bottom:
+ * weights (bind/free), then the forward pass (embed, layers). */
+#include "nn/encoder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nn/ops.h"
+
+/* ------------------------------------------------------------------------ */
+/* Weights                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct fy_encoder_layer {
+    fy_nn_attn self; /* encoder_l<i>_self_*: Wq/Wk/Wv/Wo [d][d], b* [d], Wo_ln_* [d] */
+    fy_nn_ffn ffn;   /* encoder_l<i>_ffn_*: W1 [d][dffn], W2 [dffn][d], ffn_ln_* [d] */
+} fy_encoder_layer;
+
+struct fy_encoder {
+    int d, dffn, depth, heads;
+    fy_encoder_layer *layers; /* [depth] */
+};
+
+fy_encoder *fy_encoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads,
+                            fy_error *err)
+{
+    fy_encoder *e = calloc(1, sizeof *e);
+    if (!e) goto oom;
+    e->d = d;
+    e->dffn = dffn;
+    e->depth = depth;
+    e->heads = heads;
+    e->layers = calloc((size_t)depth, sizeof *e->layers);
+    if (!e->layers) goto oom;
+    for (int i = 0; i < depth; i++) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "encoder_l%d_self", i + 1);
+        if (fy_nn_attn_bind(m, prefix, d, &e->layers[i].self, err) < 0) goto fail;
+        snprintf(prefix, sizeof prefix, "encoder_l%d_ffn", i + 1);
+        if (fy_nn_ffn_bind(m, prefix, d, dffn, &e->layers[i].ffn, err) < 0) goto fail;
+    }
+    return e;
+oom:
+    fy_err(err, FY_ENOMEM, "out of memory binding the encoder");
+fail:
+    fy_encoder_free(e);
+    return NULL;
+}
+
+void fy_encoder_free(fy_encoder *e)
+{
+    if (!e) return;
+    for (int i = 0; e->layers && i < e->depth; i++) {
+        fy_nn_attn_free(&e->layers[i].self);
+        fy_nn_ffn_free(&e->layers[i].ffn);
+    }
+    free(e->layers);
+    free(e);
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+size_t fy_encoder_linear_scratch(const fy_encoder *e, int rows)
+{
+    size_t n = 0;
+    int block = rows < FY_NN_FFN_BLOCK ? rows : FY_NN_FFN_BLOCK;
+    for (int i = 0; i < e->depth; i++) {
+        const fy_encoder_layer *l = &e->layers[i];
+        n = max_size(n, fy_linear_scratch_bytes(l->self.wq, rows));
+        n = max_size(n, fy_linear_scratch_bytes(l->self.wk, rows));
+        n = max_size(n, fy_linear_scratch_bytes(l->self.wv, rows));
+        n = max_size(n, fy_linear_scratch_bytes(l->self.wo, rows));
+        n = max_size(n, fy_linear_scratch_bytes(l->ffn.w1, block));
+        n = max_size(n, fy_linear_scratch_bytes(l->ffn.w2, block));
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Forward                                                                   */
+/* ------------------------------------------------------------------------ */
+
+void fy_nn_embed(float *x, const float *table, const int32_t *ids, int rows, int d, float scale,
+                 const float *pos, int pos_stride)
+{
+    for (int r = 0; r < rows; r++) {
+        float *xr = x + (size_t)r * d;
+        const float *pr = pos + (size_t)r * pos_stride;
+        if (ids) {
+            const float *er = table + (size_t)ids[r] * d;
+            for (int i = 0; i < d; i++) xr[i] = er[i] * scale + pr[i];
+        } else {
+            /* Marian scales the zero start embedding too: 0·scale + pos. */
+            for (int i = 0; i < d; i++) xr[i] = 0.0f * scale + pr[i];
+        }
+    }
+}
+
+/* Self-attention block: x = LN(Wo·attend(Wq·x, Wk·x, Wv·x) + bo + x). */
+static void self_attention(const fy_encoder *e, const fy_nn_attn *a, float *x, int rows,
+                           const int *off, const int *len, int nsent, const fy_encoder_scratch *s)
+{
+    int d = e->d;
+    fy_linear_forward(a->wq, x, rows, NULL, 0, s->lin, s->q);
+    fy_linear_forward(a->wk, x, rows, NULL, 0, s->lin, s->k);
+    fy_linear_forward(a->wv, x, rows, NULL, 0, s->lin, s->v);
+    /* Keys transposed ([d][rows]) so that scores vectorise across keys. */
+    fy_nn_transpose(s->k, rows, d, s->kt);
+    for (int i = 0; i < nsent; i++) {
+        size_t o = (size_t)off[i] * d;
+        fy_nn_attend(s->q + o, len[i], d, s->kt + off[i], rows, s->v + o, d, len[i], e->heads, d,
+                     s->scores, s->ctx + o, d);
+    }
+    /* The queries are spent: their buffer takes the output projection. */
+    fy_linear_forward(a->wo, s->ctx, rows, NULL, 0, s->lin, s->q);
+    fy_nn_add_norm(x, s->q, rows, d, &a->ln);
+}
+
+void fy_encoder_forward(const fy_encoder *e, float *x, int rows, const int *off, const int *len,
+                        int nsent, const fy_encoder_scratch *s)
+{
+    for (int i = 0; i < e->depth; i++) {
+        const fy_encoder_layer *l = &e->layers[i];
+        self_attention(e, &l->self, x, rows, off, len, nsent, s);
+        fy_nn_ffn_forward(&l->ffn, x, rows, e->d, FY_NN_FFN_BLOCK, s->hidden, s->out, s->lin);
+    }
+}

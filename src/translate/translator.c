@@ -1,0 +1,751 @@
+/* translator.c - the engine: opening a model, per-thread workers, and the
+ * batch translation loop (encode, encoder, greedy SSRU decoder, decode).
+ *
+ * Sections: the translator (open/free), the worker and its arena, source
+ * segmentation, the shortlist, greedy decoding of one sub-batch, and the
+ * public batch entry point that ties them together.
+ */
+#include "translate/translator.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/discover.h"
+#include "model/marian.h"
+#include "model/shortlist.h"
+#include "nn/decoder.h"
+#include "nn/encoder.h"
+#include "nn/ops.h"
+#include "text/spm.h"
+
+/* ------------------------------------------------------------------------ */
+/* The translator                                                            */
+/* ------------------------------------------------------------------------ */
+
+struct fy_translator {
+    fy_translator_options opt;
+    fy_model_files files;
+    fy_marian *model;
+    fy_model_config cfg;
+    fy_spm *src_spm, *trg_spm; /* the same handle when the vocabulary is shared */
+    int shared_vocab;
+    fy_shortlist *shortlist; /* NULL: decode over the whole vocabulary */
+    int src_vocab, trg_vocab;
+    int src_eos, trg_eos, trg_unk; /* trg_unk -1 when the vocabulary has none */
+    const float *src_emb;          /* [src_vocab][d] float embeddings */
+    const float *trg_emb;          /* [trg_vocab][d] (== src_emb when tied-all) */
+    float *owned_emb[2];           /* dequantised copies we must free */
+    float emb_scale;               /* sqrt(d) */
+    float *pos;                    /* [npos][d] sinusoidal position table */
+    int npos;
+    int max_out; /* output tokens a segment may ever need */
+    fy_encoder *enc;
+    fy_decoder *dec;
+};
+
+void fy_translator_options_default(fy_translator_options *o)
+{
+    o->max_length_factor = 2.0f;
+    o->use_shortlist = 1;
+    o->max_batch_tokens = 2048;
+    o->max_batch_sentences = 32;
+}
+
+static int check_options(const fy_translator_options *o, fy_error *err)
+{
+    if (!(o->max_length_factor > 0.0f && o->max_length_factor <= 16.0f))
+        return fy_err(err, FY_EINVAL, "max-length-factor %g is outside (0, 16]",
+                      (double)o->max_length_factor);
+    if (o->max_batch_tokens < FY_SEGMENT_TOKENS || o->max_batch_tokens > (1 << 20))
+        return fy_err(err, FY_EINVAL, "max batch tokens %d is outside [%d, %d]",
+                      o->max_batch_tokens, FY_SEGMENT_TOKENS, 1 << 20);
+    if (o->max_batch_sentences < 1 || o->max_batch_sentences > 4096)
+        return fy_err(err, FY_EINVAL, "max batch sentences %d is outside [1, 4096]",
+                      o->max_batch_sentences);
+    return 0;
+}
+
+/* Refuses architectures whose computation we do not reproduce. */
+static int check_architecture(const fy_translator *t, fy_error *err)
+{
+    const fy_model_config *c = &t->cfg;
+    const char *path = t->files.model;
+    if (strcmp(c->dec_cell, "ssru") != 0)
+        return fy_err(err, FY_EUNSUPPORTED, "%s: dec-cell %s is not supported (only ssru)", path,
+                      c->dec_cell);
+    if (strcmp(c->postprocess, "dan") != 0 || c->preprocess[0] != '\0')
+        return fy_err(err, FY_EUNSUPPORTED,
+                      "%s: transformer-postprocess '%s' / preprocess '%s' not supported (need "
+                      "'dan' / '')",
+                      path, c->postprocess, c->preprocess);
+    if (strcmp(c->ffn_activation, "relu") != 0 || c->ffn_depth != 2 || c->dec_ffn_depth != 2)
+        return fy_err(err, FY_EUNSUPPORTED,
+                      "%s: only relu feed-forward blocks of depth 2 are "
+                      "supported",
+                      path);
+    if (c->heads < 1 || c->dim_emb % c->heads != 0 || c->dim_emb % 8 != 0)
+        return fy_err(err, FY_EFORMAT, "%s: dim-emb %d does not split into %d heads", path,
+                      c->dim_emb, c->heads);
+    if (!c->tied_embeddings && !c->tied_embeddings_all)
+        return fy_err(err, FY_EUNSUPPORTED, "%s: untied output layer is not supported", path);
+    return 0;
+}
+
+/* The float embedding table name: borrowed from the mapping when float32,
+ * dequantised (q·(1/mult), as Marian's loader) when intgemm8. */
+static const float *bind_embedding(fy_translator *t, const char *name, int vocab, int slot,
+                                   fy_error *err)
+{
+    int d = t->cfg.dim_emb;
+    const fy_tensor *e = fy_marian_find(t->model, name);
+    if (!e) {
+        fy_err(err, FY_EFORMAT, "%s: tensor %s is missing", t->files.model, name);
+        return NULL;
+    }
+    if (e->ndim != 2 || e->shape[0] != vocab || e->shape[1] != d) {
+        fy_err(err, FY_EFORMAT, "%s: tensor %s has shape [%d, %d], expected [%d, %d]",
+               t->files.model, name, e->shape[0], e->ndim > 1 ? e->shape[1] : 0, vocab, d);
+        return NULL;
+    }
+    if (e->type == FY_DT_F32) return e->data;
+    if (e->type != FY_DT_INTGEMM8) {
+        fy_err(err, FY_EUNSUPPORTED, "%s: tensor %s has type %s", t->files.model, name,
+               fy_dtype_name(e->type));
+        return NULL;
+    }
+    float *f = malloc(e->count * sizeof *f);
+    if (!f) {
+        fy_err(err, FY_ENOMEM, "out of memory dequantising %s", name);
+        return NULL;
+    }
+    const int8_t *q = e->data;
+    float inv = 1.0f / e->quant_mult;
+    for (size_t i = 0; i < e->count; i++) f[i] = (float)q[i] * inv;
+    t->owned_emb[slot] = f;
+    return f;
+}
+
+static int open_vocabs(fy_translator *t, fy_error *err)
+{
+    t->src_spm = fy_spm_open(t->files.src_vocab, err);
+    if (!t->src_spm) return err->code;
+    t->shared_vocab = strcmp(t->files.src_vocab, t->files.trg_vocab) == 0;
+    t->trg_spm = t->shared_vocab ? t->src_spm : fy_spm_open(t->files.trg_vocab, err);
+    if (!t->trg_spm) return err->code;
+    t->src_vocab = t->cfg.src_vocab_size;
+    t->trg_vocab = t->cfg.trg_vocab_size;
+    if (fy_spm_vocab_size(t->src_spm) != t->src_vocab)
+        return fy_err(err, FY_EFORMAT, "%s: %d pieces, but the model's source vocabulary has %d",
+                      t->files.src_vocab, fy_spm_vocab_size(t->src_spm), t->src_vocab);
+    if (fy_spm_vocab_size(t->trg_spm) != t->trg_vocab)
+        return fy_err(err, FY_EFORMAT, "%s: %d pieces, but the model's target vocabulary has %d",
+                      t->files.trg_vocab, fy_spm_vocab_size(t->trg_spm), t->trg_vocab);
+    t->src_eos = fy_spm_eos_id(t->src_spm);
+    t->trg_eos = fy_spm_eos_id(t->trg_spm);
+    t->trg_unk = fy_spm_unk_id(t->trg_spm);
+    if (t->src_eos < 0 || t->trg_eos < 0)
+        return fy_err(err, FY_EFORMAT, "%s: the vocabulary has no </s> (eos) piece",
+                      t->src_eos < 0 ? t->files.src_vocab : t->files.trg_vocab);
+    return 0;
+}
+
+static int open_shortlist(fy_translator *t, fy_error *err)
+{
+    if (!t->files.shortlist || !t->opt.use_shortlist) return 0;
+    t->shortlist = fy_shortlist_open(t->files.shortlist, err);
+    if (!t->shortlist) return err->code;
+    if (fy_shortlist_src_vocab_size(t->shortlist) > t->src_vocab ||
+        fy_shortlist_max_target(t->shortlist) > t->trg_vocab)
+        return fy_err(err, FY_EFORMAT,
+                      "%s: shortlist vocabulary (%d source ids, target ids up "
+                      "to %d) does not fit the model (%d, %d)",
+                      t->files.shortlist, fy_shortlist_src_vocab_size(t->shortlist),
+                      fy_shortlist_max_target(t->shortlist), t->src_vocab, t->trg_vocab);
+    return 0;
+}
+
+static int open_network(fy_translator *t, fy_error *err)
+{
+    const fy_model_config *c = &t->cfg;
+    int d = c->dim_emb;
+    const char *src_name = c->separate_embeddings ? "encoder_Wemb" : "Wemb";
+    const char *trg_name = c->separate_embeddings ? "decoder_Wemb" : "Wemb";
+    if (!(t->src_emb = bind_embedding(t, src_name, t->src_vocab, 0, err))) return err->code;
+    if (!c->separate_embeddings)
+        t->trg_emb = t->src_emb;
+    else if (!(t->trg_emb = bind_embedding(t, trg_name, t->trg_vocab, 1, err)))
+        return err->code;
+    t->emb_scale = sqrtf((float)d);
+
+    /* Positions: source tokens 0..127 and decoder steps 0..max_out-1. */
+    t->max_out = (int)ceilf(t->opt.max_length_factor * (float)FY_SEGMENT_TOKENS);
+    if (t->max_out < 1) t->max_out = 1;
+    t->npos = t->max_out > FY_SEGMENT_TOKENS ? t->max_out : FY_SEGMENT_TOKENS;
+    t->pos = malloc((size_t)t->npos * d * sizeof *t->pos);
+    if (!t->pos) return fy_err(err, FY_ENOMEM, "out of memory for the position table");
+    fy_positional_fill(t->pos, t->npos, d, 0);
+
+    t->enc = fy_encoder_bind(t->model, d, c->dim_ffn, c->enc_depth, c->heads, err);
+    if (!t->enc) return err->code;
+    t->dec = fy_decoder_bind(t->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8, t->trg_emb,
+                             t->trg_vocab, err);
+    if (!t->dec) return err->code;
+    return 0;
+}
+
+fy_translator *fy_translator_open(const char *model_dir, const fy_translator_options *o,
+                                  fy_error *err)
+{
+    fy_error local;
+    if (!err) err = &local;
+    fy_err_clear(err);
+    fy_translator *t = calloc(1, sizeof *t);
+    if (!t) {
+        fy_err(err, FY_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (o)
+        t->opt = *o;
+    else
+        fy_translator_options_default(&t->opt);
+    if (check_options(&t->opt, err) < 0) goto fail;
+    if (fy_model_discover(model_dir, &t->files, err) < 0) goto fail;
+    if (!(t->model = fy_marian_open(t->files.model, err))) goto fail;
+    if (fy_model_config_read(t->model, &t->cfg, err) < 0) goto fail;
+    if (check_architecture(t, err) < 0) goto fail;
+    if (open_vocabs(t, err) < 0) goto fail;
+    if (open_shortlist(t, err) < 0) goto fail;
+    if (open_network(t, err) < 0) goto fail;
+    return t;
+fail:
+    fy_translator_free(t);
+    return NULL;
+}
+
+void fy_translator_free(fy_translator *t)
+{
+    if (!t) return;
+    fy_encoder_free(t->enc);
+    fy_decoder_free(t->dec);
+    free(t->pos);
+    free(t->owned_emb[0]);
+    free(t->owned_emb[1]);
+    fy_shortlist_free(t->shortlist);
+    if (t->trg_spm != t->src_spm) fy_spm_free(t->trg_spm);
+    fy_spm_free(t->src_spm);
+    fy_marian_free(t->model);
+    fy_model_files_free(&t->files);
+    free(t);
+}
+
+const fy_model_config *fy_translator_config(const fy_translator *t)
+{
+    return &t->cfg;
+}
+
+const fy_translator_options *fy_translator_options_get(const fy_translator *t)
+{
+    return &t->opt;
+}
+
+int fy_translator_has_shortlist(const fy_translator *t)
+{
+    return t->shortlist != NULL;
+}
+
+long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t len)
+{
+    long n = fy_spm_encode(t->src_spm, text, len, NULL, 0, NULL);
+    return n < 0 ? n : n + 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workers: one arena per thread, carved once                                */
+/* ------------------------------------------------------------------------ */
+
+/* One decoding row: a segment being translated. */
+typedef struct fy_row {
+    int seg;      /* index into the call's segment array */
+    int slot;     /* its shortlist bitmap (fixed while rows move) */
+    int32_t last; /* previous output token, -1 before the first step */
+} fy_row;
+
+struct fy_worker {
+    const fy_translator *t;
+    char *arena;
+    size_t arena_bytes;
+    int max_tokens, max_rows;
+    /* encoder side */
+    int32_t *ids;   /* [max_tokens] packed source ids */
+    int *off, *len; /* [max_rows] each segment's rows */
+    float *x;       /* [max_tokens][d] embeddings, then encoder context */
+    fy_encoder_scratch enc;
+    /* decoder side */
+    float *keys, *values; /* [dec_depth][max_tokens][d] cross-attention K/V */
+    float *state;         /* [dec_depth][max_rows][d] SSRU cells */
+    float *dx;            /* [max_rows][d] step input / top hidden state */
+    fy_decoder_scratch dec;
+    float *logits;          /* [max_rows][trg_vocab] */
+    fy_row *rows;           /* [max_rows] active rows, in order */
+    int *row_off, *row_len; /* [max_rows] their sources, aligned with rows */
+    uint8_t *done;          /* [max_rows] rows finished this step */
+    /* shortlist */
+    int32_t *cols;       /* [trg_vocab] union of the rows' shortlists */
+    uint8_t *allowed;    /* [max_rows][bitmap_bytes] each segment's shortlist */
+    uint8_t *union_bits; /* [bitmap_bytes] */
+    int32_t *sl_out;     /* [trg_vocab] one selection */
+    uint8_t *sl_seen;    /* fy_shortlist_scratch_bytes */
+    size_t bitmap_bytes;
+    void *lin; /* linear-layer scratch */
+};
+
+typedef struct fy_arena {
+    char *base; /* NULL while sizing */
+    size_t used;
+} fy_arena;
+
+static void *carve(fy_arena *a, size_t bytes)
+{
+    size_t off = (a->used + 63) & ~(size_t)63;
+    a->used = off + bytes;
+    return a->base ? a->base + off : NULL;
+}
+
+/* Lays the worker's buffers out in a (sizes only while a->base is NULL). */
+static void worker_layout(fy_worker *w, fy_arena *a)
+{
+    const fy_translator *t = w->t;
+    size_t d = (size_t)t->cfg.dim_emb, dffn = (size_t)t->cfg.dim_ffn;
+    size_t T = (size_t)w->max_tokens, B = (size_t)w->max_rows, V = (size_t)t->trg_vocab;
+    size_t depth = (size_t)t->cfg.dec_depth, f = sizeof(float);
+
+    w->ids = carve(a, T * sizeof(int32_t));
+    w->off = carve(a, B * sizeof(int));
+    w->len = carve(a, B * sizeof(int));
+    w->x = carve(a, T * d * f);
+    w->enc.q = carve(a, T * d * f);
+    w->enc.k = carve(a, T * d * f);
+    w->enc.v = carve(a, T * d * f);
+    w->enc.ctx = carve(a, T * d * f);
+    w->enc.kt = carve(a, T * d * f);
+    w->enc.hidden = carve(a, FY_NN_FFN_BLOCK * dffn * f);
+    w->enc.out = carve(a, FY_NN_FFN_BLOCK * d * f);
+    w->enc.scores = carve(a, FY_SEGMENT_TOKENS * f);
+    w->keys = carve(a, depth * T * d * f);
+    w->values = carve(a, depth * T * d * f);
+    w->state = carve(a, depth * B * d * f);
+    w->dx = carve(a, B * d * f);
+    w->dec.xw = carve(a, B * d * f);
+    w->dec.f = carve(a, B * d * f);
+    w->dec.q = carve(a, B * d * f);
+    w->dec.ctx = carve(a, B * d * f);
+    w->dec.o = carve(a, B * d * f);
+    w->dec.hidden = carve(a, B * dffn * f);
+    w->dec.scores = carve(a, FY_SEGMENT_TOKENS * f);
+    w->logits = carve(a, B * V * f);
+    w->rows = carve(a, B * sizeof(fy_row));
+    w->row_off = carve(a, B * sizeof(int));
+    w->row_len = carve(a, B * sizeof(int));
+    w->done = carve(a, B);
+    w->bitmap_bytes = (V + 7) / 8;
+    if (t->shortlist) {
+        w->cols = carve(a, V * sizeof(int32_t));
+        w->allowed = carve(a, B * w->bitmap_bytes);
+        w->union_bits = carve(a, w->bitmap_bytes);
+        w->sl_out = carve(a, V * sizeof(int32_t));
+        w->sl_seen = carve(a, fy_shortlist_scratch_bytes(t->shortlist, t->trg_vocab));
+    }
+    size_t lin = fy_encoder_linear_scratch(t->enc, w->max_tokens);
+    size_t dl = fy_decoder_linear_scratch(t->dec, w->max_rows);
+    size_t kv = fy_decoder_linear_scratch(t->dec, w->max_tokens);
+    if (dl > lin) lin = dl;
+    if (kv > lin) lin = kv;
+    w->lin = carve(a, lin);
+    w->enc.lin = w->lin;
+    w->dec.lin = w->lin;
+}
+
+fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
+{
+    fy_worker *w = calloc(1, sizeof *w);
+    if (!w) goto oom;
+    w->t = t;
+    w->max_tokens = t->opt.max_batch_tokens;
+    w->max_rows = t->opt.max_batch_sentences;
+    fy_arena a = {NULL, 0};
+    worker_layout(w, &a);
+    w->arena_bytes = (a.used + 63) & ~(size_t)63;
+    w->arena = aligned_alloc(64, w->arena_bytes);
+    if (!w->arena) goto oom;
+    a = (fy_arena){w->arena, 0};
+    worker_layout(w, &a);
+    return w;
+oom:
+    fy_err(err, FY_ENOMEM, "out of memory for a translation worker");
+    fy_worker_free(w);
+    return NULL;
+}
+
+void fy_worker_free(fy_worker *w)
+{
+    if (!w) return;
+    free(w->arena);
+    free(w);
+}
+
+size_t fy_worker_arena_bytes(const fy_worker *w)
+{
+    return w->arena_bytes;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Segments: the reference's max-length-break                                */
+/* ------------------------------------------------------------------------ */
+
+/* A source sentence: its pieces followed by one EOS slot. */
+typedef struct fy_sentence {
+    int32_t *ids; /* [npieces + 1], ids[npieces] = EOS */
+    int npieces;
+    float gap;
+} fy_sentence;
+
+/* A segment: at most FY_SEGMENT_TOKENS - 1 pieces of one sentence + EOS. */
+typedef struct fy_segment {
+    int sent;
+    int first; /* first piece in the sentence */
+    int npieces;
+    float limit;  /* stop after step t when t + 1 >= limit */
+    int32_t *out; /* [cap] output ids (no EOS) */
+    int nout, cap;
+} fy_segment;
+
+static int segment_cmp(const void *a, const void *b, void *ctx)
+{
+    const fy_segment *s = ctx;
+    int x = *(const int *)a, y = *(const int *)b;
+    if (s[x].npieces != s[y].npieces) return s[x].npieces - s[y].npieces;
+    return x - y;
+}
+
+/* Encodes every sentence and cuts it into segments. On success *segs_out
+ * (caller frees, and every sentence's ids) holds *nseg segments. */
+static int make_segments(const fy_translator *t, const char *const *src, size_t n,
+                         fy_sentence *sent, fy_segment **segs_out, int *nseg_out, fy_error *err)
+{
+    const int step = FY_SEGMENT_TOKENS - 1;
+    size_t nseg = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!src[i]) return fy_err(err, FY_EINVAL, "sentence %zu is NULL", i);
+        size_t len = strlen(src[i]);
+        long np = fy_spm_encode(t->src_spm, src[i], len, NULL, 0, err);
+        if (np < 0) return (int)np;
+        if (np > (1L << 24)) return fy_err(err, FY_ELIMIT, "sentence %zu is too long", i);
+        sent[i].ids = malloc(((size_t)np + 1) * sizeof(int32_t));
+        if (!sent[i].ids) return fy_err(err, FY_ENOMEM, "out of memory");
+        long again = fy_spm_encode(t->src_spm, src[i], len, sent[i].ids, (size_t)np, err);
+        if (again < 0) return (int)again;
+        sent[i].npieces = (int)np;
+        sent[i].ids[np] = t->src_eos;
+        sent[i].gap = INFINITY;
+        nseg += ((size_t)np + step - 1) / step;
+    }
+    fy_segment *segs = calloc(nseg ? nseg : 1, sizeof *segs);
+    if (!segs) return fy_err(err, FY_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int np = sent[i].npieces;
+        /* The reference decodes a sentence's segments in one batch, so
+         * each may run to factor x the widest of them. */
+        int widest = (np < step ? np : step) + 1;
+        float limit = t->opt.max_length_factor * (float)widest;
+        for (int first = 0; first < np; first += step, k++) {
+            segs[k].sent = (int)i;
+            segs[k].first = first;
+            segs[k].npieces = np - first < step ? np - first : step;
+            segs[k].limit = limit;
+            segs[k].cap = (int)ceilf(limit);
+            if (segs[k].cap < 1) segs[k].cap = 1;
+        }
+    }
+    *segs_out = segs;
+    *nseg_out = (int)nseg;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shortlist                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Fills row r's bitmap with its sentence's shortlist (the sentence's pieces
+ * and EOS, as the reference generates it for a one-sentence batch) and ORs
+ * it into the union. */
+static int shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
+                         fy_error *err)
+{
+    long n =
+        fy_shortlist_select_ex(t->shortlist, s->ids, (size_t)s->npieces + 1, t->trg_vocab,
+                               t->shared_vocab, w->sl_out, (size_t)t->trg_vocab, w->sl_seen, err);
+    if (n < 0) return (int)n;
+    uint8_t *bits = w->allowed + (size_t)r * w->bitmap_bytes;
+    memset(bits, 0, w->bitmap_bytes);
+    for (long i = 0; i < n; i++) bits[w->sl_out[i] >> 3] |= (uint8_t)(1u << (w->sl_out[i] & 7));
+    for (size_t i = 0; i < w->bitmap_bytes; i++) w->union_bits[i] |= bits[i];
+    return 0;
+}
+
+/* The sorted union of the rows' shortlists, into w->cols; returns its size. */
+static int shortlist_union(const fy_translator *t, fy_worker *w)
+{
+    int n = 0;
+    for (int id = 0; id < t->trg_vocab; id++)
+        if (w->union_bits[id >> 3] & (1u << (id & 7))) w->cols[n++] = id;
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Greedy decoding of one sub-batch                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Packs the segments idx[0..ns) and runs the encoder over them. */
+static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
+                       const fy_segment *segs, const int *idx, int ns)
+{
+    int d = t->cfg.dim_emb, ntok = 0;
+    for (int r = 0; r < ns; r++) {
+        const fy_segment *g = &segs[idx[r]];
+        w->off[r] = ntok;
+        w->len[r] = g->npieces + 1;
+        memcpy(w->ids + ntok, sent[g->sent].ids + g->first, (size_t)g->npieces * sizeof(int32_t));
+        w->ids[ntok + g->npieces] = t->src_eos;
+        fy_nn_embed(w->x + (size_t)ntok * d, t->src_emb, w->ids + ntok, w->len[r], d, t->emb_scale,
+                    t->pos, d);
+        ntok += w->len[r];
+    }
+    fy_encoder_forward(t->enc, w->x, ntok, w->off, w->len, ns, &w->enc);
+    fy_decoder_prepare(t->dec, w->x, ntok, w->keys, w->values, w->enc.q, w->lin);
+    return ntok;
+}
+
+/* The best allowed column of one row of logits (first one on ties, as the
+ * reference's partial_sort), never <unk>; *gap = best - second best. */
+static int32_t pick(const fy_translator *t, const float *lg, const int32_t *cols, int ncols,
+                    const uint8_t *bits, float *gap)
+{
+    int32_t best = -1;
+    float b1 = -INFINITY, b2 = -INFINITY;
+    for (int c = 0; c < ncols; c++) {
+        int32_t id = cols ? cols[c] : c;
+        if (id == t->trg_unk) continue;
+        if (bits && !(bits[id >> 3] & (1u << (id & 7)))) continue;
+        float v = lg[c];
+        if (v > b1) {
+            b2 = b1;
+            b1 = v;
+            best = id;
+        } else if (v > b2) {
+            b2 = v;
+        }
+    }
+    *gap = b1 - b2;
+    return best;
+}
+
+/* Drops finished rows (done[r] != 0), keeping the others in order together
+ * with their SSRU cells. Returns the new row count. */
+static int compact_rows(const fy_translator *t, fy_worker *w, int rows, const uint8_t *done)
+{
+    int d = t->cfg.dim_emb, depth = t->cfg.dec_depth, j = 0;
+    for (int r = 0; r < rows; r++) {
+        if (done[r]) continue;
+        if (j != r) {
+            w->rows[j] = w->rows[r];
+            w->row_off[j] = w->row_off[r];
+            w->row_len[j] = w->row_len[r];
+            for (int l = 0; l < depth; l++) {
+                float *plane = w->state + (size_t)l * w->max_rows * d;
+                memcpy(plane + (size_t)j * d, plane + (size_t)r * d, (size_t)d * sizeof(float));
+            }
+        }
+        j++;
+    }
+    return j;
+}
+
+/* Chooses each row's next token and records it; marks finished rows. */
+static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
+                          int rows, int step, const int32_t *cols, int ncols, uint8_t *done)
+{
+    for (int r = 0; r < rows; r++) {
+        fy_row *row = &w->rows[r];
+        fy_segment *g = &segs[row->seg];
+        const uint8_t *bits =
+            t->shortlist ? w->allowed + (size_t)row->slot * w->bitmap_bytes : NULL;
+        float gap;
+        int32_t tok = pick(t, w->logits + (size_t)r * ncols, cols, ncols, bits, &gap);
+        if (gap < sent[g->sent].gap) sent[g->sent].gap = gap;
+        done[r] = 0;
+        if (tok < 0 || tok == t->trg_eos) {
+            done[r] = 1;
+            continue;
+        }
+        g->out[g->nout++] = tok;
+        row->last = tok;
+        /* Marian: after step t the hypothesis is final once t + 1 >=
+         * max-length-factor x width, compared in float. */
+        if ((float)(step + 1) >= g->limit || g->nout >= g->cap) done[r] = 1;
+    }
+}
+
+/* Translates segments idx[0..ns) into their out buffers. */
+static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
+                       const int *idx, int ns, fy_error *err)
+{
+    int d = t->cfg.dim_emb, depth = t->cfg.dec_depth;
+    int ntok = encode_rows(t, w, sent, segs, idx, ns);
+    const int32_t *cols = NULL;
+    int ncols = t->trg_vocab;
+    if (t->shortlist) {
+        memset(w->union_bits, 0, w->bitmap_bytes);
+        for (int r = 0; r < ns; r++) {
+            int rc = shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
+            if (rc < 0) return rc;
+        }
+        ncols = shortlist_union(t, w);
+        cols = w->cols;
+    }
+    for (int l = 0; l < depth; l++)
+        memset(w->state + (size_t)l * w->max_rows * d, 0, (size_t)ns * d * sizeof(float));
+    for (int r = 0; r < ns; r++) {
+        w->rows[r] = (fy_row){.seg = idx[r], .slot = r, .last = -1};
+        w->row_off[r] = w->off[r];
+        w->row_len[r] = w->len[r];
+    }
+    int rows = ns;
+    for (int step = 0; rows > 0; step++) {
+        for (int r = 0; r < rows; r++) {
+            const fy_row *row = &w->rows[r];
+            fy_nn_embed(w->dx + (size_t)r * d, t->trg_emb, row->last < 0 ? NULL : &row->last, 1, d,
+                        t->emb_scale, t->pos + (size_t)step * d, 0);
+        }
+        fy_decoder_rows dr = {
+            .rows = rows,
+            .src_off = w->row_off,
+            .src_len = w->row_len,
+            .keys = w->keys,
+            .values = w->values,
+            .ntok = ntok,
+            .state = w->state,
+            .state_stride = w->max_rows,
+        };
+        fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
+        fy_decoder_logits(t->dec, w->dx, rows, cols, ncols, w->lin, w->logits);
+        choose_tokens(t, w, sent, segs, rows, step, cols, ncols, w->done);
+        rows = compact_rows(t, w, rows, w->done);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The batch entry point                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Runs every segment, in sub-batches of similar lengths that fit the arena. */
+static int decode_all(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
+                      int nseg, int *order, fy_error *err)
+{
+    for (int i = 0; i < nseg; i++) order[i] = i;
+    qsort_r(order, (size_t)nseg, sizeof *order, segment_cmp, segs);
+    for (int i = 0; i < nseg;) {
+        int ns = 0, tok = 0;
+        while (i + ns < nseg && ns < w->max_rows &&
+               tok + segs[order[i + ns]].npieces + 1 <= w->max_tokens) {
+            tok += segs[order[i + ns]].npieces + 1;
+            ns++;
+        }
+        int rc = decode_rows(t, w, sent, segs, order + i, ns, err);
+        if (rc < 0) return rc;
+        i += ns;
+    }
+    return 0;
+}
+
+/* Joins the decoded segments of each sentence (the reference concatenates
+ * the pieces of a sentence's segments with nothing in between). */
+static int assemble(const fy_translator *t, const fy_segment *segs, int nseg, size_t n, char **out,
+                    fy_error *err)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t total = 0;
+        int k0 = k;
+        for (; k < nseg && segs[k].sent == (int)i; k++) {
+            long len = fy_spm_decode(t->trg_spm, segs[k].out, (size_t)segs[k].nout, NULL, 0, err);
+            if (len < 0) return (int)len;
+            total += (size_t)len;
+        }
+        out[i] = malloc(total + 1);
+        if (!out[i]) return fy_err(err, FY_ENOMEM, "out of memory");
+        size_t at = 0;
+        out[i][0] = '\0';
+        for (int j = k0; j < k; j++) {
+            long len = fy_spm_decode(t->trg_spm, segs[j].out, (size_t)segs[j].nout, out[i] + at,
+                                     total + 1 - at, err);
+            if (len < 0) return (int)len;
+            at += (size_t)len;
+        }
+    }
+    return 0;
+}
+
+int fy_translate_batch_ex(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
+                          char **out, fy_translate_info *info, fy_error *err)
+{
+    fy_error local;
+    if (!err) err = &local;
+    for (size_t i = 0; i < n; i++) out[i] = NULL;
+    if (w->t != t) return fy_err(err, FY_EINVAL, "worker belongs to another translator");
+    int rc = 0, nseg = 0;
+    fy_segment *segs = NULL;
+    int *order = NULL;
+    int32_t *outbuf = NULL;
+    fy_sentence *sent = calloc(n ? n : 1, sizeof *sent);
+    if (!sent) return fy_err(err, FY_ENOMEM, "out of memory");
+    if ((rc = make_segments(t, src, n, sent, &segs, &nseg, err)) < 0) goto done;
+    size_t total = 0;
+    for (int k = 0; k < nseg; k++) total += (size_t)segs[k].cap;
+    outbuf = malloc((total ? total : 1) * sizeof *outbuf);
+    order = malloc((nseg ? (size_t)nseg : 1) * sizeof *order);
+    if (!outbuf || !order) {
+        rc = fy_err(err, FY_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int k = 0, at = 0; k < nseg; at += segs[k].cap, k++) segs[k].out = outbuf + at;
+    if ((rc = decode_all(t, w, sent, segs, nseg, order, err)) < 0) goto done;
+    if ((rc = assemble(t, segs, nseg, n, out, err)) < 0) goto done;
+    for (size_t i = 0; info && i < n; i++)
+        info[i] = (fy_translate_info){.min_gap = sent[i].gap,
+                                      .src_tokens = sent[i].npieces ? sent[i].npieces + 1 : 0};
+    for (int k = 0; info && k < nseg; k++) {
+        info[segs[k].sent].segments++;
+        info[segs[k].sent].out_tokens += segs[k].nout;
+    }
+done:
+    if (rc < 0)
+        for (size_t i = 0; i < n; i++) {
+            free(out[i]);
+            out[i] = NULL;
+        }
+    for (size_t i = 0; i < n; i++) free(sent[i].ids);
+    free(sent);
+    free(segs);
+    free(order);
+    free(outbuf);
+    return rc;
+}
+
+int fy_translate_batch(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
+                       char **out, fy_error *err)
+{
+    return fy_translate_batch_ex(t, w, src, n, out, NULL, err);
+}

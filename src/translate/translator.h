@@ -1,0 +1,100 @@
+/* translator.h - the translation engine: one model, ready to translate.
+ *
+ * A fy_translator holds everything read-only that translating needs: the
+ * mapped model, its architecture, the SentencePiece vocabularies, the
+ * optional lexical shortlist, the float embeddings and the prepared linear
+ * layers. Once open it is immutable, so any number of threads may translate
+ * with it at once, each through its own fy_worker (the per-thread scratch
+ * arena, sized when the worker is created and reused for every batch).
+ *
+ * Each sentence is translated exactly as the reference engine
+ * (bergamot-translator 0.4.9 / Marian, beam 1) translates it when given on
+ * its own: SentencePiece pieces + EOS, split into segments of at most 128
+ * tokens (127 pieces + EOS, the reference's max-length-break) whose
+ * translations are concatenated; greedy decoding that never emits <unk>;
+ * at most ceil(max_length_factor × W) output tokens per segment, W being the
+ * widest segment of the sentence (EOS included). A sentence's translation
+ * never depends on the other sentences of the batch or on the CPU.
+ */
+#ifndef FY_TRANSLATE_TRANSLATOR_H
+#define FY_TRANSLATE_TRANSLATOR_H
+
+#include <stddef.h>
+
+#include "model/config.h"
+#include "util/error.h"
+
+/* Source tokens per segment, EOS included (the reference's max-length-break). */
+#define FY_SEGMENT_TOKENS 128
+
+typedef struct fy_translator fy_translator; /* model + vocabs + shortlist + prepared weights */
+typedef struct fy_worker fy_worker;         /* per-thread scratch (arena) */
+
+typedef struct fy_translator_options {
+    float max_length_factor; /* default 2.0 (output <= factor x source tokens incl. EOS) */
+    int use_shortlist;       /* default 1: use lex.*.s2t.bin when the model has one */
+    int max_batch_tokens;    /* scratch sizing: source tokens decoded together (>= 128) */
+    int max_batch_sentences; /* scratch sizing: segments decoded together (>= 1) */
+} fy_translator_options;
+
+/* Fills *o with the defaults (2.0, 1, 2048, 32). */
+void fy_translator_options_default(fy_translator_options *o);
+
+/* Opens the model in model_dir (files found by fy_model_discover), checks
+ * that the architecture is one we run (Marian transformer encoder, SSRU
+ * decoder, post-norm, relu, tied output) and prepares everything. o may be
+ * NULL for the defaults. Returns NULL with a one-line message naming the
+ * directory or file and the problem (FY_ENOTFOUND, FY_EFORMAT,
+ * FY_EUNSUPPORTED, FY_EINVAL for bad options, FY_ENOMEM). */
+fy_translator *fy_translator_open(const char *model_dir, const fy_translator_options *o,
+                                  fy_error *err);
+
+/* Frees t; NULL is harmless. Every worker of t must be freed first. */
+void fy_translator_free(fy_translator *t);
+
+/* The model's architecture (borrowed, lives as long as t). */
+const fy_model_config *fy_translator_config(const fy_translator *t);
+
+/* The options t was opened with (defaults filled in). */
+const fy_translator_options *fy_translator_options_get(const fy_translator *t);
+
+/* 1 when t decodes with a shortlist. */
+int fy_translator_has_shortlist(const fy_translator *t);
+
+/* A worker for t: allocates its whole scratch arena now (sized from t's
+ * options). Use it from one thread at a time. NULL + message on error. */
+fy_worker *fy_worker_new(const fy_translator *t, fy_error *err);
+
+/* Frees w; NULL is harmless. */
+void fy_worker_free(fy_worker *w);
+
+/* Bytes of scratch the worker holds (for logs and tests). */
+size_t fy_worker_arena_bytes(const fy_worker *w);
+
+/* Translates n sentences (UTF-8, one sentence each, no newline) as one
+ * batch. out[i] receives a malloc'd NUL-terminated translation the caller
+ * frees (an empty or whitespace-only sentence gives ""). Different workers
+ * may run at once. Returns 0, or a negative code with every out[i] NULL
+ * (FY_ENOMEM, FY_EINVAL for a NULL sentence). */
+int fy_translate_batch(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
+                       char **out, fy_error *err);
+
+/* What fy_translate_batch_ex reports about each sentence. */
+typedef struct fy_translate_info {
+    int src_tokens; /* SentencePiece pieces + EOS (0 for an empty sentence) */
+    int segments;   /* pieces of at most FY_SEGMENT_TOKENS decoded separately */
+    int out_tokens; /* target tokens produced, EOS excluded */
+    float min_gap;  /* smallest best-minus-second-best logit over the decoding
+                       steps (INFINITY when nothing was decoded): below float
+                       noise (~1e-4) the reference may legitimately differ */
+} fy_translate_info;
+
+/* As fy_translate_batch; info (may be NULL) receives n entries. */
+int fy_translate_batch_ex(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
+                          char **out, fy_translate_info *info, fy_error *err);
+
+/* Source token count of text (SentencePiece pieces + EOS), for batching
+ * and length limits; a negative code if text cannot be encoded. */
+long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t len);
+
+#endif
