@@ -1,16 +1,17 @@
 /* cmd_translate.c - `fanyi translate`: stdin lines -> stdout translations.
  *
  * One output line per input line, in input order; an empty (or
- * whitespace-only) line gives an empty line. Lines are read in blocks;
- * each block is cut into batches that N worker threads translate
+ * whitespace-only) line gives an empty line. Lines are read in blocks; each
+ * block's sentences are cut into batches that N worker threads translate
  * concurrently, each with its own fy_worker, and the block is printed in
  * order once all its batches are done.
  *
- * --raw treats each line as exactly one sentence, the way the reference
- * engine (bergamot-translator) treats a one-sentence request: surrounding
- * ASCII whitespace is kept around the translation, nothing else is touched.
- * Without --raw the text pipeline (sentence splitting, clean-up) is meant to
- * run; until it is wired in, the default mode behaves like --raw.
+ * By default each line goes through the text pipeline (src/text/segment.h):
+ * split into sentences, protected spans kept, translations joined and
+ * cleaned up. With --html the whole input is one HTML document. --raw treats
+ * each line as exactly one sentence, the way the reference engine
+ * (bergamot-translator) treats a one-sentence request: surrounding ASCII
+ * whitespace is kept around the translation, nothing else is touched.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,22 +24,26 @@
 
 #include "cli/cli.h"
 #include "model/discover.h"
+#include "text/segment.h"
 #include "translate/translator.h"
 
 #define CMD "translate"
 
 static const char USAGE[] =
-    "usage: fanyi translate [--model DIR] [--threads N] [--batch N] [--raw] [--no-shortlist]\n"
-    "                       [--max-length-factor F] [--min-gap]\n"
+    "usage: fanyi translate [--model DIR] [--threads N] [--batch N] [--raw | --html]\n"
+    "                       [--no-shortlist] [--max-length-factor F] [--min-gap]\n"
     "\n"
     "Translates Chinese lines from stdin into English lines on stdout, one per line\n"
-    "(empty lines stay empty).\n"
+    "(empty lines stay empty). Each line is split into sentences, and the translations\n"
+    "are joined and cleaned up; URLs, e-mail addresses, numbers and code are kept.\n"
     "\n"
     "  --model DIR            model directory (default $FANYI_MODEL_DIR, else\n"
     "                         ~/.local/share/fanyi/models/zh-en)\n"
     "  --threads N            worker threads translating batches concurrently (default 1)\n"
     "  --batch N              lines per batch (default 16)\n"
     "  --raw                  each line is exactly one sentence; output untouched\n"
+    "  --html                 the whole input is one HTML document: text is translated,\n"
+    "                         markup kept\n"
     "  --no-shortlist         score the whole vocabulary even if the model has a shortlist\n"
     "  --max-length-factor F  output tokens <= F x source tokens (default 2.0)\n"
     "  --min-gap              after each translation print a TAB and the smallest\n"
@@ -47,20 +52,29 @@ static const char USAGE[] =
 typedef struct opts {
     char *model_dir;
     long threads, batch;
-    int raw, min_gap;
+    int raw, html, min_gap;
     fy_translator_options topt;
 } opts;
 
-/* One block of input lines and everything the threads produce for it. */
+/* One block of input lines and everything the threads produce for it.
+ * Line i owns the sentences [first[i], first[i] + count[i]) of src/out/gap. */
 typedef struct block {
-    char **lines;  /* [n] as read, newline removed */
-    char **src;    /* [n] the sentence to translate (NULL: nothing to translate) */
-    size_t *lead;  /* [n] leading whitespace bytes kept in the output */
-    size_t *trail; /* [n] trailing whitespace bytes kept in the output */
-    char **out;    /* [n] translations */
-    float *gap;    /* [n] */
+    char **lines;          /* [n] as read, newline removed (--html: the whole input) */
+    size_t *lead;          /* [n] --raw: leading whitespace bytes kept in the output */
+    size_t *trail;         /* [n] --raw: trailing whitespace bytes kept in the output */
+    char **own;            /* [n] --raw: the trimmed line, the sentence */
+    fy_doc **doc;          /* [n] pipeline mode: the line split into sentences */
+    size_t *first, *count; /* [n] the line's sentences */
     size_t n, cap;
+    const char **src; /* [nsent] sentences (owned by lines[] or doc[]) */
+    char **out;       /* [nsent] translations */
+    float *gap;       /* [nsent] */
+    size_t nsent, sent_cap;
+    const fy_translator *t; /* for the pipeline's token counts */
+    int mode;               /* MODE_* */
 } block;
+
+enum { MODE_RAW, MODE_TEXT, MODE_HTML };
 
 typedef struct job {
     const fy_translator *t;
@@ -80,6 +94,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"threads", required_argument, NULL, 't'},
         {"batch", required_argument, NULL, 'b'},
         {"raw", no_argument, NULL, 'r'},
+        {"html", no_argument, NULL, 'H'},
         {"no-shortlist", no_argument, NULL, 'S'},
         {"max-length-factor", required_argument, NULL, 'f'},
         {"min-gap", no_argument, NULL, 'g'},
@@ -104,6 +119,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'r':
             o->raw = 1;
             break;
+        case 'H':
+            o->html = 1;
+            break;
         case 'S':
             o->topt.use_shortlist = 0;
             break;
@@ -127,6 +145,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         }
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (o->raw && o->html) return cli_usage_error(CMD, "--raw and --html exclude each other");
     return -1;
 }
 
@@ -144,41 +163,134 @@ static void block_clear(block *b)
 {
     for (size_t i = 0; i < b->n; i++) {
         free(b->lines[i]);
-        free(b->src[i]);
-        free(b->out[i]);
-        b->lines[i] = b->src[i] = b->out[i] = NULL;
+        free(b->own[i]);
+        fy_doc_free(b->doc[i]);
+        b->lines[i] = b->own[i] = NULL;
+        b->doc[i] = NULL;
     }
-    b->n = 0;
+    for (size_t k = 0; k < b->nsent; k++) free(b->out[k]);
+    b->n = b->nsent = 0;
 }
 
 static void block_free(block *b)
 {
     block_clear(b);
     free(b->lines);
-    free(b->src);
     free(b->lead);
     free(b->trail);
+    free(b->own);
+    free(b->doc);
+    free(b->first);
+    free(b->count);
+    free(b->src);
     free(b->out);
     free(b->gap);
 }
 
-static int block_init(block *b, size_t cap)
+static int block_init(block *b, size_t cap, const fy_translator *t, int mode)
 {
     memset(b, 0, sizeof *b);
     b->cap = cap;
+    b->t = t;
+    b->mode = mode;
     b->lines = calloc(cap, sizeof *b->lines);
-    b->src = calloc(cap, sizeof *b->src);
     b->lead = calloc(cap, sizeof *b->lead);
     b->trail = calloc(cap, sizeof *b->trail);
-    b->out = calloc(cap, sizeof *b->out);
-    b->gap = calloc(cap, sizeof *b->gap);
-    return b->lines && b->src && b->lead && b->trail && b->out && b->gap ? 0 : -1;
+    b->own = calloc(cap, sizeof *b->own);
+    b->doc = calloc(cap, sizeof *b->doc);
+    b->first = calloc(cap, sizeof *b->first);
+    b->count = calloc(cap, sizeof *b->count);
+    return b->lines && b->lead && b->trail && b->own && b->doc && b->first && b->count ? 0 : -1;
 }
 
-/* Reads up to b->cap lines; returns how many (0 at end of input), -1 on error. */
-static long block_read(block *b, FILE *in)
+/* Appends one sentence to translate; -1 when out of memory. */
+static int block_add_sentence(block *b, const char *s)
+{
+    if (b->nsent == b->sent_cap) {
+        size_t cap = b->sent_cap ? 2 * b->sent_cap : 256;
+        const char **src = realloc(b->src, cap * sizeof *src);
+        if (src) b->src = src;
+        char **out = realloc(b->out, cap * sizeof *out);
+        if (out) b->out = out;
+        float *gap = realloc(b->gap, cap * sizeof *gap);
+        if (gap) b->gap = gap;
+        if (!src || !out || !gap) return -1;
+        b->sent_cap = cap;
+    }
+    b->src[b->nsent] = s;
+    b->out[b->nsent] = NULL;
+    b->gap[b->nsent++] = INFINITY;
+    return 0;
+}
+
+static long count_tokens(void *ctx, const char *s, size_t len)
+{
+    return fy_translator_count_tokens(ctx, s, len);
+}
+
+/* Makes line i's sentences: the trimmed line (--raw) or the pipeline's. */
+static int block_split_line(block *b, size_t i, fy_error *err)
+{
+    char *line = b->lines[i];
+    size_t len = strlen(line);
+    b->first[i] = b->nsent;
+    if (b->mode == MODE_RAW) {
+        size_t lead = 0, end = len;
+        while (lead < end && is_space(line[lead])) lead++;
+        while (end > lead && is_space(line[end - 1])) end--;
+        b->lead[i] = lead;
+        b->trail[i] = len - end;
+        b->count[i] = end > lead;
+        if (end > lead &&
+            (!(b->own[i] = strndup(line + lead, end - lead)) || block_add_sentence(b, b->own[i])))
+            return fy_err(err, FY_ENOMEM, "out of memory");
+        return 0;
+    }
+    fy_split_options so;
+    fy_split_options_default(&so);
+    so.html = b->mode == MODE_HTML;
+    so.count_tokens = count_tokens;
+    so.count_ctx = (void *)b->t;
+    if (!(b->doc[i] = fy_doc_split(line, len, &so, err))) return err->code;
+    b->count[i] = fy_doc_sentence_count(b->doc[i]);
+    for (size_t k = 0; k < b->count[i]; k++)
+        if (block_add_sentence(b, fy_doc_sentence(b->doc[i], k, NULL)))
+            return fy_err(err, FY_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Reads all of stdin as one line (--html). */
+static char *read_all(FILE *in)
+{
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len - 1, in);
+        if (ferror(in)) break;
+        if (feof(in)) {
+            buf[len] = '\0';
+            return buf;
+        }
+        char *grown = len + 1 >= cap ? realloc(buf, cap *= 2) : buf;
+        if (!grown) break;
+        buf = grown;
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Reads up to b->cap lines and splits them; returns how many (0 at end of
+ * input), -1 on a read error (errno), -2 on a split error (err, line in *bad). */
+static long block_read(block *b, FILE *in, fy_error *err, size_t *bad)
 {
     block_clear(b);
+    if (b->mode == MODE_HTML) {
+        if (feof(in)) return 0;
+        if (!(b->lines[0] = read_all(in))) return -1;
+        b->n = 1;
+        *bad = 0;
+        return block_split_line(b, 0, err) ? -2 : 1;
+    }
     while (b->n < b->cap) {
         char *line = NULL;
         size_t size = 0;
@@ -193,13 +305,8 @@ static long block_read(block *b, FILE *in)
         if (len > 0 && line[len - 1] == '\r') line[--len] = '\0';
         size_t i = b->n++;
         b->lines[i] = line;
-        size_t lead = 0, end = (size_t)len;
-        while (lead < end && is_space(line[lead])) lead++;
-        while (end > lead && is_space(line[end - 1])) end--;
-        b->lead[i] = lead;
-        b->trail[i] = (size_t)len - end;
-        if (end > lead && !(b->src[i] = strndup(line + lead, end - lead))) return -1;
-        b->gap[i] = INFINITY;
+        *bad = i;
+        if (block_split_line(b, i, err)) return -2;
     }
     return (long)b->n;
 }
@@ -208,31 +315,19 @@ static long block_read(block *b, FILE *in)
 /* Worker threads                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Translates batch number k of the block: its lines that have a sentence. */
+/* Translates batch number k of the block's sentences. */
 static int run_batch(job *j, fy_worker *w, size_t k, fy_error *err)
 {
     block *b = j->b;
-    size_t lo = k * j->batch, hi = lo + j->batch < b->n ? lo + j->batch : b->n;
-    const char *src[4096];
-    size_t at[4096];
-    char *out[4096];
+    size_t lo = k * j->batch, hi = lo + j->batch < b->nsent ? lo + j->batch : b->nsent;
     fy_translate_info info[4096];
-    size_t m = 0;
-    for (size_t i = lo; i < hi; i++)
-        if (b->src[i]) {
-            src[m] = b->src[i];
-            at[m++] = i;
-        }
-    if (m == 0) return 0;
-    int rc = fy_translate_batch_ex(j->t, w, src, m, out, info, err);
+    if (hi <= lo) return 0;
+    int rc = fy_translate_batch_ex(j->t, w, b->src + lo, hi - lo, b->out + lo, info, err);
     if (rc < 0) {
-        j->bad_line = at[0];
+        j->bad_line = lo;
         return rc;
     }
-    for (size_t i = 0; i < m; i++) {
-        b->out[at[i]] = out[i];
-        b->gap[at[i]] = info[i].min_gap;
-    }
+    for (size_t i = lo; i < hi; i++) b->gap[i] = info[i - lo].min_gap;
     return 0;
 }
 
@@ -241,7 +336,7 @@ static void *thread_main(void *arg)
     job *j = arg;
     fy_error err = {0};
     fy_worker *w = fy_worker_new(j->t, &err);
-    size_t nbatches = (j->b->n + j->batch - 1) / j->batch;
+    size_t nbatches = (j->b->nsent + j->batch - 1) / j->batch;
     int rc = w ? 0 : err.code;
     while (rc == 0 && !atomic_load(&j->failed)) {
         size_t k = atomic_fetch_add(&j->next, 1);
@@ -263,7 +358,7 @@ static int translate_block(job *j, fy_worker *w0, long nthreads)
 {
     atomic_store(&j->next, 0);
     if (nthreads <= 1) {
-        size_t nbatches = (j->b->n + j->batch - 1) / j->batch;
+        size_t nbatches = (j->b->nsent + j->batch - 1) / j->batch;
         for (size_t k = 0; k < nbatches; k++)
             if (run_batch(j, w0, k, &j->err) < 0) return -1;
         return 0;
@@ -280,18 +375,42 @@ static int translate_block(job *j, fy_worker *w0, long nthreads)
     return atomic_load(&j->failed) ? -1 : 0;
 }
 
-static void print_block(const block *b, int min_gap)
+/* The input line (in the block) that sentence k came from. */
+static size_t line_of(const block *b, size_t k)
+{
+    size_t i = 0;
+    while (i + 1 < b->n && b->first[i + 1] <= k) i++;
+    return i;
+}
+
+/* The line's smallest logit gap over its sentences. */
+static float line_gap(const block *b, size_t i)
+{
+    float g = INFINITY;
+    for (size_t k = b->first[i]; k < b->first[i] + b->count[i]; k++)
+        if (b->gap[k] < g) g = b->gap[k];
+    return g;
+}
+
+static int print_block(const block *b, int min_gap, fy_error *err)
 {
     for (size_t i = 0; i < b->n; i++) {
-        if (b->out[i]) {
-            fwrite(b->lines[i], 1, b->lead[i], stdout);
-            fputs(b->out[i], stdout);
-            size_t len = strlen(b->lines[i]);
-            fwrite(b->lines[i] + len - b->trail[i], 1, b->trail[i], stdout);
+        if (b->mode == MODE_RAW) {
+            if (b->count[i]) {
+                fwrite(b->lines[i], 1, b->lead[i], stdout);
+                fputs(b->out[b->first[i]], stdout);
+                fputs(b->lines[i] + strlen(b->lines[i]) - b->trail[i], stdout);
+            }
+        } else {
+            char *text = fy_doc_join(b->doc[i], (const char *const *)b->out + b->first[i], err);
+            if (!text) return err->code;
+            fputs(text, stdout);
+            free(text);
         }
-        if (min_gap) printf("\t%.9g", (double)b->gap[i]);
-        fputc('\n', stdout);
+        if (min_gap) printf("\t%.9g", (double)line_gap(b, i));
+        if (b->mode != MODE_HTML) fputc('\n', stdout);
     }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -325,7 +444,8 @@ int cmd_translate(int argc, char **argv)
     fy_worker *w0 = fy_worker_new(t, &err);
     block b;
     size_t cap = isatty(STDIN_FILENO) ? 1 : (size_t)(o.batch * o.threads * 4);
-    if (!w0 || block_init(&b, cap) < 0) {
+    int mode = o.raw ? MODE_RAW : o.html ? MODE_HTML : MODE_TEXT;
+    if (!w0 || block_init(&b, cap, t, mode) < 0) {
         fprintf(stderr, "fanyi translate: %s\n", w0 ? "out of memory" : err.msg);
         fy_worker_free(w0);
         fy_translator_free(t);
@@ -336,20 +456,31 @@ int cmd_translate(int argc, char **argv)
     rc = 0;
     size_t base = 0;
     for (;;) {
-        long n = block_read(&b, stdin);
-        if (n < 0) {
+        size_t bad = 0;
+        long n = block_read(&b, stdin, &err, &bad);
+        if (n == -1) {
             fprintf(stderr, "fanyi translate: reading stdin: %s\n", strerror(errno));
+            rc = 1;
+            break;
+        }
+        if (n == -2) {
+            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + bad + 1, err.msg);
             rc = 1;
             break;
         }
         if (n == 0) break;
         atomic_store(&j.failed, 0);
         if (translate_block(&j, w0, o.threads) < 0) {
-            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + j.bad_line + 1, j.err.msg);
+            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + line_of(&b, j.bad_line) + 1,
+                    j.err.msg);
             rc = 1;
             break;
         }
-        print_block(&b, o.min_gap);
+        if (print_block(&b, o.min_gap, &err) < 0) {
+            fprintf(stderr, "fanyi translate: %s\n", err.msg);
+            rc = 1;
+            break;
+        }
         fflush(stdout);
         base += (size_t)n;
     }
