@@ -111,7 +111,9 @@ static int find_fuzzy(const char *t, size_t tl, const char *nd, size_t nl, const
             if (q >= tl || lower((unsigned char)t[q]) != lower((unsigned char)nd[k])) break;
             q++, k++;
         }
-        if (k == nl && !overlaps(L, nL, p, q) && whole(t, tl, p, q, nd, nl)) {
+        /* q > p: a needle of only spaces matches zero bytes, which would be
+         * picked again forever. */
+        if (k == nl && q > p && !overlaps(L, nL, p, q) && whole(t, tl, p, q, nd, nl)) {
             *a = p, *e = q;
             return 1;
         }
@@ -285,7 +287,7 @@ static int ws_matters(const fy_doc *d, const anchor *a)
 static void place_anchors(const fy_doc *d, const sent *s, const pspan *P, size_t np, const char *t,
                           size_t l, int exact, const size_t *spos, size_t *pos, char *consume)
 {
-    const anchor *A = d->an + s->a0;
+    const anchor *A = (s->na ? d->an + s->a0 : NULL);
     size_t eng = map_pos(s->len + 1, P, np) - 1, prev = 0;
     for (size_t i = 0; i < s->na; i++) {
         size_t q = map_pos(A[i].pos, P, np), found = 0;
@@ -345,8 +347,8 @@ static void put_escaped(fy_buf *b, const fy_doc *d, const sent *s, const char *t
 static void emit(fy_buf *b, const fy_doc *d, const sent *s, const char *t, size_t l,
                  const size_t *pos, const char *consume)
 {
-    const anchor *A = d->an + s->a0;
-    const pspan *P = d->sp + s->p0;
+    const anchor *A = (s->na ? d->an + s->a0 : NULL);
+    const pspan *P = (s->np ? d->sp + s->p0 : NULL);
     size_t ai = 0;
     for (size_t p = 0;;) {
         int skip = 0;
@@ -391,7 +393,7 @@ static void first_last(const char *t, size_t l, size_t np, rendered *r)
 /* Renders sentence s from translation t (NULL: the engine text) into b. */
 static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int flags, rendered *r)
 {
-    const pspan *P = d->sp + s->p0;
+    const pspan *P = (s->np ? d->sp + s->p0 : NULL);
     size_t np = s->np, tl = t ? strlen(t) : 0;
     int exact = !t || (tl == s->len && memcmp(t, s->text, tl) == 0);
     if (exact) t = s->text, tl = s->len;
@@ -403,6 +405,15 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     char *txt = NULL;
     int rc = FY_ENOMEM;
     if (!L || !spos || !pos || !consume) goto done;
+    if (exact && d->html) {
+        /* An untranslated HTML sentence comes back exactly as written: its
+         * entities, bare characters and inline tags as in the source. */
+        fy_buf_put(b, d->src + s->src, s->srclen);
+        first_last(t, tl, 0, r);
+        r->changed = 0;
+        rc = b->oom ? FY_ENOMEM : 0;
+        goto done;
+    }
     if (exact)
         for (size_t k = 0; k < np; k++) L[k] = (loc){P[k].pos, P[k].pos + P[k].len, 1, 0};
     else

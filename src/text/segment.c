@@ -121,8 +121,9 @@ static int build_char(splitter *s, fy_buf *b, sent *st, size_t i, size_t n)
     size_t a = f->s0[i], e = f->s1[i];
     size_t m;
     uint32_t cp = fy_utf8_get(f->text, f->len, i, &m);
-    if (e - a != n || memcmp(d->src + a, f->text + i, n) != 0 || cp == '&' || cp == '<' ||
-        cp == '>')
+    /* A bare '<', '>' or '&' in the source is not remembered as the way to
+     * write it: join always escapes those, so text never turns into markup. */
+    if (e - a != n || memcmp(d->src + a, f->text + i, n) != 0)
         return add_ent(d, st->e0, cp, a, e - a);
     return 0;
 }

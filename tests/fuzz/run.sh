@@ -1,0 +1,76 @@
+#!/bin/bash
+# run.sh - builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each
+# for SECONDS (default 60), one after the other.
+#
+#   tests/fuzz/run.sh [SECONDS] [HARNESS...]
+#
+# Build dir: $FANYI_FUZZ_BUILD or <repo>/build-fuzz (configured here, so this
+# works from a clean clone). Each harness starts from its committed seeds in
+# tests/fuzz/corpus/<harness>/ plus what earlier runs found in
+# build-fuzz/fuzz-corpus/<harness>/ (new inputs go there, never into the
+# repo). A crash, leak, timeout (> 10 s for one input) or out-of-memory
+# (> 2048 MB) fails the harness; its input is saved in build-fuzz/crashes/.
+# Prints one line per harness and "N passed, N failed"; exits 1 on any failure.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+secs=${1:-60}
+shift || true
+case $secs in
+'' | *[!0-9]*) echo "usage: tests/fuzz/run.sh [SECONDS] [HARNESS...]" >&2; exit 2 ;;
+esac
+build=${FANYI_FUZZ_BUILD:-$root/build-fuzz}
+all=(fuzz_marian fuzz_config fuzz_shortlist fuzz_spm_load fuzz_spm_encode fuzz_segment fuzz_cleanup)
+harnesses=("$@")
+[ $# -gt 0 ] || harnesses=("${all[@]}")
+jobs=${FANYI_FUZZ_JOBS:-2}
+
+command -v clang >/dev/null || { echo "run.sh: clang not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+mkdir -p "$build"
+if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DFANYI_FUZZ=ON >"$build/fuzz-configure.log" 2>&1; then
+    cat "$build/fuzz-configure.log" >&2
+    echo "run.sh: configure failed" >&2
+    exit 1
+fi
+if ! cmake --build "$build" -j"$jobs" --target "${harnesses[@]}" >"$build/fuzz-build.log" 2>&1; then
+    tail -n 40 "$build/fuzz-build.log" >&2
+    echo "run.sh: build failed" >&2
+    exit 1
+fi
+
+mkdir -p "$build/crashes"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$here/ubsan.supp
+passed=0
+failed=0
+for h in "${harnesses[@]}"; do
+    work="$build/fuzz-corpus/$h"
+    log="$build/fuzz-$h.log"
+    mkdir -p "$work"
+    maxlen=65536
+    [ "$h" = fuzz_spm_load ] && maxlen=300000 # the nmt_nfkc seed model is 250 KB
+    dict=()
+    [ -f "$here/$h.dict" ] && dict=(-dict="$here/$h.dict")
+    start=$(date +%s)
+    (cd "$build/crashes" && "$build/tests/fuzz/$h" "$work" "$here/corpus/$h" "${dict[@]}" \
+        -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 \
+        -max_len="$maxlen" -print_final_stats=1 -artifact_prefix="$build/crashes/$h-" \
+        >"$log" 2>&1)
+    rc=$?
+    took=$(($(date +%s) - start))
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1)
+    if [ "$rc" -eq 0 ]; then
+        passed=$((passed + 1))
+        printf 'PASS %-16s %5ss %10s execs  %s\n' "$h" "$took" "${execs:-?}" "${cov:-}"
+    else
+        failed=$((failed + 1))
+        art=$(grep -oE "(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+" "$log" | tail -n 1)
+        printf 'FAIL %-16s %5ss %10s execs  rc=%s %s (log: %s)\n' "$h" "$took" "${execs:-?}" "$rc" \
+            "${art:+input: $build/crashes/$h-$art}" "$log"
+        grep -m 3 -E "ERROR|runtime error|SUMMARY" "$log" | sed 's/^/    /'
+    fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
