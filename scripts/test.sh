@@ -34,4 +34,7 @@ scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFANYI_TSAN=ON
 share_models build-tsan
 (cd build-tsan && ctest --output-on-failure -j "$jobs" -L server)
 
+echo "== fuzzing (libFuzzer + ASan + UBSan, 60 s per harness)"
+tests/fuzz/run.sh 60
+
 echo "== all tests passed"
