@@ -30,8 +30,11 @@ def endpoints(s):
     T.eq(b.get("status"), "ready", "/ready body")
     st, _, b = s.get("/version")
     T.eq(st, 200, "/version")
-    shape(b, ["version", "model", "model_dir", "threads", "languages"], "/version")
+    shape(b, ["version", "model", "model_dir", "threads", "languages", "max_chars", "max_items",
+              "auth_required"], "/version")
     T.eq(b["threads"], 2, "/version threads")
+    T.eq((b["max_chars"], b["max_items"], b["auth_required"]), (200, 4, False),
+         "/version limits (--max-chars 200 --max-batch-items 4)")
     st, h, text = s.get("/metrics")
     T.eq(st, 200, "/metrics")
     T.ok(h["content-type"].startswith("text/plain"), "/metrics content type")
@@ -73,7 +76,14 @@ def endpoints(s):
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
     T.eq(st, 200, "GET /")
-    T.ok(h["content-type"].startswith("text/html") and "/translate" in page, "GET / page")
+    T.ok(h["content-type"].startswith("text/html") and '<script src="/app.js"' in page,
+         "GET / is the web UI")
+    T.ok("script-src 'self'" in h.get("content-security-policy", ""), "GET / has a strict CSP")
+    T.ok(h.get("etag", "").startswith('"'), "GET / has an ETag")
+    st, h, page = s.get("/docs")
+    T.ok(st == 200 and "docs.js" in page, "GET /docs is the API page")
+    st, h, _ = s.get("/../etc/passwd")
+    T.eq(st, 404, "no file-system path over HTTP")
 
     # Native.
     want = s.translate(TEXT)
