@@ -52,7 +52,8 @@ fy_linear *fy_nn_bind_linear(const fy_marian *m, const char *wname, const char *
         snprintf(aname, sizeof aname, "%s_QuantMultA", wname);
         const float *alpha = fy_nn_bind_floats(m, aname, 1, err);
         if (!alpha) return NULL;
-        l = fy_linear_new_i8(w->data, n, k, w->quant_mult, *alpha, bias, err);
+        /* In place: the translator keeps the model mapped while it lives. */
+        l = fy_linear_view_i8(w->data, n, k, w->quant_mult, *alpha, bias, err);
     } else if (w->type == FY_DT_F32) {
         l = fy_linear_new_f32(w->data, k, n, bias, err);
     } else {

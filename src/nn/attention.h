@@ -59,8 +59,9 @@ typedef struct fy_nn_ffn {
 /* Builds the linear layer y = x·W + b from tensors wname and bname (bname
  * NULL: no bias). W must be [k, n] as the header says; float32 (read as
  * [k][n]) or, in int8 models, intgemm8 (bytes [n][k]) with its activation
- * scale in the float32 tensor "<wname>_QuantMultA". Returns NULL with a
- * message naming the model file and tensor on any mismatch. */
+ * scale in the float32 tensor "<wname>_QuantMultA", read in place from the
+ * mapped file (m must outlive the layer). Returns NULL with a message
+ * naming the model file and tensor on any mismatch. */
 fy_linear *fy_nn_bind_linear(const fy_marian *m, const char *wname, const char *bname, int k, int n,
                              fy_error *err);
 

@@ -5,6 +5,7 @@
 #include "nn/gemm.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@ struct fy_linear {
     const fy_gemm_kernels *kern; /* the path the weights were prepared for */
     float *bias;                 /* int8: [n] prepared; f32: [npanels·16] or NULL */
     /* int8 */
-    int8_t *w8; /* [n][k] */
+    const int8_t *w8; /* [n][k]: w8_own, or the caller's bytes (fy_linear_view_i8) */
+    int8_t *w8_own;
     float a_mult, unquant;
     /* float32 */
     float *panels; /* [npanels][k][16], zero-padded */
@@ -37,8 +39,8 @@ static int valid_mult(float v)
     return isfinite(v) && v > 0.0f;
 }
 
-fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
-                            const float *bias, fy_error *err)
+static fy_linear *linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
+                                const float *bias, int view, fy_error *err)
 {
     fy_linear *l = NULL;
     if (!w || n <= 0 || k <= 0 || n % 8 != 0 || k % 64 != 0) {
@@ -59,10 +61,15 @@ fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a
     l->kern = fy_gemm_kernels_current();
     l->a_mult = a_mult;
     l->unquant = 1.0f / (a_mult * w_mult);
-    l->w8 = aligned_alloc64((size_t)n * k);
     l->bias = aligned_alloc64((size_t)n * sizeof(float));
-    if (!l->w8 || !l->bias) goto fail;
-    memcpy(l->w8, w, (size_t)n * k);
+    if (!l->bias) goto fail;
+    if (view && (uintptr_t)w % 64 == 0) {
+        l->w8 = w;
+    } else {
+        l->w8 = l->w8_own = aligned_alloc64((size_t)n * k);
+        if (!l->w8_own) goto fail;
+        memcpy(l->w8_own, w, (size_t)n * k);
+    }
     /* The reference (marian int8PrepareBias / intgemm PrepareBias) multiplies
      * B by a row of ones (exact column sums) and writes, in float32 without
      * FMA, colsum·factor + bias with factor = (-1)·((127/a)·(127/w))/127:
@@ -80,6 +87,18 @@ fail:
     fy_linear_free(l);
     fy_err(err, FY_ENOMEM, "int8 linear layer %d x %d: out of memory", n, k);
     return NULL;
+}
+
+fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
+                            const float *bias, fy_error *err)
+{
+    return linear_new_i8(w, n, k, w_mult, a_mult, bias, 0, err);
+}
+
+fy_linear *fy_linear_view_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
+                             const float *bias, fy_error *err)
+{
+    return linear_new_i8(w, n, k, w_mult, a_mult, bias, 1, err);
 }
 
 static fy_linear *linear_alloc_f32(int k, int n, const float *bias, fy_error *err)
@@ -163,7 +182,7 @@ fy_linear *fy_linear_new_f32_nk(const float *w, int n, int k, const float *bias,
 void fy_linear_free(fy_linear *l)
 {
     if (!l) return;
-    free(l->w8);
+    free(l->w8_own);
     free(l->bias);
     free(l->panels);
     free(l->rows);

@@ -51,6 +51,14 @@ typedef struct fy_linear fy_linear;
 fy_linear *fy_linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
                             const float *bias, fy_error *err);
 
+/* As fy_linear_new_i8, but when w is 64-byte aligned the layer reads it in
+ * place instead of copying it: w must then stay mapped and unchanged until
+ * fy_linear_free. For weights in a mapped model file (data 256-byte
+ * aligned), this keeps one copy of them in memory, the file's pages, which
+ * the kernel can drop and re-read, instead of two. */
+fy_linear *fy_linear_view_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
+                             const float *bias, fy_error *err);
+
 /* float32 layer. w: laid out [k][n] as in the file (row-major [in][out]);
  * bias: n floats or NULL; both borrowed. Any positive k, n.
  * Returns the layer or NULL with err set. */

@@ -5,8 +5,9 @@
  * sums adjacent pairs with int16 saturation (exactly the reference's
  * arithmetic); vpmaddwd against ones widens to int32 and the lanes are
  * reduced at the end. Because columns are plain rows, a shortlist subset
- * costs nothing but a list of row pointers. Register tile: 3 rows x 3
- * columns, 2 x 4 for a leftover pair of rows, 1 row x 8 columns.
+ * costs nothing but a list of row pointers. Passes of 8 columns, each row
+ * of A in turn against them (see avx2_i8_gemm); a last pass of fewer than
+ * 8 columns goes one column at a time.
  *
  * float32: panels of 16 columns; each output is summed over k in order
  * with vmulps then vaddps (never FMA), so results equal gemm_ref.c's.
@@ -104,19 +105,87 @@ INLINE void avx2_i8_rows(const uint8_t *a, int k, const int8_t *w, const int32_t
     }
 }
 
+/* Sums each of 8 accumulators' lanes: lane c of the result = sum of acc[c]. */
+INLINE __m256i avx2_reduce8(const __m256i acc[8])
+{
+    __m256i h0 =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3]));
+    __m256i h1 =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(acc[4], acc[5]), _mm256_hadd_epi32(acc[6], acc[7]));
+    /* h0 = [c0..c3 low halves | c0..c3 high halves], h1 likewise for c4..c7. */
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                            _mm256_permute2x128_si256(h0, h1, 0x31));
+}
+
+/* y[0..8) for one row of a against the 8 weight rows wr: 8 independent
+ * accumulators, one vector reduction and one vector epilogue per 8 columns
+ * (mul then add, as the scalar epilogue: the same floats). */
+INLINE void avx2_i8_row8(const uint8_t *a, int k, const int8_t *const *wr, const float *bv,
+                         float unquant, float *y)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; c++) acc[c] = _mm256_setzero_si256();
+    for (int kk = 0; kk < k; kk += 32) {
+        __m256i av = _mm256_loadu_si256((const __m256i *)(a + kk));
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) {
+            __m256i b = _mm256_loadu_si256((const __m256i *)(wr[c] + kk));
+            acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b), ones));
+        }
+    }
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(avx2_reduce8(acc)), _mm256_set1_ps(unquant));
+    _mm256_storeu_ps(y, _mm256_add_ps(v, _mm256_loadu_ps(bv)));
+}
+
+/* Passes of 8 columns; in each, every row of a runs against the same 8
+ * weight rows, which stay in L1 (8·k bytes), so no register tile over rows
+ * is needed: Zen 3 loads three vectors a cycle but multiplies only two, and
+ * the multiplies are the bound. At m = 1 (a decoder step) the weights come
+ * from L3 or memory: the next pass's rows are prefetched while this one
+ * computes (the hardware prefetcher does not follow shortlist rows). */
 static void avx2_i8_gemm(const uint8_t *a, int m, int k, const int8_t *w, const int32_t *cols,
                          int ncols, float unquant, const float *bias, float *y, int ldy)
 {
-    int i = 0;
-    for (; i + 3 <= m; i += 3)
-        avx2_i8_rows(a + (size_t)i * k, k, w, cols, ncols, unquant, bias, y + (size_t)i * ldy, ldy,
-                     3, 4);
-    if (m - i == 2)
-        avx2_i8_rows(a + (size_t)i * k, k, w, cols, ncols, unquant, bias, y + (size_t)i * ldy, ldy,
-                     2, 4);
-    else if (m - i == 1)
-        avx2_i8_rows(a + (size_t)i * k, k, w, cols, ncols, unquant, bias, y + (size_t)i * ldy, ldy,
-                     1, 8);
+    int c0 = 0;
+    for (; c0 + 8 <= ncols; c0 += 8) {
+        const int8_t *wr[8];
+        float bv[8];
+        /* Two plain loops: a merged one (cols ? cols[i] : i) is vectorised
+         * by gcc into a masked load from cols, which with cols == NULL takes
+         * a slow microcode assist on AMD at every pass. */
+        if (cols) {
+            for (int c = 0; c < 8; c++) {
+                wr[c] = w + (size_t)cols[c0 + c] * k;
+                bv[c] = bias[cols[c0 + c]];
+            }
+        } else {
+            for (int c = 0; c < 8; c++) {
+                wr[c] = w + (size_t)(c0 + c) * k;
+                bv[c] = bias[c0 + c];
+            }
+        }
+        if (c0 + 16 <= ncols) {
+            for (int c = 0; c < 8; c++) {
+                const char *nx =
+                    (const char *)(w + (size_t)(cols ? cols[c0 + 8 + c] : c0 + 8 + c) * k);
+                for (int o = 0; o < k; o += 64) _mm_prefetch(nx + o, _MM_HINT_T0);
+            }
+        }
+        for (int i = 0; i < m; i++)
+            avx2_i8_row8(a + (size_t)i * k, k, wr, bv, unquant, y + (size_t)i * ldy + c0);
+    }
+    if (c0 == ncols) return;
+    for (int i = 0; i < m; i++) {
+        const uint8_t *ar = a + (size_t)i * k;
+        float *yr = y + (size_t)i * ldy + c0;
+        if (cols)
+            avx2_i8_rows(ar, k, w, cols + c0, ncols - c0, unquant, bias, yr, ldy, 1, 8);
+        else
+            avx2_i8_rows(ar, k, w + (size_t)c0 * k, NULL, ncols - c0, unquant, bias + c0, yr, ldy,
+                         1, 8);
+    }
 }
 
 /* R rows x P panels of 16 columns: 2·R·P accumulators (at most 12). */

@@ -35,7 +35,10 @@ struct fy_translator {
     int src_eos, trg_eos, trg_unk; /* trg_unk -1 when the vocabulary has none */
     const float *src_emb;          /* [src_vocab][d] float embeddings */
     const float *trg_emb;          /* [trg_vocab][d] (== src_emb when tied-all) */
-    float *owned_emb[2];           /* dequantised copies we must free */
+    float *owned_emb[2];           /* dequantised copies, freed once the network is bound */
+    const int8_t *emb_q[2];        /* int8 models: the file's embeddings [vocab][d], and */
+    float emb_inv[2];              /* 1/quant_mult: lookups dequantise the rows they use */
+    int trg_slot;                  /* 0 (tied embeddings) or 1 */
     float emb_scale;               /* sqrt(d) */
     float *pos;                    /* [npos][d] sinusoidal position table */
     int npos;
@@ -123,6 +126,8 @@ static const float *bind_embedding(fy_translator *t, const char *name, int vocab
     float inv = 1.0f / e->quant_mult;
     for (size_t i = 0; i < e->count; i++) f[i] = (float)q[i] * inv;
     t->owned_emb[slot] = f;
+    t->emb_q[slot] = q;
+    t->emb_inv[slot] = inv;
     return f;
 }
 
@@ -172,6 +177,7 @@ static int open_network(fy_translator *t, fy_error *err)
     const char *src_name = c->separate_embeddings ? "encoder_Wemb" : "Wemb";
     const char *trg_name = c->separate_embeddings ? "decoder_Wemb" : "Wemb";
     if (!(t->src_emb = bind_embedding(t, src_name, t->src_vocab, 0, err))) return err->code;
+    t->trg_slot = c->separate_embeddings ? 1 : 0;
     if (!c->separate_embeddings)
         t->trg_emb = t->src_emb;
     else if (!(t->trg_emb = bind_embedding(t, trg_name, t->trg_vocab, 1, err)))
@@ -191,6 +197,16 @@ static int open_network(fy_translator *t, fy_error *err)
     t->dec = fy_decoder_bind(t->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8, t->trg_emb,
                              t->trg_vocab, err);
     if (!t->dec) return err->code;
+    /* The float copies only fed the output layer's preparation: lookups
+     * dequantise from the mapped int8 rows (the same floats), which saves
+     * vocab·d·4 bytes (49 MB for base-memory) of resident memory. */
+    for (int i = 0; i < 2; i++) {
+        if (!t->owned_emb[i]) continue;
+        free(t->owned_emb[i]);
+        t->owned_emb[i] = NULL;
+    }
+    if (t->emb_q[0]) t->src_emb = NULL;
+    if (t->emb_q[t->trg_slot]) t->trg_emb = NULL;
     return 0;
 }
 
@@ -290,12 +306,15 @@ struct fy_worker {
     fy_row *rows;           /* [max_rows] active rows, in order */
     int *row_off, *row_len; /* [max_rows] their sources, aligned with rows */
     uint8_t *done;          /* [max_rows] rows finished this step */
-    /* shortlist */
-    int32_t *cols;       /* [trg_vocab] union of the rows' shortlists */
-    uint8_t *allowed;    /* [max_rows][bitmap_bytes] each segment's shortlist */
-    uint8_t *union_bits; /* [bitmap_bytes] */
-    int32_t *sl_out;     /* [trg_vocab] one selection */
-    uint8_t *sl_seen;    /* fy_shortlist_scratch_bytes */
+    /* shortlist: each row is scored on its own list only (a batch's union
+     * is several times longer, so scoring it for every row cost more than
+     * the batch saved); lists and logits rows are V apart, and only the
+     * pages a list uses are ever touched */
+    int32_t *cols;    /* [max_rows][trg_vocab] each segment's ids, ascending */
+    int *ncols;       /* [max_rows] their counts */
+    uint8_t *allowed; /* [max_rows][bitmap_bytes] each segment's shortlist */
+    int32_t *sl_out;  /* [trg_vocab] one selection */
+    uint8_t *sl_seen; /* fy_shortlist_scratch_bytes */
     size_t bitmap_bytes;
     void *lin; /* linear-layer scratch */
 };
@@ -350,9 +369,9 @@ static void worker_layout(fy_worker *w, fy_arena *a)
     w->done = carve(a, B);
     w->bitmap_bytes = (V + 7) / 8;
     if (t->shortlist) {
-        w->cols = carve(a, V * sizeof(int32_t));
+        w->cols = carve(a, B * V * sizeof(int32_t));
+        w->ncols = carve(a, B * sizeof(int));
         w->allowed = carve(a, B * w->bitmap_bytes);
-        w->union_bits = carve(a, w->bitmap_bytes);
         w->sl_out = carve(a, V * sizeof(int32_t));
         w->sl_seen = carve(a, fy_shortlist_scratch_bytes(t->shortlist, t->trg_vocab));
     }
@@ -477,9 +496,10 @@ static int make_segments(const fy_translator *t, const char *const *src, size_t 
 /* Shortlist                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Fills row r's bitmap with its sentence's shortlist (the sentence's pieces
- * and EOS, as the reference generates it for a one-sentence batch) and ORs
- * it into the union. */
+/* Fills slot r's bitmap and ascending id list with its sentence's shortlist
+ * (the sentence's pieces and EOS, as the reference generates it for a
+ * one-sentence batch). Ascending, like the reference's sorted list, so that
+ * pick() meets ties in the same order. */
 static int shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
                          fy_error *err)
 {
@@ -490,22 +510,45 @@ static int shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence
     uint8_t *bits = w->allowed + (size_t)r * w->bitmap_bytes;
     memset(bits, 0, w->bitmap_bytes);
     for (long i = 0; i < n; i++) bits[w->sl_out[i] >> 3] |= (uint8_t)(1u << (w->sl_out[i] & 7));
-    for (size_t i = 0; i < w->bitmap_bytes; i++) w->union_bits[i] |= bits[i];
-    return 0;
-}
-
-/* The sorted union of the rows' shortlists, into w->cols; returns its size. */
-static int shortlist_union(const fy_translator *t, fy_worker *w)
-{
-    int n = 0;
+    int32_t *cols = w->cols + (size_t)r * t->trg_vocab;
+    int nc = 0;
     for (int id = 0; id < t->trg_vocab; id++)
-        if (w->union_bits[id >> 3] & (1u << (id & 7))) w->cols[n++] = id;
-    return n;
+        if (bits[id >> 3] & (1u << (id & 7))) cols[nc++] = id;
+    w->ncols[r] = nc;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Greedy decoding of one sub-batch                                          */
 /* ------------------------------------------------------------------------ */
+
+/* fy_nn_embed from embedding slot 0 (source) or 1 (target, = 0 when tied):
+ * in int8 models each used row is dequantised on the fly, (float)q·inv
+ * exactly as the load-time float copy was, so the results are the same. */
+static void embed(const fy_translator *t, int slot, float *x, const int32_t *ids, int rows,
+                  const float *pos, int pos_stride)
+{
+    int d = t->cfg.dim_emb;
+    const int8_t *q = t->emb_q[slot];
+    if (!q) {
+        fy_nn_embed(x, slot ? t->trg_emb : t->src_emb, ids, rows, d, t->emb_scale, pos, pos_stride);
+        return;
+    }
+    float inv = t->emb_inv[slot], scale = t->emb_scale;
+    for (int r = 0; r < rows; r++) {
+        float *xr = x + (size_t)r * d;
+        const float *pr = pos + (size_t)r * pos_stride;
+        if (!ids) {
+            for (int i = 0; i < d; i++) xr[i] = 0.0f * scale + pr[i];
+            continue;
+        }
+        const int8_t *qr = q + (size_t)ids[r] * d;
+        for (int i = 0; i < d; i++) {
+            float e = (float)qr[i] * inv;
+            xr[i] = e * scale + pr[i];
+        }
+    }
+}
 
 /* Packs the segments idx[0..ns) and runs the encoder over them. */
 static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
@@ -518,8 +561,7 @@ static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *
         w->len[r] = g->npieces + 1;
         memcpy(w->ids + ntok, sent[g->sent].ids + g->first, (size_t)g->npieces * sizeof(int32_t));
         w->ids[ntok + g->npieces] = t->src_eos;
-        fy_nn_embed(w->x + (size_t)ntok * d, t->src_emb, w->ids + ntok, w->len[r], d, t->emb_scale,
-                    t->pos, d);
+        embed(t, 0, w->x + (size_t)ntok * d, w->ids + ntok, w->len[r], t->pos, d);
         ntok += w->len[r];
     }
     fy_encoder_forward(t->enc, w->x, ntok, w->off, w->len, ns, &w->enc);
@@ -572,17 +614,40 @@ static int compact_rows(const fy_translator *t, fy_worker *w, int rows, const ui
     return j;
 }
 
+/* Scores every row: on its own shortlist (one row at a time), else on the
+ * whole vocabulary (all rows at once). Row r's logits start at r·V. */
+static void score_rows(const fy_translator *t, fy_worker *w, int rows)
+{
+    size_t d = (size_t)t->cfg.dim_emb, V = (size_t)t->trg_vocab;
+    if (!t->shortlist) {
+        fy_decoder_logits(t->dec, w->dx, rows, NULL, t->trg_vocab, w->lin, w->logits);
+        return;
+    }
+    for (int r = 0; r < rows; r++) {
+        int slot = w->rows[r].slot;
+        fy_decoder_logits(t->dec, w->dx + r * d, 1, w->cols + slot * V, w->ncols[slot], w->lin,
+                          w->logits + r * V);
+    }
+}
+
 /* Chooses each row's next token and records it; marks finished rows. */
 static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
-                          int rows, int step, const int32_t *cols, int ncols, uint8_t *done)
+                          int rows, int step, uint8_t *done)
 {
+    size_t V = (size_t)t->trg_vocab;
     for (int r = 0; r < rows; r++) {
         fy_row *row = &w->rows[r];
         fy_segment *g = &segs[row->seg];
-        const uint8_t *bits =
-            t->shortlist ? w->allowed + (size_t)row->slot * w->bitmap_bytes : NULL;
+        const uint8_t *bits = NULL;
+        const int32_t *cols = NULL;
+        int ncols = t->trg_vocab;
+        if (t->shortlist) {
+            bits = w->allowed + (size_t)row->slot * w->bitmap_bytes;
+            cols = w->cols + row->slot * V;
+            ncols = w->ncols[row->slot];
+        }
         float gap;
-        int32_t tok = pick(t, w->logits + (size_t)r * ncols, cols, ncols, bits, &gap);
+        int32_t tok = pick(t, w->logits + r * V, cols, ncols, bits, &gap);
         if (gap < sent[g->sent].gap) sent[g->sent].gap = gap;
         done[r] = 0;
         if (tok < 0 || tok == t->trg_eos) {
@@ -603,16 +668,11 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
 {
     int d = t->cfg.dim_emb, depth = t->cfg.dec_depth;
     int ntok = encode_rows(t, w, sent, segs, idx, ns);
-    const int32_t *cols = NULL;
-    int ncols = t->trg_vocab;
     if (t->shortlist) {
-        memset(w->union_bits, 0, w->bitmap_bytes);
         for (int r = 0; r < ns; r++) {
             int rc = shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
             if (rc < 0) return rc;
         }
-        ncols = shortlist_union(t, w);
-        cols = w->cols;
     }
     for (int l = 0; l < depth; l++)
         memset(w->state + (size_t)l * w->max_rows * d, 0, (size_t)ns * d * sizeof(float));
@@ -625,8 +685,8 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
     for (int step = 0; rows > 0; step++) {
         for (int r = 0; r < rows; r++) {
             const fy_row *row = &w->rows[r];
-            fy_nn_embed(w->dx + (size_t)r * d, t->trg_emb, row->last < 0 ? NULL : &row->last, 1, d,
-                        t->emb_scale, t->pos + (size_t)step * d, 0);
+            embed(t, t->trg_slot, w->dx + (size_t)r * d, row->last < 0 ? NULL : &row->last, 1,
+                  t->pos + (size_t)step * d, 0);
         }
         fy_decoder_rows dr = {
             .rows = rows,
@@ -639,8 +699,8 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
             .state_stride = w->max_rows,
         };
         fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
-        fy_decoder_logits(t->dec, w->dx, rows, cols, ncols, w->lin, w->logits);
-        choose_tokens(t, w, sent, segs, rows, step, cols, ncols, w->done);
+        score_rows(t, w, rows);
+        choose_tokens(t, w, sent, segs, rows, step, w->done);
         rows = compact_rows(t, w, rows, w->done);
     }
     return 0;

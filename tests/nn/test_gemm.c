@@ -338,6 +338,35 @@ static void test_f32_shape(int m, int k, int n, int subset)
     free(bias);
 }
 
+/* fy_linear_view_i8 reads aligned weights in place and copies unaligned
+ * ones; either way it computes what fy_linear_new_i8 computes. */
+static void test_view_i8(void)
+{
+    const int m = 3, n = 40, k = 192;
+    int8_t *buf = aligned_alloc(64, (size_t)n * k + 64);
+    float *x = xmalloc(sizeof(float) * m * k), *y = xmalloc(sizeof(float) * m * n);
+    for (int i = 0; i < m * k; i++) x[i] = frand(-3.0f, 3.0f);
+    for (int off = 0; off <= 1; off++) {
+        int8_t *w = buf + off;
+        random_i8(w, (size_t)n * k, 127);
+        for (int p = 0; p < nisas; p++) {
+            float *want = run_i8(isas[p], w, n, k, 0.5f, 9.0f, NULL, x, m, NULL, 0);
+            fy_cpu_force_isa(isas[p]);
+            fy_linear *l = fy_linear_view_i8(w, n, k, 0.5f, 9.0f, NULL, NULL);
+            void *scratch = xmalloc(fy_linear_scratch_bytes(l, m));
+            fy_linear_forward(l, x, m, NULL, 0, scratch, y);
+            CHECK(memcmp(y, want, sizeof(float) * m * n) == 0, "%s view_i8 (%s) == new_i8",
+                  fy_isa_name(isas[p]), off ? "unaligned, copied" : "aligned, in place");
+            free(scratch);
+            free(want);
+            fy_linear_free(l);
+        }
+    }
+    free(buf);
+    free(x);
+    free(y);
+}
+
 /* Two column ranges written side by side with ldy == the full product. */
 static void test_forward_ex(void)
 {
@@ -433,6 +462,7 @@ int main(int argc, char **argv)
     test_saturation();
     test_ref_formula();
     test_forward_ex();
+    test_view_i8();
     static const int shapes[][2] = {{8, 64},     {16, 128},   {256, 256}, {384, 384},
                                     {1536, 384}, {384, 1536}, {512, 512}, {2048, 512},
                                     {512, 2048}, {24, 192},   {40, 320}};
