@@ -170,27 +170,6 @@ static void on_done(void *user, int status)
     pthread_mutex_unlock(&wt->mu);
 }
 
-static int batch_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
-                           fy_error *err)
-{
-    return fy_translate_batch(ctx, worker, src, n, out, err);
-}
-
-static void *batch_worker_new(void *ctx, fy_error *err)
-{
-    return fy_worker_new(ctx, err);
-}
-
-static void batch_worker_free(void *w)
-{
-    fy_worker_free(w);
-}
-
-static long batch_count(void *ctx, const char *text, size_t len)
-{
-    return fy_translator_count_tokens(ctx, text, len);
-}
-
 typedef struct batch_result {
     double per_s, tokens_per_s, mean_batch;
 } batch_result;
@@ -200,13 +179,9 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, batch_r
 {
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
+    fy_translator_bind_scheduler(t, &so);
     so.threads = threads;
     so.queue_max = in->n;
-    so.translate = batch_translate;
-    so.worker_new = batch_worker_new;
-    so.worker_free = batch_worker_free;
-    so.count_tokens = batch_count;
-    so.ctx = t;
     fy_scheduler *s = fy_scheduler_open(&so, err);
     if (!s) return err->code;
     long tokens = 0;

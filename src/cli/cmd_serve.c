@@ -139,29 +139,6 @@ static int parse_args(int argc, char **argv, serve_config *c)
     return 0;
 }
 
-/* ---- the engine behind the scheduler's generic interface ---- */
-
-static int engine_batch(void *ctx, void *worker, const char *const *src, size_t n, char **out,
-                        fy_error *err)
-{
-    return fy_translate_batch(ctx, worker, src, n, out, err);
-}
-
-static void *engine_worker_new(void *ctx, fy_error *err)
-{
-    return fy_worker_new(ctx, err);
-}
-
-static void engine_worker_free(void *w)
-{
-    fy_worker_free(w);
-}
-
-static long engine_count(void *ctx, const char *text, size_t len)
-{
-    return fy_translator_count_tokens(ctx, text, len);
-}
-
 static int no_model(const char *dir, const char *why)
 {
     fprintf(stderr,
@@ -183,18 +160,11 @@ static int run(const serve_config *c, fy_translator *t, const char *dir, const c
     fy_scheduler *sched = NULL;
     fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
     if (!cache) goto out;
-    const fy_translator_options *to = fy_translator_options_get(t);
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
+    fy_translator_bind_scheduler(t, &so);
     so.threads = (int)c->threads;
     so.queue_max = (size_t)c->queue;
-    so.max_batch_tokens = to->max_batch_tokens;
-    so.max_batch_sentences = to->max_batch_sentences;
-    so.translate = engine_batch;
-    so.worker_new = engine_worker_new;
-    so.worker_free = engine_worker_free;
-    so.count_tokens = engine_count;
-    so.ctx = t;
     so.cache = cache;
     so.model = model_file;
     sched = fy_scheduler_open(&so, &err);
@@ -214,8 +184,8 @@ static int run(const serve_config *c, fy_translator *t, const char *dir, const c
     o.model_name = model_file;
     o.model_dir = dir;
     o.version = cli_version();
-    o.count_tokens = engine_count;
-    o.count_ctx = t;
+    o.count_tokens = so.count_tokens; /* the engine's, as bound above */
+    o.count_ctx = so.ctx;
     o.quiet = c->quiet;
     srv = fy_server_start(&o, sched, cache, &err);
     if (!srv) goto out;

@@ -6,6 +6,7 @@
  * public batch entry point that ties them together.
  */
 #include "translate/translator.h"
+#include "translate/scheduler.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -808,4 +809,39 @@ int fy_translate_batch(const fy_translator *t, fy_worker *w, const char *const *
                        char **out, fy_error *err)
 {
     return fy_translate_batch_ex(t, w, src, n, out, NULL, err);
+}
+
+/* ---- the engine behind the scheduler's generic interface ---- */
+
+static int sched_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
+                           fy_error *err)
+{
+    return fy_translate_batch(ctx, worker, src, n, out, err);
+}
+
+static void *sched_worker_new(void *ctx, fy_error *err)
+{
+    return fy_worker_new(ctx, err);
+}
+
+static void sched_worker_free(void *w)
+{
+    fy_worker_free(w);
+}
+
+static long sched_count(void *ctx, const char *text, size_t len)
+{
+    return fy_translator_count_tokens(ctx, text, len);
+}
+
+void fy_translator_bind_scheduler(const fy_translator *t, fy_scheduler_options *o)
+{
+    const fy_translator_options *to = fy_translator_options_get(t);
+    o->max_batch_tokens = to->max_batch_tokens;
+    o->max_batch_sentences = to->max_batch_sentences;
+    o->translate = sched_translate;
+    o->worker_new = sched_worker_new;
+    o->worker_free = sched_worker_free;
+    o->count_tokens = sched_count;
+    o->ctx = (void *)t; /* the scheduler's hooks only read through it */
 }

@@ -97,4 +97,11 @@ int fy_translate_batch_ex(const fy_translator *t, fy_worker *w, const char *cons
  * and length limits; a negative code if text cannot be encoded. */
 long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t len);
 
+struct fy_scheduler_options;
+
+/* Points the scheduler's engine hooks (translate, worker_new/free,
+ * count_tokens, ctx) at t and sizes its batches to t's workers, so a
+ * scheduler opened with *o translates with t (borrowed: t must outlive it). */
+void fy_translator_bind_scheduler(const fy_translator *t, struct fy_scheduler_options *o);
+
 #endif
