@@ -57,3 +57,16 @@ int cli_parse_long(const char *cmd, const char *opt, const char *text, long min,
     *out = v;
     return 0;
 }
+
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double min, double max,
+                     double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v > min && v <= max))
+        return cli_usage_error(cmd, "%s expects a number in (%g, %g], not '%s'", opt, min, max,
+                               text);
+    *out = v;
+    return 0;
+}

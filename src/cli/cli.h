@@ -40,4 +40,9 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *shortopts,
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
                    long *out);
 
+/* Parses a number in (min, max] into *out; returns 0, or cli_usage_error's 2
+ * naming the option. */
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double min, double max,
+                     double *out);
+
 #endif

@@ -266,13 +266,11 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (cli_parse_long("bench", "--sentences", optarg, 1, 1000000, &v)) return 2;
             o->sentences = (int)v;
             break;
-        case 'f': {
-            char *end;
-            o->max_length_factor = strtod(optarg, &end);
-            if (*end || !(o->max_length_factor > 0 && o->max_length_factor <= 10))
-                return cli_usage_error("bench", "--max-length-factor expects a number in (0, 10]");
+        case 'f':
+            if (cli_parse_double("bench", "--max-length-factor", optarg, 0, 16,
+                                 &o->max_length_factor))
+                return 2;
             break;
-        }
         case 'h':
             usage(stdout);
             return -1;

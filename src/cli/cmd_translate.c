@@ -126,14 +126,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->topt.use_shortlist = 0;
             break;
         case 'f': {
-            char *end;
-            errno = 0;
-            double f = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(f > 0.0 && f <= 16.0))
-                return cli_usage_error(CMD,
-                                       "--max-length-factor needs a number in (0, 16], "
-                                       "not '%s'",
-                                       optarg);
+            double f;
+            if (cli_parse_double(CMD, "--max-length-factor", optarg, 0, 16, &f)) return 2;
             o->topt.max_length_factor = (float)f;
             break;
         }
