@@ -85,7 +85,11 @@ with Server(["--threads", "1", "--cache-mb", "0"]) as s:
     busy_text = "".join(SHORT[:nbusy])
     busy = threading.Thread(target=lambda: s.translate(busy_text))
     busy.start()
-    time.sleep(0.05)
+    # The busy request must hold the worker before the others arrive, or a
+    # loaded machine lets them share its first batch (and be translated).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and s.metrics()["fanyi_sentences_in_flight"] == 0:
+        time.sleep(0.005)
     gone = ["".join(ZH[:3]) + "再见。", "".join(ZH[3:6]) + "回头见。"]
     for path, text in [("/translate/stream", gone[0]), ("/translate", gone[1])]:
         body = ('{"text": "%s"}' % text).encode()
