@@ -145,24 +145,30 @@ static void job_fail(fy_job *j, int code, const char *msg)
 
 /* Takes a job's still-queued sentences off the queue; scheduler lock held.
  * Returns how many references the caller must drop (after unlocking). */
+/* Takes a queued item out of the queue (lock held); the caller sets its state. */
+static void queue_unlink(fy_scheduler *s, item *it)
+{
+    if (it->prev)
+        it->prev->next = it->next;
+    else
+        s->head = it->next;
+    if (it->next)
+        it->next->prev = it->prev;
+    else
+        s->tail = it->prev;
+    it->prev = it->next = NULL;
+    s->depth--;
+    s->queued_tokens -= it->tokens;
+}
+
 static int job_dequeue(fy_scheduler *s, fy_job *j)
 {
     int drop = 0;
     for (size_t i = 0; i < j->n; i++) {
         item *it = &j->items[i];
         if (it->state != ITEM_QUEUED) continue;
-        if (it->prev)
-            it->prev->next = it->next;
-        else
-            s->head = it->next;
-        if (it->next)
-            it->next->prev = it->prev;
-        else
-            s->tail = it->prev;
-        it->prev = it->next = NULL;
+        queue_unlink(s, it);
         it->state = ITEM_NONE;
-        s->depth--;
-        s->queued_tokens -= it->tokens;
         drop++;
     }
     return drop;
@@ -387,18 +393,8 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
     size_t n = 0;
     for (size_t i = lo; i <= hi; i++) {
         item *it = w->cand[i];
-        if (it->prev)
-            it->prev->next = it->next;
-        else
-            s->head = it->next;
-        if (it->next)
-            it->next->prev = it->prev;
-        else
-            s->tail = it->prev;
-        it->prev = it->next = NULL;
+        queue_unlink(s, it);
         it->state = ITEM_INFLIGHT;
-        s->depth--;
-        s->queued_tokens -= it->tokens;
         w->batch[n++] = it;
     }
     return n;
