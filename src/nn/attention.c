@@ -9,6 +9,20 @@
 
 #include "nn/ops.h"
 
+typedef float v4f __attribute__((vector_size(16)));
+
+static v4f load4(const float *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void store4(float *p, v4f v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Binding                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -143,111 +157,62 @@ void fy_nn_ffn_free(fy_nn_ffn *f)
 /* Forward                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Cephes' exp as the reference runs it (sse_mathfun.h exp_ps, one lane):
- * clamp, n = floor(x·log2e + 0.5) by truncation and correction, two-part
- * reduction, degree-5 polynomial, scale by 2^n through the exponent bits. */
-float fy_nn_exp_ps(float x)
+/* scores[j] = (q·k_j)·scale for nb·4 keys from kt (element c of key j at
+ * kt[c·ldkt + j]): each score summed over c in order, as a plain dot
+ * product would be; the lanes hold different keys, so nb independent
+ * accumulators run side by side. nb is a constant where this is inlined. */
+static inline __attribute__((always_inline)) void scores_block(const float *q, int dk,
+                                                               const float *kt, size_t ldkt, int nb,
+                                                               float scale, float *scores)
 {
-    x = x < 88.3762626647949f ? x : 88.3762626647949f;
-    x = x > -88.3762626647949f ? x : -88.3762626647949f;
-    float fx = x * 1.44269504088896341f;
-    fx = fx + 0.5f;
-    float tmp = (float)(int32_t)fx;
-    fx = tmp > fx ? tmp - 1.0f : tmp;
-    float z = fx * -2.12194440e-4f;
-    x = x - fx * 0.693359375f;
-    x = x - z;
-    z = x * x;
-    float y = 1.9875691500E-4f;
-    y = y * x + 1.3981999507E-3f;
-    y = y * x + 8.3334519073E-3f;
-    y = y * x + 4.1665795894E-2f;
-    y = y * x + 1.6666665459E-1f;
-    y = y * x + 5.0000001201E-1f;
-    y = y * z + x;
-    y = y + 1.0f;
-    union {
-        uint32_t u;
-        float f;
-    } p = {.u = (uint32_t)((int32_t)fx + 127) << 23};
-    return y * p.f;
-}
-
-/* Marian's CPU Softmax: rows whose length is a multiple of 4 run on four
- * lanes (exp_ps, a running sum per lane, lanes added in order); others run
- * scalar with the C library's expf and one running sum. */
-static void attn_softmax(float *s, int n)
-{
-    float mx = s[0];
-    for (int i = 1; i < n; i++) mx = mx < s[i] ? s[i] : mx;
-    float sum = 0.0f;
-    if (n % 4 == 0) {
-        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int i = 0; i < n; i += 4)
-            for (int l = 0; l < 4; l++) {
-                float e = fy_nn_exp_ps(s[i + l] - mx);
-                lane[l] = lane[l] + e;
-                s[i + l] = e;
-            }
-        for (int l = 0; l < 4; l++) sum = sum + lane[l];
-    } else {
-        for (int i = 0; i < n; i++) {
-            float e = expf(s[i] - mx);
-            sum = sum + e;
-            s[i] = e;
-        }
+    v4f acc[12] = {0};
+    for (int c = 0; c < dk; c++) {
+        const float *k = kt + (size_t)c * ldkt;
+#pragma GCC unroll 12
+        for (int b = 0; b < nb; b++) acc[b] = acc[b] + q[c] * load4(k + 4 * b);
     }
-    for (int i = 0; i < n; i++) s[i] = s[i] / sum;
+#pragma GCC unroll 12
+    for (int b = 0; b < nb; b++) store4(scores + 4 * b, acc[b] * scale);
 }
 
-/* scores[j] = (q·k_j)·scale for j < tk, with kt holding the keys
- * transposed (element c of key j at kt[c·ldkt + j]). Every score is summed
- * over c in order, as a plain dot product would; the loop runs across j, 8
- * keys at a time, so it vectorises without changing any result. */
 static void attn_scores(const float *q, int dk, const float *kt, int ldkt, int tk, float scale,
                         float *scores)
 {
-    typedef float v4 __attribute__((vector_size(16)));
     int j = 0;
-    for (; j + 8 <= tk; j += 8) {
-        v4 a0 = {0}, a1 = {0};
-        for (int c = 0; c < dk; c++) {
-            v4 k0, k1;
-            memcpy(&k0, kt + (size_t)c * ldkt + j, sizeof k0);
-            memcpy(&k1, kt + (size_t)c * ldkt + j + 4, sizeof k1);
-            a0 = a0 + q[c] * k0;
-            a1 = a1 + q[c] * k1;
-        }
-        a0 = a0 * scale;
-        a1 = a1 * scale;
-        memcpy(scores + j, &a0, sizeof a0);
-        memcpy(scores + j + 4, &a1, sizeof a1);
-    }
-    for (; j < tk; j++) {
-        float s = 0.0f;
-        for (int c = 0; c < dk; c++) s = s + q[c] * kt[(size_t)c * ldkt + j];
-        scores[j] = s * scale;
-    }
+    for (; j + 32 <= tk; j += 32) scores_block(q, dk, kt + j, (size_t)ldkt, 8, scale, scores + j);
+    for (; j + 16 <= tk; j += 16) scores_block(q, dk, kt + j, (size_t)ldkt, 4, scale, scores + j);
+    for (; j + 4 <= tk; j += 4) scores_block(q, dk, kt + j, (size_t)ldkt, 1, scale, scores + j);
+    if (j == tk) return;
+    float s[3] = {0.0f, 0.0f, 0.0f}; /* the last 1-3 keys, side by side too */
+    int rest = tk - j;
+    for (int c = 0; c < dk; c++)
+        for (int i = 0; i < rest; i++) s[i] = s[i] + q[c] * kt[(size_t)c * ldkt + j + i];
+    for (int i = 0; i < rest; i++) scores[j + i] = s[i] * scale;
 }
 
-/* out[c] = sum over j in order of w[j]·v[j][c], c < dk, 8 columns at a time
- * (each column's sum keeps its order, so vectorising changes nothing). */
+/* out[c] = sum over j in order of w[j]·v[j][c] for nb·4 columns: each
+ * column's sum keeps its order; lanes and accumulators hold different
+ * columns. */
+static inline __attribute__((always_inline)) void mix_block(const float *w, int tk, const float *v,
+                                                            size_t ldv, int nb, float *out)
+{
+    v4f acc[12] = {0};
+    for (int j = 0; j < tk; j++) {
+        const float *vj = v + (size_t)j * ldv;
+#pragma GCC unroll 12
+        for (int b = 0; b < nb; b++) acc[b] = acc[b] + w[j] * load4(vj + 4 * b);
+    }
+#pragma GCC unroll 12
+    for (int b = 0; b < nb; b++) store4(out + 4 * b, acc[b]);
+}
+
 static void attn_mix(const float *w, int tk, const float *v, int ldv, int dk, float *out)
 {
-    typedef float v4 __attribute__((vector_size(16)));
     int c = 0;
-    for (; c + 8 <= dk; c += 8) {
-        v4 a0 = {0}, a1 = {0};
-        for (int j = 0; j < tk; j++) {
-            v4 v0, v1;
-            memcpy(&v0, v + (size_t)j * ldv + c, sizeof v0);
-            memcpy(&v1, v + (size_t)j * ldv + c + 4, sizeof v1);
-            a0 = a0 + w[j] * v0;
-            a1 = a1 + w[j] * v1;
-        }
-        memcpy(out + c, &a0, sizeof a0);
-        memcpy(out + c + 4, &a1, sizeof a1);
-    }
+    for (; c + 48 <= dk; c += 48) mix_block(w, tk, v + c, (size_t)ldv, 12, out + c);
+    for (; c + 32 <= dk; c += 32) mix_block(w, tk, v + c, (size_t)ldv, 8, out + c);
+    for (; c + 16 <= dk; c += 16) mix_block(w, tk, v + c, (size_t)ldv, 4, out + c);
+    for (; c + 4 <= dk; c += 4) mix_block(w, tk, v + c, (size_t)ldv, 1, out + c);
     for (; c < dk; c++) {
         float acc = 0.0f;
         for (int j = 0; j < tk; j++) acc = acc + w[j] * v[(size_t)j * ldv + c];
@@ -265,61 +230,15 @@ void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, co
         float *oi = out + (size_t)i * ldo;
         for (int h = 0; h < heads; h++) {
             attn_scores(qi + h * dk, dk, kt + (size_t)h * dk * ldkt, ldkt, tk, scale, scores);
-            attn_softmax(scores, tk);
+            fy_softmax(scores, tk);
             attn_mix(scores, tk, v + h * dk, ldv, dk, oi + h * dk);
         }
     }
 }
 
-void fy_nn_transpose(const float *x, int rows, int d, float *xt)
-{
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < d; c++) xt[(size_t)c * rows + r] = x[(size_t)r * d + c];
-}
-
-/* Marian's LayerNormalization as the reference's WASM build runs it
- * (checked in its disassembly): mean and variance summed sequentially in one
- * float each, sigma = sqrt(var/d + eps), out = gamma·((x − mean)/sigma) + beta
- * with a true division. */
-static void layer_norm(float *x, int d, const fy_nn_norm *ln)
-{
-    float sum = 0.0f;
-    for (int i = 0; i < d; i++) sum = sum + x[i];
-    float mean = sum / (float)d;
-    float sq = 0.0f;
-    for (int i = 0; i < d; i++) {
-        float e = x[i] - mean;
-        sq = sq + e * e;
-    }
-    float sigma = sqrtf(sq / (float)d + FY_NN_LN_EPS);
-    for (int i = 0; i < d; i++) x[i] = ln->scale[i] * ((x[i] - mean) / sigma) + ln->bias[i];
-}
-
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln)
 {
-    for (int r = 0; r < rows; r++) {
-        float *xr = x + (size_t)r * d;
-        const float *yr = y + (size_t)r * d;
-        for (int i = 0; i < d; i++) xr[i] = yr[i] + xr[i];
-        layer_norm(xr, d, ln);
-    }
-}
-
-/* x = max(x, 0), four floats at a time (ReLU is exact either way). */
-static void relu(float *x, size_t n)
-{
-    typedef float v4 __attribute__((vector_size(16)));
-    typedef int32_t v4i __attribute__((vector_size(16)));
-    const v4 zero = {0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        v4 v;
-        memcpy(&v, x + i, sizeof v);
-        v4i keep = v > zero;
-        v4i r = keep & (v4i)v;
-        memcpy(x + i, &r, sizeof r);
-    }
-    for (; i < n; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    fy_add_layer_norm(x, y, rows, d, ln->scale, ln->bias);
 }
 
 void fy_nn_ffn_forward(const fy_nn_ffn *f, float *x, int rows, int d, int block, float *hidden,
@@ -330,7 +249,7 @@ void fy_nn_ffn_forward(const fy_nn_ffn *f, float *x, int rows, int d, int block,
         int m = rows - r < block ? rows - r : block;
         float *xr = x + (size_t)r * d;
         fy_linear_forward(f->w1, xr, m, NULL, 0, scratch, hidden);
-        relu(hidden, (size_t)m * dffn);
+        fy_relu(hidden, (size_t)m * dffn);
         fy_linear_forward(f->w2, hidden, m, NULL, 0, scratch, out);
         fy_nn_add_norm(xr, out, m, d, &f->ln);
     }

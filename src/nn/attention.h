@@ -32,8 +32,6 @@
 #include "nn/gemm.h"
 #include "util/error.h"
 
-#define FY_NN_LN_EPS 1e-6f
-
 /* Layer-norm parameters, borrowed from the model mapping. */
 typedef struct fy_nn_norm {
     const float *scale; /* [d] */
@@ -83,19 +81,12 @@ void fy_nn_ffn_free(fy_nn_ffn *f);
 /* Scaled dot-product attention of one sentence, all heads:
  * out[i][h-slice] = softmax_j((q[i]·k[j])_h · scale) · v[j]_h for i < tq, j < tk.
  * q: tq rows of stride ldq; keys transposed: element c of key j at
- * kt[c·ldkt + j] (see fy_nn_transpose); v: tk rows of stride ldv; out: tq
+ * kt[c·ldkt + j] (see fy_transpose); v: tk rows of stride ldv; out: tq
  * rows of stride ldo (d floats written per row). scores: tk floats of
  * scratch. Each score is a dot product summed in order over its head's
  * dimensions, then scaled. */
 void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
-
-/* xt[c][r] = x[r][c] for x [rows][d]. */
-void fy_nn_transpose(const float *x, int rows, int d, float *xt);
-
-/* exp(x) exactly as the reference's vectorised operators compute it
- * (Cephes exp_ps of sse_mathfun.h, which Marian uses on 4-float lanes). */
-float fy_nn_exp_ps(float x);
 
 /* x = LayerNorm(x + y) row-wise, rows of d floats. */
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln);

@@ -44,9 +44,44 @@ static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_lay
     return 0;
 }
 
-/* The output layer tied to the float target embeddings [vocab][d]. */
-static fy_linear *bind_output(const fy_marian *m, int d, int int8, const float *emb, int vocab,
-                              fy_error *err)
+/* The int8 output layer from int8 embeddings without their float copy:
+ * max|(float)q·inv| is (float)max|q|·inv (scaling by a positive float is
+ * monotonic and symmetric), and each output byte depends only on its input
+ * byte, so a 256-entry table gives exactly what quantising the floats with
+ * fy_i8_quantize gives. */
+static int8_t *requantize_i8(const fy_nn_embedding *e, size_t count, float *mult)
+{
+    int mx = 0;
+    for (size_t i = 0; i < count; i++) {
+        int a = e->i8[i] < 0 ? -e->i8[i] : e->i8[i];
+        if (a > mx) mx = a;
+    }
+    float fmax = (float)mx * e->inv;
+    *mult = fmax > 0.0f ? 127.0f / fmax : 1.0f;
+    int8_t table[256];
+    for (int v = -128; v < 128; v++) {
+        float f = (float)v * e->inv;
+        fy_i8_quantize(&f, 1, *mult, &table[v + 128]);
+    }
+    int8_t *q = malloc(count);
+    if (!q) return NULL;
+    for (size_t i = 0; i < count; i++) q[i] = table[e->i8[i] + 128];
+    return q;
+}
+
+/* The float values of int8 embeddings (a float model tied to int8
+ * embeddings: unusual, but valid). */
+static float *dequantize(const fy_nn_embedding *e, size_t count)
+{
+    float *f = malloc(count * sizeof *f);
+    if (f)
+        for (size_t i = 0; i < count; i++) f[i] = (float)e->i8[i] * e->inv;
+    return f;
+}
+
+/* The output layer tied to the target embeddings [vocab][d]. */
+static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_embedding *emb,
+                              int vocab, fy_error *err)
 {
     const float *bias = fy_nn_bind_floats(m, "decoder_ff_logit_out_b", (size_t)vocab, err);
     if (!bias) return NULL;
@@ -58,14 +93,22 @@ static fy_linear *bind_output(const fy_marian *m, int d, int int8, const float *
          * its activation scale is stored under the anonymous node's name. */
         const float *alpha = fy_nn_bind_floats(m, "none_QuantMultA", 1, err);
         if (!alpha) return NULL;
-        int8_t *q = malloc(count);
+        float mult;
+        int8_t *q = emb->i8 ? requantize_i8(emb, count, &mult) : malloc(count);
         if (!q) goto oom;
-        float mult = fy_i8_weight_mult(emb, count);
-        fy_i8_quantize(emb, count, mult, q);
+        if (!emb->i8) {
+            mult = fy_i8_weight_mult(emb->f32, count);
+            fy_i8_quantize(emb->f32, count, mult, q);
+        }
         l = fy_linear_new_i8(q, vocab, d, mult, *alpha, bias, err);
         free(q);
+    } else if (emb->i8) {
+        float *f = dequantize(emb, count);
+        if (!f) goto oom;
+        l = fy_linear_new_f32_nk(f, vocab, d, bias, err);
+        free(f);
     } else {
-        l = fy_linear_new_f32_nk(emb, vocab, d, bias, err);
+        l = fy_linear_new_f32_nk(emb->f32, vocab, d, bias, err);
     }
     if (!l) fy_err_prefix(err, "%s: output layer", fy_marian_path(m));
     return l;
@@ -75,7 +118,7 @@ oom:
 }
 
 fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads, int int8,
-                            const float *trg_emb, int vocab, fy_error *err)
+                            const fy_nn_embedding *emb, int vocab, fy_error *err)
 {
     fy_error local;
     if (!err) err = &local;
@@ -90,7 +133,7 @@ fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int 
     if (!dec->layers) goto oom;
     for (int i = 0; i < depth; i++)
         if (bind_layer(m, i + 1, d, dffn, &dec->layers[i], err) < 0) goto fail;
-    if (!(dec->out = bind_output(m, d, int8, trg_emb, vocab, err))) goto fail;
+    if (!(dec->out = bind_output(m, d, int8, emb, vocab, err))) goto fail;
     return dec;
 oom:
     fy_err(err, FY_ENOMEM, "out of memory binding the decoder");
@@ -141,13 +184,18 @@ size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows)
 /* Forward                                                                   */
 /* ------------------------------------------------------------------------ */
 
-void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, float *keys,
-                        float *values, float *tmp, void *lin_scratch)
+void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, const int *off,
+                        const int *len, int nsent, float *keys, float *values, float *tmp,
+                        void *lin_scratch)
 {
-    size_t plane = (size_t)ntok * dec->d;
+    int d = dec->d;
+    size_t plane = (size_t)ntok * d;
     for (int i = 0; i < dec->depth; i++) {
         fy_linear_forward(dec->layers[i].ctx.wk, ctx, ntok, NULL, 0, lin_scratch, tmp);
-        fy_nn_transpose(tmp, ntok, dec->d, keys + i * plane);
+        for (int s = 0; s < nsent; s++) {
+            size_t o = (size_t)off[s] * d;
+            fy_transpose(tmp + o, len[s], d, keys + i * plane + o);
+        }
         fy_linear_forward(dec->layers[i].ctx.wv, ctx, ntok, NULL, 0, lin_scratch,
                           values + i * plane);
     }
@@ -160,18 +208,9 @@ static void ssru(const fy_decoder *dec, const fy_decoder_layer *l, float *x, int
                  const fy_decoder_scratch *s)
 {
     int d = dec->d;
-    size_t n = (size_t)rows * d;
     fy_linear_forward(l->rnn_w, x, rows, NULL, 0, s->lin, s->xw);
     fy_linear_forward(l->rnn_wf, x, rows, NULL, 0, s->lin, s->f);
-    for (size_t i = 0; i < n; i++) {
-        /* Marian's highway op runs on 4-float lanes (d % 4 == 0), where its
-         * sigmoid is exp_ps(x) / (1 + exp_ps(x)). */
-        float e = fy_nn_exp_ps(s->f[i]);
-        float g = e / (1.0f + e);
-        float c = g * cell[i] + (1.0f - g) * s->xw[i];
-        cell[i] = c;
-        s->o[i] = c > 0.0f ? c : 0.0f;
-    }
+    fy_ssru_cell(cell, s->f, s->xw, s->o, (size_t)rows * d);
     fy_nn_add_norm(x, s->o, rows, d, &l->rnn_ln);
 }
 
@@ -186,7 +225,7 @@ static void cross_attention(const fy_decoder *dec, const fy_decoder_layer *l, in
     fy_linear_forward(l->ctx.wq, x, r->rows, NULL, 0, s->lin, s->q);
     for (int i = 0; i < r->rows; i++) {
         size_t o = (size_t)r->src_off[i] * d;
-        fy_nn_attend(s->q + (size_t)i * d, 1, d, keys + r->src_off[i], r->ntok, values + o, d,
+        fy_nn_attend(s->q + (size_t)i * d, 1, d, keys + o, r->src_len[i], values + o, d,
                      r->src_len[i], dec->heads, d, s->scores, s->ctx + (size_t)i * d, d);
     }
     fy_linear_forward(l->ctx.wo, s->ctx, r->rows, NULL, 0, s->lin, s->o);

@@ -38,20 +38,29 @@ typedef struct fy_decoder_rows {
     int rows;            /* active sentences */
     const int *src_off;  /* [rows] first row of the sentence's source in keys/values */
     const int *src_len;  /* [rows] its length */
-    const float *keys;   /* [dec_depth][ntok][d]: fy_decoder_prepare's output */
+    const float *keys;   /* [dec_depth][ntok·d]: fy_decoder_prepare's output */
     const float *values; /* [dec_depth][ntok][d] */
     int ntok;            /* rows of keys/values per layer */
     float *state;        /* [dec_depth][state_stride][d] SSRU cells, row r at r */
     int state_stride;
 } fy_decoder_rows;
 
-/* Binds decoder_l1 .. decoder_l<depth> and the output layer. trg_emb: the
- * target embeddings as float32 [vocab][d] (borrowed; only read here), tied to
- * the output layer with bias decoder_ff_logit_out_b. int8 models (int8 != 0)
- * quantise trg_emb with 127/max|trg_emb| and scale activations with the
- * tensor none_QuantMultA, as the reference does. NULL + message on error. */
+/* The target embeddings [vocab][d] the output layer is tied to: float32
+ * (f32), or the int8 rows of an intgemm8 tensor (i8) whose values are
+ * (float)q·inv. Exactly one of f32 and i8 is set. */
+typedef struct fy_nn_embedding {
+    const float *f32;
+    const int8_t *i8;
+    float inv;
+} fy_nn_embedding;
+
+/* Binds decoder_l1 .. decoder_l<depth> and the output layer, tied to the
+ * target embeddings emb (borrowed; only read here) with bias
+ * decoder_ff_logit_out_b. int8 models (int8 != 0) quantise the embeddings'
+ * float values with 127/max|value| and scale activations with the tensor
+ * none_QuantMultA, as the reference does. NULL + message on error. */
 fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads, int int8,
-                            const float *trg_emb, int vocab, fy_error *err);
+                            const fy_nn_embedding *emb, int vocab, fy_error *err);
 
 /* Frees dec; NULL is harmless. */
 void fy_decoder_free(fy_decoder *dec);
@@ -62,11 +71,15 @@ int fy_decoder_depth(const fy_decoder *dec);
  * included), or for the cross-attention projection of rows source tokens. */
 size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows);
 
-/* Projects the encoder context ctx [ntok][d] into every layer's
- * cross-attention keys, stored transposed [depth][d][ntok], and values
- * [depth][ntok][d]. tmp: [ntok][d] floats of scratch. */
-void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, float *keys,
-                        float *values, float *tmp, void *lin_scratch);
+/* Projects the encoder context ctx [ntok][d] (nsent sentences: sentence i
+ * is rows off[i] .. off[i]+len[i]-1) into every layer's cross-attention
+ * values [depth][ntok][d] and keys [depth][ntok·d], where each sentence's
+ * keys are one block, transposed: element c of its key j at
+ * keys[layer][off·d + c·len + j] (a step reads its sentence's keys as one
+ * contiguous block). tmp: [ntok][d] floats of scratch. */
+void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, const int *off,
+                        const int *len, int nsent, float *keys, float *values, float *tmp,
+                        void *lin_scratch);
 
 /* One step: x [rows][d] holds the rows' input embeddings on entry and their
  * top hidden states on return; r->state is updated in place. */

@@ -107,11 +107,12 @@ static void self_attention(const fy_encoder *e, const fy_nn_attn *a, float *x, i
     fy_linear_forward(a->wq, x, rows, NULL, 0, s->lin, s->q);
     fy_linear_forward(a->wk, x, rows, NULL, 0, s->lin, s->k);
     fy_linear_forward(a->wv, x, rows, NULL, 0, s->lin, s->v);
-    /* Keys transposed ([d][rows]) so that scores vectorise across keys. */
-    fy_nn_transpose(s->k, rows, d, s->kt);
     for (int i = 0; i < nsent; i++) {
+        /* Each sentence's keys transposed into one block ([d][len]), so that
+         * scores vectorise across keys and read contiguous memory. */
         size_t o = (size_t)off[i] * d;
-        fy_nn_attend(s->q + o, len[i], d, s->kt + off[i], rows, s->v + o, d, len[i], e->heads, d,
+        fy_transpose(s->k + o, len[i], d, s->kt + o);
+        fy_nn_attend(s->q + o, len[i], d, s->kt + o, len[i], s->v + o, d, len[i], e->heads, d,
                      s->scores, s->ctx + o, d);
     }
     /* The queries are spent: their buffer takes the output projection. */

@@ -27,7 +27,7 @@ typedef struct fy_encoder fy_encoder;
  * max_rows packed tokens and sentences of at most max_len tokens. */
 typedef struct fy_encoder_scratch {
     float *q, *k, *v, *ctx; /* [max_rows][d] each */
-    float *kt;              /* [d][max_rows]: the keys transposed */
+    float *kt;              /* [max_rows·d]: each sentence's keys transposed, [d][len] */
     float *hidden;          /* [FY_NN_FFN_BLOCK][dffn] */
     float *out;             /* [FY_NN_FFN_BLOCK][d] */
     float *scores;          /* [max_len] */

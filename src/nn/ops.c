@@ -1,10 +1,11 @@
-/* ops.c - float32 row and elementwise operations (see ops.h).
+/* ops.c - the reference's float32 operations, bit for bit (see ops.h).
  *
- * Everything here is plain C or SSE2 (part of every x86-64 CPU) with a
- * scalar twin that performs the same operations in the same order, so the
- * results are the same bits on every machine whatever kernel path the
- * GEMMs use. Formulas follow Marian's CPU operators (tensor_operators.cpp,
- * functional/operators.h, graph/node_initializers.cpp).
+ * Vector code uses GCC vector extensions on 4 lanes: SSE2 on x86-64 (every
+ * such CPU has it), plain scalar code on other machines. Lanes only ever
+ * hold independent results, each computed with the scalar operations in
+ * the scalar order, so vectorising changes no bit. -ffp-contract=off (set
+ * for the whole build) keeps the compiler from fusing a multiply and an
+ * add, which the reference does not do.
  */
 #include "nn/ops.h"
 
@@ -12,18 +13,30 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define OPS_SSE2 1
-#endif
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
 
-/* ---- exp ---------------------------------------------------------------
- * Cephes-style expf: n = rint(x·log2 e), r = x - n·ln 2 (two-part constant),
- * a degree-7 polynomial, then scaling by 2^n through the exponent bits.
- * Relative error about 1 ulp; 0 for x below -87.33 or NaN (masked attention
- * logits), inputs above 88.37 are clamped (callers pass x <= 0). */
+static v4f load4(const float *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void store4(float *p, v4f v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* m ? a : b per lane (m: all ones or all zeros). */
+static v4f select4(v4i m, v4f a, v4f b)
+{
+    return (v4f)((m & (v4i)a) | (~m & (v4i)b));
+}
+
+/* ---- exp ------------------------------------------------------------------ */
 #define EXP_HI    88.3762626647949f
-#define EXP_LO    -87.3365478515625f
 #define EXP_LOG2E 1.44269504088896341f
 #define EXP_C1    0.693359375f
 #define EXP_C2    -2.12194440e-4f
@@ -34,208 +47,194 @@
 #define EXP_P4    1.6666665459E-1f
 #define EXP_P5    5.0000001201E-1f
 
-static float exp_scalar(float x)
+float fy_exp_ps(float x)
 {
-    if (!(x >= EXP_LO)) return 0.0f; /* NaN too, like the SSE2 twin */
-    if (x > EXP_HI) x = EXP_HI;
-    float n = rintf(x * EXP_LOG2E);
-    float r = x - n * EXP_C1;
-    r = r - n * EXP_C2;
-    float p = EXP_P0;
-    p = p * r + EXP_P1;
-    p = p * r + EXP_P2;
-    p = p * r + EXP_P3;
-    p = p * r + EXP_P4;
-    p = p * r + EXP_P5;
-    p = p * (r * r) + r + 1.0f;
+    x = x < EXP_HI ? x : EXP_HI;
+    x = x > -EXP_HI ? x : -EXP_HI;
+    float fx = x * EXP_LOG2E;
+    fx = fx + 0.5f;
+    float tmp = (float)(int32_t)fx;
+    fx = tmp > fx ? tmp - 1.0f : tmp; /* floor by truncation and correction */
+    float z = fx * EXP_C2;
+    x = x - fx * EXP_C1;
+    x = x - z;
+    z = x * x;
+    float y = EXP_P0;
+    y = y * x + EXP_P1;
+    y = y * x + EXP_P2;
+    y = y * x + EXP_P3;
+    y = y * x + EXP_P4;
+    y = y * x + EXP_P5;
+    y = y * z + x;
+    y = y + 1.0f;
     union {
         uint32_t u;
         float f;
-    } s = {.u = (uint32_t)((int32_t)n + 127) << 23};
-    return p * s.f;
+    } p = {.u = (uint32_t)((int32_t)fx + 127) << 23};
+    return y * p.f;
 }
 
-#ifdef OPS_SSE2
-/* The same operations on 4 lanes (cvtps_epi32 rounds like rintf). */
-static __m128 exp_sse2(__m128 x)
+/* fy_exp_ps on four lanes: the same operations, in the same order. */
+static v4f exp_ps4(v4f x)
 {
-    __m128 keep = _mm_cmpge_ps(x, _mm_set1_ps(EXP_LO)); /* false for NaN and small */
-    x = _mm_min_ps(x, _mm_set1_ps(EXP_HI));
-    x = _mm_max_ps(x, _mm_set1_ps(EXP_LO));
-    __m128i ni = _mm_cvtps_epi32(_mm_mul_ps(x, _mm_set1_ps(EXP_LOG2E)));
-    __m128 n = _mm_cvtepi32_ps(ni);
-    __m128 r = _mm_sub_ps(x, _mm_mul_ps(n, _mm_set1_ps(EXP_C1)));
-    r = _mm_sub_ps(r, _mm_mul_ps(n, _mm_set1_ps(EXP_C2)));
-    __m128 p = _mm_set1_ps(EXP_P0);
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXP_P1));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXP_P2));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXP_P3));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXP_P4));
-    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(EXP_P5));
-    p = _mm_add_ps(_mm_add_ps(_mm_mul_ps(p, _mm_mul_ps(r, r)), r), _mm_set1_ps(1.0f));
-    __m128 s = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(ni, _mm_set1_epi32(127)), 23));
-    return _mm_and_ps(_mm_mul_ps(p, s), keep);
-}
-#endif
-
-float fy_expf(float x)
-{
-    return exp_scalar(x);
+    const v4f hi = {EXP_HI, EXP_HI, EXP_HI, EXP_HI};
+    x = select4(x < hi, x, hi);
+    x = select4(x > -hi, x, -hi);
+    v4f fx = x * EXP_LOG2E;
+    fx = fx + 0.5f;
+    v4f tmp = __builtin_convertvector(__builtin_convertvector(fx, v4i), v4f);
+    fx = select4(tmp > fx, tmp - 1.0f, tmp);
+    v4f z = fx * EXP_C2;
+    x = x - fx * EXP_C1;
+    x = x - z;
+    z = x * x;
+    v4f y = x * EXP_P0 + EXP_P1; /* EXP_P0·x, as y·x with y = P0 */
+    y = y * x + EXP_P2;
+    y = y * x + EXP_P3;
+    y = y * x + EXP_P4;
+    y = y * x + EXP_P5;
+    y = y * z + x;
+    y = y + 1.0f;
+    v4u e = (v4u)(__builtin_convertvector(fx, v4i) + 127) << 23;
+    return y * (v4f)e;
 }
 
-/* ---- layer norm ----------------------------------------------------------
- * Sums use 8 running partial sums combined in a fixed order: fast, and the
- * same bits everywhere (the reference's own order is not observable). */
-static float sum8(const float *x, int n)
+/* ---- softmax ---------------------------------------------------------------- */
+void fy_softmax(float *x, int n)
 {
-    float s[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) s[l] = s[l] + x[i + l];
-    for (; i < n; i++) s[0] = s[0] + x[i];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-static void layer_norm_row(float *row, int d, const float *gamma, const float *beta, float eps)
-{
-    float mean = sum8(row, d) / (float)d;
-    float s[8] = {0};
-    int i = 0;
-    for (; i + 8 <= d; i += 8) {
-        for (int l = 0; l < 8; l++) {
-            float v = row[i + l] - mean;
-            s[l] = s[l] + v * v;
+    float mx = x[0];
+    for (int i = 1; i < n; i++) mx = mx < x[i] ? x[i] : mx;
+    float sum = 0.0f;
+    if (n % 4 == 0) {
+        v4f lanes = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int i = 0; i < n; i += 4) {
+            v4f e = exp_ps4(load4(x + i) - mx);
+            lanes = lanes + e;
+            store4(x + i, e);
+        }
+        for (int l = 0; l < 4; l++) sum = sum + lanes[l];
+    } else {
+        for (int i = 0; i < n; i++) {
+            float e = expf(x[i] - mx);
+            sum = sum + e;
+            x[i] = e;
         }
     }
-    for (; i < d; i++) {
-        float v = row[i] - mean;
-        s[0] = s[0] + v * v;
-    }
-    float sq = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    /* Marian divides by sigma (it does not multiply by 1/sigma) */
-    float sigma = sqrtf(sq / (float)d + eps);
-    for (i = 0; i < d; i++) {
-        float t = gamma[i] * ((row[i] - mean) / sigma);
-        row[i] = beta ? t + beta[i] : t;
-    }
+    int i = 0;
+    for (; i + 4 <= n; i += 4) store4(x + i, load4(x + i) / sum);
+    for (; i < n; i++) x[i] = x[i] / sum;
 }
 
-void fy_layer_norm(float *x, int rows, int d, const float *gamma, const float *beta, float eps)
+/* ---- layer norm --------------------------------------------------------------
+ * Each row's sums are one sequential chain of dependent additions; four
+ * rows run side by side so that four chains overlap. */
+static void norm_stats4(float *const row[4], int d, float mean[4], float sigma[4])
 {
-    for (int r = 0; r < rows; r++) layer_norm_row(x + (size_t)r * d, d, gamma, beta, eps);
-}
-
-void fy_add_layer_norm(float *x, const float *res, int rows, int d, const float *gamma,
-                       const float *beta, float eps)
-{
-    for (int r = 0; r < rows; r++) {
-        float *row = x + (size_t)r * d;
-        const float *rr = res + (size_t)r * d;
-        for (int i = 0; i < d; i++) row[i] = row[i] + rr[i];
-        layer_norm_row(row, d, gamma, beta, eps);
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    for (int i = 0; i < d; i++) {
+        s0 = s0 + row[0][i];
+        s1 = s1 + row[1][i];
+        s2 = s2 + row[2][i];
+        s3 = s3 + row[3][i];
+    }
+    float m[4] = {s0 / (float)d, s1 / (float)d, s2 / (float)d, s3 / (float)d};
+    float q0 = 0.0f, q1 = 0.0f, q2 = 0.0f, q3 = 0.0f;
+    for (int i = 0; i < d; i++) {
+        float e0 = row[0][i] - m[0], e1 = row[1][i] - m[1];
+        float e2 = row[2][i] - m[2], e3 = row[3][i] - m[3];
+        q0 = q0 + e0 * e0;
+        q1 = q1 + e1 * e1;
+        q2 = q2 + e2 * e2;
+        q3 = q3 + e3 * e3;
+    }
+    float q[4] = {q0, q1, q2, q3};
+    for (int r = 0; r < 4; r++) {
+        mean[r] = m[r];
+        sigma[r] = sqrtf(q[r] / (float)d + FY_LN_EPS);
     }
 }
 
-/* ---- softmax ------------------------------------------------------------- */
-static void exp_sub_inplace(float *x, int n, float sub)
+static void norm_apply(float *x, int d, float mean, float sigma, const float *scale,
+                       const float *bias)
 {
     int i = 0;
-#ifdef OPS_SSE2
-    const __m128 vs = _mm_set1_ps(sub);
-    for (; i + 4 <= n; i += 4) _mm_storeu_ps(x + i, exp_sse2(_mm_sub_ps(_mm_loadu_ps(x + i), vs)));
-#endif
-    for (; i < n; i++) x[i] = exp_scalar(x[i] - sub);
+    for (; i + 4 <= d; i += 4)
+        store4(x + i, load4(scale + i) * ((load4(x + i) - mean) / sigma) + load4(bias + i));
+    for (; i < d; i++) x[i] = scale[i] * ((x[i] - mean) / sigma) + bias[i];
 }
 
-void fy_softmax_rows(float *x, int rows, int n)
+void fy_add_layer_norm(float *x, const float *y, int rows, int d, const float *scale,
+                       const float *bias)
 {
-    for (int r = 0; r < rows; r++) {
-        float *row = x + (size_t)r * n;
-        float mx = row[0];
-        for (int i = 1; i < n; i++)
-            if (row[i] > mx) mx = row[i];
-        exp_sub_inplace(row, n, mx);
-        float sum = sum8(row, n);
-        for (int i = 0; i < n; i++) row[i] = row[i] / sum;
+    size_t n = (size_t)rows * d, i = 0;
+    for (; i + 4 <= n; i += 4) store4(x + i, load4(y + i) + load4(x + i));
+    for (; i < n; i++) x[i] = y[i] + x[i];
+    for (int r = 0; r < rows; r += 4) {
+        int k = rows - r < 4 ? rows - r : 4;
+        float *row[4], mean[4], sigma[4];
+        /* Missing rows repeat the last one: computed, never written. */
+        for (int j = 0; j < 4; j++) row[j] = x + (size_t)(r + (j < k ? j : k - 1)) * d;
+        norm_stats4(row, d, mean, sigma);
+        for (int j = 0; j < k; j++) norm_apply(row[j], d, mean[j], sigma[j], scale, bias);
     }
 }
 
-/* ---- elementwise ---------------------------------------------------------- */
+/* ---- elementwise ---------------------------------------------------------------- */
 void fy_relu(float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-/* Marian: x > 0 ? 1/(1+e^-x) : e^x/(1+e^x); both use e = exp(-|x|). */
-void fy_sigmoid(float *x, size_t n)
-{
+    const v4f zero = {0.0f, 0.0f, 0.0f, 0.0f};
     size_t i = 0;
-#ifdef OPS_SSE2
-    const __m128 one = _mm_set1_ps(1.0f), sign = _mm_set1_ps(-0.0f);
     for (; i + 4 <= n; i += 4) {
-        __m128 v = _mm_loadu_ps(x + i);
-        __m128 e = exp_sse2(_mm_or_ps(v, sign)); /* -|x| */
-        __m128 d = _mm_add_ps(one, e);
-        __m128 pos = _mm_div_ps(one, d), neg = _mm_div_ps(e, d);
-        __m128 gt = _mm_cmpgt_ps(v, _mm_setzero_ps());
-        _mm_storeu_ps(x + i, _mm_or_ps(_mm_and_ps(gt, pos), _mm_andnot_ps(gt, neg)));
+        v4f v = load4(x + i);
+        store4(x + i, select4(v > zero, v, zero));
     }
-#endif
+    for (; i < n; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void fy_ssru_cell(float *cell, const float *f, const float *xw, float *out, size_t n)
+{
+    const v4f zero = {0.0f, 0.0f, 0.0f, 0.0f};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f e = exp_ps4(load4(f + i));
+        v4f g = e / (1.0f + e);
+        v4f c = g * load4(cell + i) + (1.0f - g) * load4(xw + i);
+        store4(cell + i, c);
+        store4(out + i, select4(c > zero, c, zero));
+    }
     for (; i < n; i++) {
-        float e = exp_scalar(-fabsf(x[i]));
-        x[i] = x[i] > 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+        float e = fy_exp_ps(f[i]);
+        float g = e / (1.0f + e);
+        float c = g * cell[i] + (1.0f - g) * xw[i];
+        cell[i] = c;
+        out[i] = c > 0.0f ? c : 0.0f;
     }
 }
 
-void fy_add(float *y, const float *x, size_t n)
+void fy_transpose(const float *x, int rows, int d, float *xt)
 {
-    for (size_t i = 0; i < n; i++) y[i] = y[i] + x[i];
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < d; c++) xt[(size_t)c * rows + r] = x[(size_t)r * d + c];
 }
 
-void fy_add_bias(float *y, int rows, int n, const float *b)
-{
-    for (int r = 0; r < rows; r++) {
-        float *row = y + (size_t)r * n;
-        for (int j = 0; j < n; j++) row[j] = row[j] + b[j];
-    }
-}
-
-void fy_scale(float *x, size_t n, float s)
-{
-    for (size_t i = 0; i < n; i++) x[i] = x[i] * s;
-}
-
-/* ---- positions -------------------------------------------------------------
+/* ---- positions -------------------------------------------------------------------
  * Marian's sinusoidalPositionEmbeddings in float32: h = d/2 (a float),
  * inc = log(10000)/(h - 1), v = p·exp(i·-inc), sin(v) in [0, h), cos(v) in
  * [h, d). exp, sin and cos are taken in double and rounded to float: the
  * correctly rounded float the reference's float libm functions give in all
  * but vanishingly rare cases, and the same bits on every machine. */
-static void positional_row(float *out, int d, int pos, int add)
+void fy_positional_fill(float *out, int rows, int d, int start_pos)
 {
     float h = (float)d / 2;
     float inc = (float)log(10000.0) / (h - 1.0f);
     int nh = d / 2;
-    for (int i = 0; i < nh; i++) {
-        float e = (float)exp((double)((float)i * -inc));
-        float v = (float)pos * e;
-        float s = (float)sin((double)v), c = (float)cos((double)v);
-        if (add) {
-            out[i] = out[i] + s;
-            out[nh + i] = out[nh + i] + c;
-        } else {
-            out[i] = s;
-            out[nh + i] = c;
+    for (int r = 0; r < rows; r++) {
+        float *o = out + (size_t)r * d;
+        float pos = (float)(start_pos + r);
+        for (int i = 0; i < nh; i++) {
+            float v = pos * (float)exp((double)((float)i * -inc));
+            o[i] = (float)sin((double)v);
+            o[nh + i] = (float)cos((double)v);
         }
     }
-}
-
-void fy_positional_add(float *x, int rows, int d, int start_pos)
-{
-    for (int r = 0; r < rows; r++) positional_row(x + (size_t)r * d, d, start_pos + r, 1);
-}
-
-void fy_positional_fill(float *out, int rows, int d, int start_pos)
-{
-    for (int r = 0; r < rows; r++) positional_row(out + (size_t)r * d, d, start_pos + r, 0);
 }

@@ -1,54 +1,55 @@
-/* ops.h - float32 elementwise and row operations of the transformer.
+/* ops.h - the float32 elementwise and row operations of the transformer,
+ * computed exactly as the reference engine computes them.
  *
- * Row-major matrices, in place where noted. Every function gives the same
- * bits on every machine (no ISA-dependent summation order), so a
- * translation never depends on the CPU. No allocation.
+ * In int8 models every float feeds a rounding to int8, and a one-ulp
+ * difference can flip a quantised activation and, later, a word. So each
+ * function here performs the reference's float operations (Marian's CPU
+ * operators as bergamot-translator's WASM build runs them) in the
+ * reference's order. Vector code (GCC vector extensions: SSE2, part of
+ * every x86-64 CPU, or plain scalar code elsewhere) only ever puts
+ * independent results in different lanes, so every machine and every
+ * kernel path gets the same bits. No allocation.
  */
 #ifndef FY_NN_OPS_H
 #define FY_NN_OPS_H
 
 #include <stddef.h>
 
-/* In place, each of rows rows of d floats: (x - mean) / sqrt(var + eps) ·
- * gamma + beta, var = mean of squared deviations (Marian's
- * LayerNormalization). gamma/beta: d floats; beta may be NULL. */
-void fy_layer_norm(float *x, int rows, int d, const float *gamma, const float *beta, float eps);
+/* Marian's layer-norm epsilon. */
+#define FY_LN_EPS 1e-6f
 
-/* The post-norm residual step in one pass per row: x = layer_norm(x + res)
- * (res: rows x d). Bit-identical to fy_add then fy_layer_norm. */
-void fy_add_layer_norm(float *x, const float *res, int rows, int d, const float *gamma,
-                       const float *beta, float eps);
+/* exp(x) as Cephes' exp_ps (sse_mathfun.h) computes one lane: clamp to
+ * ±88.376, n = floor(x·log2e + 0.5), two-part reduction, degree-5
+ * polynomial, scaled by 2^n through the exponent bits. */
+float fy_exp_ps(float x);
 
-/* In place, each row of n floats: exp(x - max) / sum. */
-void fy_softmax_rows(float *x, int rows, int n);
+/* Marian's CPU softmax of one row in place: rows whose length is a multiple
+ * of 4 run on four lanes (exp_ps, a running sum per lane, the lanes added
+ * in order); others run scalar with libm expf and one running sum. Then
+ * every element is divided by the sum. */
+void fy_softmax(float *x, int n);
+
+/* x = LayerNorm(x + y) row by row (rows of d floats): mean and variance are
+ * summed sequentially in one float each, sigma = sqrt(var/d + eps), and
+ * out = scale·((x − mean)/sigma) + bias with a true division. */
+void fy_add_layer_norm(float *x, const float *y, int rows, int d, const float *scale,
+                       const float *bias);
 
 /* In place: x = max(x, 0). */
 void fy_relu(float *x, size_t n);
 
-/* In place: Marian's stable sigmoid: x > 0 ? 1/(1+e^-x) : e^x/(1+e^x). */
-void fy_sigmoid(float *x, size_t n);
+/* The SSRU cell update, elementwise over n floats: g = σ(f) computed as
+ * exp_ps(f)/(1 + exp_ps(f)) (Marian's 4-lane sigmoid), cell = g·cell +
+ * (1 − g)·xw (its highway op, in that order), out = relu(cell). */
+void fy_ssru_cell(float *cell, const float *f, const float *xw, float *out, size_t n);
 
-/* y += x. */
-void fy_add(float *y, const float *x, size_t n);
+/* xt[c][r] = x[r][c] for x [rows][d]. */
+void fy_transpose(const float *x, int rows, int d, float *xt);
 
-/* Each of rows rows of n floats: y[r][j] += b[j]. */
-void fy_add_bias(float *y, int rows, int n, const float *b);
-
-/* In place: x[r][i] += Marian's sinusoidal signal for position start_pos + r:
- * with h = d/2 and s = log(10000)/(h - 1), dims [0, h) add
- * sin(pos·exp(-i·s)) and dims [h, d) add cos(pos·exp(-(i-h)·s)).
- * (Marian first scales the embeddings by sqrt(d): the caller does that.)
- * d must be even. */
-void fy_positional_add(float *x, int rows, int d, int start_pos);
-
-/* The same signal written (not added) into out[rows][d]: lets the caller
- * precompute a table once per model. */
+/* Marian's sinusoidal position signal for positions start_pos ..
+ * start_pos + rows − 1 written into out[rows][d]: with h = d/2 and
+ * s = log(10000)/(h − 1), dims [0, h) hold sin(pos·exp(−i·s)) and dims
+ * [h, d) cos(pos·exp(−(i−h)·s)), in Marian's float32 steps. d even. */
 void fy_positional_fill(float *out, int rows, int d, int start_pos);
-
-/* exp(x) as the ops compute it (about 1 ulp; 0 below -87.33; x <= 88.37). */
-float fy_expf(float x);
-
-/* y = x·s elementwise in place. */
-void fy_scale(float *x, size_t n, float s);
 
 #endif

@@ -34,14 +34,12 @@ struct fy_translator {
     fy_shortlist *shortlist; /* NULL: decode over the whole vocabulary */
     int src_vocab, trg_vocab;
     int src_eos, trg_eos, trg_unk; /* trg_unk -1 when the vocabulary has none */
-    const float *src_emb;          /* [src_vocab][d] float embeddings */
-    const float *trg_emb;          /* [trg_vocab][d] (== src_emb when tied-all) */
-    float *owned_emb[2];           /* dequantised copies, freed once the network is bound */
-    const int8_t *emb_q[2];        /* int8 models: the file's embeddings [vocab][d], and */
-    float emb_inv[2];              /* 1/quant_mult: lookups dequantise the rows they use */
-    int trg_slot;                  /* 0 (tied embeddings) or 1 */
-    float emb_scale;               /* sqrt(d) */
-    float *pos;                    /* [npos][d] sinusoidal position table */
+    /* Source (slot 0) and separate target (slot 1) embeddings [vocab][d],
+     * in the mapped file: float32, or int8 rows that lookups dequantise. */
+    fy_nn_embedding emb[2];
+    int trg_slot;    /* 0 (tied embeddings) or 1 */
+    float emb_scale; /* sqrt(d) */
+    float *pos;      /* [npos][d] sinusoidal position table */
     int npos;
     int max_out; /* output tokens a segment may ever need */
     fy_encoder *enc;
@@ -98,38 +96,23 @@ static int check_architecture(const fy_translator *t, fy_error *err)
 
 /* The float embedding table name: borrowed from the mapping when float32,
  * dequantised (q·(1/mult), as Marian's loader) when intgemm8. */
-static const float *bind_embedding(fy_translator *t, const char *name, int vocab, int slot,
-                                   fy_error *err)
+static int bind_embedding(fy_translator *t, const char *name, int vocab, int slot, fy_error *err)
 {
     int d = t->cfg.dim_emb;
     const fy_tensor *e = fy_marian_find(t->model, name);
-    if (!e) {
-        fy_err(err, FY_EFORMAT, "%s: tensor %s is missing", t->files.model, name);
-        return NULL;
+    if (!e) return fy_err(err, FY_EFORMAT, "%s: tensor %s is missing", t->files.model, name);
+    if (e->ndim != 2 || e->shape[0] != vocab || e->shape[1] != d)
+        return fy_err(err, FY_EFORMAT, "%s: tensor %s has shape [%d, %d], expected [%d, %d]",
+                      t->files.model, name, e->shape[0], e->ndim > 1 ? e->shape[1] : 0, vocab, d);
+    if (e->type == FY_DT_F32) {
+        t->emb[slot] = (fy_nn_embedding){.f32 = e->data};
+        return 0;
     }
-    if (e->ndim != 2 || e->shape[0] != vocab || e->shape[1] != d) {
-        fy_err(err, FY_EFORMAT, "%s: tensor %s has shape [%d, %d], expected [%d, %d]",
-               t->files.model, name, e->shape[0], e->ndim > 1 ? e->shape[1] : 0, vocab, d);
-        return NULL;
-    }
-    if (e->type == FY_DT_F32) return e->data;
-    if (e->type != FY_DT_INTGEMM8) {
-        fy_err(err, FY_EUNSUPPORTED, "%s: tensor %s has type %s", t->files.model, name,
-               fy_dtype_name(e->type));
-        return NULL;
-    }
-    float *f = malloc(e->count * sizeof *f);
-    if (!f) {
-        fy_err(err, FY_ENOMEM, "out of memory dequantising %s", name);
-        return NULL;
-    }
-    const int8_t *q = e->data;
-    float inv = 1.0f / e->quant_mult;
-    for (size_t i = 0; i < e->count; i++) f[i] = (float)q[i] * inv;
-    t->owned_emb[slot] = f;
-    t->emb_q[slot] = q;
-    t->emb_inv[slot] = inv;
-    return f;
+    if (e->type != FY_DT_INTGEMM8)
+        return fy_err(err, FY_EUNSUPPORTED, "%s: tensor %s has type %s", t->files.model, name,
+                      fy_dtype_name(e->type));
+    t->emb[slot] = (fy_nn_embedding){.i8 = e->data, .inv = 1.0f / e->quant_mult};
+    return 0;
 }
 
 static int open_vocabs(fy_translator *t, fy_error *err)
@@ -177,11 +160,9 @@ static int open_network(fy_translator *t, fy_error *err)
     int d = c->dim_emb;
     const char *src_name = c->separate_embeddings ? "encoder_Wemb" : "Wemb";
     const char *trg_name = c->separate_embeddings ? "decoder_Wemb" : "Wemb";
-    if (!(t->src_emb = bind_embedding(t, src_name, t->src_vocab, 0, err))) return err->code;
+    if (bind_embedding(t, src_name, t->src_vocab, 0, err) < 0) return err->code;
     t->trg_slot = c->separate_embeddings ? 1 : 0;
-    if (!c->separate_embeddings)
-        t->trg_emb = t->src_emb;
-    else if (!(t->trg_emb = bind_embedding(t, trg_name, t->trg_vocab, 1, err)))
+    if (c->separate_embeddings && bind_embedding(t, trg_name, t->trg_vocab, 1, err) < 0)
         return err->code;
     t->emb_scale = sqrtf((float)d);
 
@@ -195,19 +176,9 @@ static int open_network(fy_translator *t, fy_error *err)
 
     t->enc = fy_encoder_bind(t->model, d, c->dim_ffn, c->enc_depth, c->heads, err);
     if (!t->enc) return err->code;
-    t->dec = fy_decoder_bind(t->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8, t->trg_emb,
-                             t->trg_vocab, err);
+    t->dec = fy_decoder_bind(t->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8,
+                             &t->emb[t->trg_slot], t->trg_vocab, err);
     if (!t->dec) return err->code;
-    /* The float copies only fed the output layer's preparation: lookups
-     * dequantise from the mapped int8 rows (the same floats), which saves
-     * vocab·d·4 bytes (49 MB for base-memory) of resident memory. */
-    for (int i = 0; i < 2; i++) {
-        if (!t->owned_emb[i]) continue;
-        free(t->owned_emb[i]);
-        t->owned_emb[i] = NULL;
-    }
-    if (t->emb_q[0]) t->src_emb = NULL;
-    if (t->emb_q[t->trg_slot]) t->trg_emb = NULL;
     return 0;
 }
 
@@ -246,8 +217,6 @@ void fy_translator_free(fy_translator *t)
     fy_encoder_free(t->enc);
     fy_decoder_free(t->dec);
     free(t->pos);
-    free(t->owned_emb[0]);
-    free(t->owned_emb[1]);
     fy_shortlist_free(t->shortlist);
     if (t->trg_spm != t->src_spm) fy_spm_free(t->trg_spm);
     fy_spm_free(t->src_spm);
@@ -299,7 +268,7 @@ struct fy_worker {
     float *x;       /* [max_tokens][d] embeddings, then encoder context */
     fy_encoder_scratch enc;
     /* decoder side */
-    float *keys, *values; /* [dec_depth][max_tokens][d] cross-attention K/V */
+    float *keys, *values; /* [dec_depth][max_tokens·d] cross-attention K/V (decoder.h) */
     float *state;         /* [dec_depth][max_rows][d] SSRU cells */
     float *dx;            /* [max_rows][d] step input / top hidden state */
     fy_decoder_scratch dec;
@@ -524,18 +493,18 @@ static int shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence
 /* ------------------------------------------------------------------------ */
 
 /* fy_nn_embed from embedding slot 0 (source) or 1 (target, = 0 when tied):
- * in int8 models each used row is dequantised on the fly, (float)q·inv
- * exactly as the load-time float copy was, so the results are the same. */
+ * int8 rows are dequantised as they are used, (float)q·inv, the floats the
+ * reference's dequantised matrix holds. */
 static void embed(const fy_translator *t, int slot, float *x, const int32_t *ids, int rows,
                   const float *pos, int pos_stride)
 {
     int d = t->cfg.dim_emb;
-    const int8_t *q = t->emb_q[slot];
+    const int8_t *q = t->emb[slot].i8;
     if (!q) {
-        fy_nn_embed(x, slot ? t->trg_emb : t->src_emb, ids, rows, d, t->emb_scale, pos, pos_stride);
+        fy_nn_embed(x, t->emb[slot].f32, ids, rows, d, t->emb_scale, pos, pos_stride);
         return;
     }
-    float inv = t->emb_inv[slot], scale = t->emb_scale;
+    float inv = t->emb[slot].inv, scale = t->emb_scale;
     for (int r = 0; r < rows; r++) {
         float *xr = x + (size_t)r * d;
         const float *pr = pos + (size_t)r * pos_stride;
@@ -566,7 +535,8 @@ static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *
         ntok += w->len[r];
     }
     fy_encoder_forward(t->enc, w->x, ntok, w->off, w->len, ns, &w->enc);
-    fy_decoder_prepare(t->dec, w->x, ntok, w->keys, w->values, w->enc.q, w->lin);
+    fy_decoder_prepare(t->dec, w->x, ntok, w->off, w->len, ns, w->keys, w->values, w->enc.q,
+                       w->lin);
     return ntok;
 }
 

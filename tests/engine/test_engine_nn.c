@@ -206,7 +206,7 @@ static void our_encode(ours *w, const int32_t *ids, const int *off, const int *l
         fy_nn_embed(w->x + off[s] * D, w->emb, ids + off[s], len[s], D, sqrtf((float)D), w->pos, D);
     fy_encoder_scratch s = {w->q, w->k, w->v, w->ctx, w->kt, w->hidden, w->out, w->scores, w->lin};
     fy_encoder_forward(w->enc, w->x, rows, off, len, nsent, &s);
-    fy_decoder_prepare(w->dec, w->x, rows, w->keys, w->values, w->q, w->lin);
+    fy_decoder_prepare(w->dec, w->x, rows, off, len, nsent, w->keys, w->values, w->q, w->lin);
 }
 
 static void our_step(ours *w, int rows, const int *off, const int *len, int ntok,
@@ -246,7 +246,7 @@ static void test_attend_alone(void)
         dv[i] = v[i];
     }
     for (int i = 0; i < 2 * D; i++) q[i] = (float)(dq[i] = k[(i * 7) % (5 * D)] * 0.5f);
-    fy_nn_transpose(k, 5, D, kt);
+    fy_transpose(k, 5, D, kt);
     fy_nn_attend(q, 2, D, kt, 5, v, D, 5, HEADS, D, sc, out, D);
     ref_attend(dq, 2, dk, dv, 5, dout);
     check(max_rel_err(out, dout, 2 * D) < 1e-5, "fy_nn_attend matches the reference");
@@ -284,7 +284,8 @@ int main(void)
     w->emb = fy_marian_find(m, "Wemb")->data;
     fy_positional_fill(w->pos, MAXT, D, 0);
     w->enc = fy_encoder_bind(m, D, DFFN, ENC, HEADS, &err);
-    w->dec = w->enc ? fy_decoder_bind(m, D, DFFN, DEC, HEADS, 0, w->emb, V, &err) : NULL;
+    fy_nn_embedding emb = {.f32 = w->emb};
+    w->dec = w->enc ? fy_decoder_bind(m, D, DFFN, DEC, HEADS, 0, &emb, V, &err) : NULL;
     check(w->dec != NULL, "encoder and decoder bind");
     if (!w->dec) {
         printf("bind: %s\n", err.msg);

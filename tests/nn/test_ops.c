@@ -1,6 +1,7 @@
-/* test_ops.c - each float op against a straightforward double-precision
- * reference (named tolerances), plus the determinism of the SSE2 and scalar
- * code paths inside ops.c (same bits for the same input). */
+/* test_ops.c - each float op twice: bit for bit against a plain scalar
+ * transcription of the reference's operation written here (the vector code
+ * in ops.c must change no bit), and against double precision (named
+ * tolerances), so a transcription error cannot hide in both. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,10 +10,10 @@
 
 #include "nn/ops.h"
 
-#define TOL_EXP_REL 3e-7 /* fy_expf: about 2.5 ulp */
+#define TOL_EXP_REL 3e-7 /* fy_exp_ps: about 2.5 ulp */
 #define TOL_LN      2e-5 /* layer norm output, absolute (outputs are O(1)) */
 #define TOL_SOFTMAX 1e-6 /* probabilities, absolute */
-#define TOL_SIGMOID 1e-6 /* absolute */
+#define TOL_SSRU    1e-5 /* cell values of magnitude up to ~10 */
 #define TOL_POS     1e-4 /* positions up to 512: float rounding of p·freq */
 
 static int passed, failed;
@@ -39,152 +40,195 @@ static float frand(float lo, float hi)
     return lo + (hi - lo) * (float)((rng_state >> 20) % 1000001) / 1000000.0f;
 }
 
+static int same_bits(const float *a, const float *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof(float)) == 0;
+}
+
 static void test_exp(void)
 {
     double worst = 0;
     for (int i = 0; i <= 200000; i++) {
         float x = -87.0f + 175.0f * (float)i / 200000.0f;
         double want = exp((double)x);
-        double e = fabs(fy_expf(x) - want) / want;
+        double e = fabs(fy_exp_ps(x) - want) / want;
         if (e > worst) worst = e;
     }
-    CHECK(worst <= TOL_EXP_REL, "fy_expf relative error %.3g > %g", worst, TOL_EXP_REL);
-    CHECK(fy_expf(0.0f) == 1.0f, "exp(0) == 1");
-    CHECK(fy_expf(-INFINITY) == 0.0f && fy_expf(-100.0f) == 0.0f, "exp of very negative is 0");
+    CHECK(worst <= TOL_EXP_REL, "fy_exp_ps relative error %.3g > %g", worst, TOL_EXP_REL);
+    CHECK(fy_exp_ps(0.0f) == 1.0f, "exp(0) == 1");
+    /* Clamped at ±88.376: 0 (a scale of 2^-127 written as exponent bits 0)
+     * and a huge finite number, never inf (Cephes' exp_ps). */
+    float lo = fy_exp_ps(-1000.0f), hi = fy_exp_ps(1000.0f);
+    CHECK(lo == 0.0f && hi > 1e38f && isfinite(hi), "exp_ps clamps: %g %g", lo, hi);
 }
 
-static void test_layer_norm(void)
+/* The reference's softmax, one element after the other. */
+static void softmax_plain(float *x, int n)
 {
-    const int rows = 5, d = 387; /* not a multiple of 8: exercises the tail */
-    float *x = malloc(sizeof(float) * rows * d), *g = malloc(sizeof(float) * d),
-          *b = malloc(sizeof(float) * d), *x2 = malloc(sizeof(float) * rows * d);
-    for (int i = 0; i < rows * d; i++) x[i] = frand(-3.0f, 5.0f);
-    for (int i = 0; i < d; i++) g[i] = frand(0.5f, 1.5f), b[i] = frand(-0.5f, 0.5f);
-    memcpy(x2, x, sizeof(float) * rows * d);
-    fy_layer_norm(x2, rows, d, g, b, 1e-6f);
-    double worst = 0;
-    for (int r = 0; r < rows; r++) {
-        double mean = 0, var = 0;
-        for (int i = 0; i < d; i++) mean += x[r * d + i];
-        mean /= d;
-        for (int i = 0; i < d; i++) var += (x[r * d + i] - mean) * (x[r * d + i] - mean);
-        var /= d;
-        for (int i = 0; i < d; i++) {
-            double want = g[i] * ((x[r * d + i] - mean) / sqrt(var + 1e-6)) + b[i];
-            double e = fabs(x2[r * d + i] - want);
-            if (e > worst) worst = e;
+    float mx = x[0];
+    for (int i = 1; i < n; i++) mx = mx < x[i] ? x[i] : mx;
+    float sum = 0.0f;
+    if (n % 4 == 0) {
+        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int i = 0; i < n; i += 4)
+            for (int l = 0; l < 4; l++) {
+                float e = fy_exp_ps(x[i + l] - mx);
+                lane[l] = lane[l] + e;
+                x[i + l] = e;
+            }
+        for (int l = 0; l < 4; l++) sum = sum + lane[l];
+    } else {
+        for (int i = 0; i < n; i++) {
+            float e = expf(x[i] - mx);
+            sum = sum + e;
+            x[i] = e;
         }
     }
-    CHECK(worst <= TOL_LN, "layer norm error %.3g > %g", worst, TOL_LN);
-    /* fused residual: the same bits as add then normalise */
-    float *y1 = malloc(sizeof(float) * rows * d), *y2 = malloc(sizeof(float) * rows * d);
-    memcpy(y1, x, sizeof(float) * rows * d);
-    memcpy(y2, x, sizeof(float) * rows * d);
-    fy_add(y1, x2, (size_t)rows * d);
-    fy_layer_norm(y1, rows, d, g, b, 1e-6f);
-    fy_add_layer_norm(y2, x2, rows, d, g, b, 1e-6f);
-    CHECK(memcmp(y1, y2, sizeof(float) * rows * d) == 0, "add_layer_norm == add + layer_norm");
-    free(y1);
-    free(y2);
-    /* no beta, and a constant row (variance 0: eps keeps it finite) */
-    for (int i = 0; i < d; i++) x2[i] = 2.0f;
-    fy_layer_norm(x2, 1, d, g, NULL, 1e-6f);
-    int ok = 1;
-    for (int i = 0; i < d; i++) ok &= x2[i] == 0.0f;
-    CHECK(ok, "constant row normalises to 0");
-    free(x);
-    free(x2);
-    free(g);
-    free(b);
+    for (int i = 0; i < n; i++) x[i] = x[i] / sum;
 }
 
 static void test_softmax(void)
 {
-    const int rows = 4, n = 37;
-    float x[4 * 37], y[4 * 37];
-    for (int i = 0; i < rows * n; i++) x[i] = frand(-20.0f, 20.0f);
-    x[5] = -INFINITY; /* a masked position */
-    x[n + 3] = -1e9f;
-    memcpy(y, x, sizeof x);
-    fy_softmax_rows(y, rows, n);
+    float x[64], y[64], z[64];
+    int exact = 1;
     double worst = 0, sumerr = 0;
-    for (int r = 0; r < rows; r++) {
+    for (int n = 1; n <= 64; n++) {
+        for (int i = 0; i < n; i++) x[i] = frand(-20.0f, 20.0f);
+        if (n > 5) x[5] = -99999999.0f; /* Marian's mask value */
+        memcpy(y, x, sizeof(float) * n);
+        memcpy(z, x, sizeof(float) * n);
+        fy_softmax(y, n);
+        softmax_plain(z, n);
+        exact &= same_bits(y, z, (size_t)n);
         double mx = -INFINITY, s = 0, t = 0;
-        for (int i = 0; i < n; i++) mx = fmax(mx, x[r * n + i]);
-        for (int i = 0; i < n; i++) s += exp(x[r * n + i] - mx);
+        for (int i = 0; i < n; i++) mx = fmax(mx, x[i]);
+        for (int i = 0; i < n; i++) s += exp(x[i] - mx);
         for (int i = 0; i < n; i++) {
-            double e = fabs(y[r * n + i] - exp(x[r * n + i] - mx) / s);
-            if (e > worst) worst = e;
-            t += y[r * n + i];
+            worst = fmax(worst, fabs(y[i] - exp(x[i] - mx) / s));
+            t += y[i];
         }
         sumerr = fmax(sumerr, fabs(t - 1.0));
+        if (n > 5) CHECK(y[5] == 0.0f, "masked position gets 0 (n %d)", n);
     }
+    CHECK(exact, "softmax == the plain reference transcription, bit for bit (n 1..64)");
     CHECK(worst <= TOL_SOFTMAX, "softmax error %.3g > %g", worst, TOL_SOFTMAX);
     CHECK(sumerr <= 1e-5, "softmax rows sum to 1 (%.3g)", sumerr);
-    CHECK(y[5] == 0.0f && y[n + 3] == 0.0f, "masked positions get probability 0");
 }
 
-static void test_sigmoid(void)
+/* The reference's residual + layer norm of one row, one element after the other. */
+static void add_norm_plain(float *x, const float *y, int d, const float *g, const float *b)
 {
-    enum { N = 1003 };
-    static float x[N], y[N], z[N];
-    for (int i = 0; i < N; i++) x[i] = frand(-30.0f, 30.0f);
-    x[0] = 0.0f;
-    x[1] = -100.0f;
-    x[2] = 100.0f;
-    memcpy(y, x, sizeof x);
-    fy_sigmoid(y, N);
+    for (int i = 0; i < d; i++) x[i] = y[i] + x[i];
+    float sum = 0.0f;
+    for (int i = 0; i < d; i++) sum = sum + x[i];
+    float mean = sum / (float)d, sq = 0.0f;
+    for (int i = 0; i < d; i++) {
+        float e = x[i] - mean;
+        sq = sq + e * e;
+    }
+    float sigma = sqrtf(sq / (float)d + FY_LN_EPS);
+    for (int i = 0; i < d; i++) x[i] = g[i] * ((x[i] - mean) / sigma) + b[i];
+}
+
+static void test_layer_norm(void)
+{
+    const int maxrows = 9, d = 387; /* not a multiple of 4: exercises the tails */
+    size_t n = (size_t)maxrows * d;
+    float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n);
+    float *got = malloc(sizeof(float) * n), *want = malloc(sizeof(float) * n);
+    float *g = malloc(sizeof(float) * d), *b = malloc(sizeof(float) * d);
+    for (size_t i = 0; i < n; i++) x[i] = frand(-3.0f, 5.0f), y[i] = frand(-1.0f, 1.0f);
+    for (int i = 0; i < d; i++) g[i] = frand(0.5f, 1.5f), b[i] = frand(-0.5f, 0.5f);
+    for (int i = 0; i < d; i++) x[2 * d + i] = 2.0f, y[2 * d + i] = 0.0f; /* variance 0 */
+    int exact = 1;
+    for (int rows = 1; rows <= maxrows; rows++) { /* 4-row groups and every remainder */
+        memcpy(got, x, sizeof(float) * rows * d);
+        memcpy(want, x, sizeof(float) * rows * d);
+        fy_add_layer_norm(got, y, rows, d, g, b);
+        for (int r = 0; r < rows; r++) add_norm_plain(want + r * d, y + r * d, d, g, b);
+        exact &= same_bits(got, want, (size_t)rows * d);
+    }
+    CHECK(exact, "add_layer_norm == the plain reference transcription, bit for bit (rows 1..9)");
     double worst = 0;
-    for (int i = 0; i < N; i++) {
-        double e = fabs(y[i] - 1.0 / (1.0 + exp(-(double)x[i])));
-        if (e > worst) worst = e;
+    for (int r = 0; r < maxrows; r++) {
+        double mean = 0, var = 0;
+        for (int i = 0; i < d; i++) mean += (double)x[r * d + i] + y[r * d + i];
+        mean /= d;
+        for (int i = 0; i < d; i++) {
+            double e = (double)x[r * d + i] + y[r * d + i] - mean;
+            var += e * e;
+        }
+        var /= d;
+        for (int i = 0; i < d; i++) {
+            double v = (double)x[r * d + i] + y[r * d + i];
+            double w = g[i] * ((v - mean) / sqrt(var + 1e-6)) + b[i];
+            worst = fmax(worst, fabs(got[r * d + i] - w));
+        }
     }
-    CHECK(worst <= TOL_SIGMOID, "sigmoid error %.3g > %g", worst, TOL_SIGMOID);
-    CHECK(y[0] == 0.5f && y[2] == 1.0f && y[1] >= 0.0f && y[1] < 1e-30f, "sigmoid edges");
-    /* one at a time takes the scalar path: the same bits as the SSE2 path */
+    CHECK(worst <= TOL_LN, "layer norm error %.3g > %g", worst, TOL_LN);
+    int ok = 1;
+    for (int i = 0; i < d; i++) ok &= got[2 * d + i] == b[i];
+    CHECK(ok, "constant row normalises to the bias");
+    free(x);
+    free(y);
+    free(got);
+    free(want);
+    free(g);
+    free(b);
+}
+
+static void test_ssru_cell(void)
+{
+    enum { N = 1003 }; /* vector body and a scalar tail */
+    static float f[N], xw[N], c1[N], c2[N], o1[N], o2[N];
     for (int i = 0; i < N; i++) {
-        z[i] = x[i];
-        fy_sigmoid(z + i, 1);
+        f[i] = frand(-30.0f, 30.0f);
+        xw[i] = frand(-5.0f, 5.0f);
+        c1[i] = c2[i] = frand(-5.0f, 5.0f);
     }
-    CHECK(memcmp(y, z, sizeof y) == 0, "sigmoid vector and scalar paths agree bit for bit");
+    f[0] = 0.0f, f[1] = -100.0f, f[2] = 100.0f;
+    fy_ssru_cell(c1, f, xw, o1, N);
+    double worst = 0;
+    int exact = 1;
+    for (int i = 0; i < N; i++) {
+        float e = fy_exp_ps(f[i]);
+        float gate = e / (1.0f + e);
+        float c = gate * c2[i] + (1.0f - gate) * xw[i];
+        o2[i] = c > 0.0f ? c : 0.0f;
+        exact &= memcmp(&c, &c1[i], sizeof c) == 0;
+        double s = 1.0 / (1.0 + exp(-(double)f[i]));
+        worst = fmax(worst, fabs(c1[i] - (s * c2[i] + (1 - s) * xw[i])));
+        c2[i] = c;
+    }
+    CHECK(exact && same_bits(o1, o2, N), "ssru cell == the plain transcription, bit for bit");
+    CHECK(worst <= TOL_SSRU, "ssru cell error %.3g > %g", worst, TOL_SSRU);
 }
 
 static void test_elementwise(void)
 {
-    float a[10], b[10], bias[5];
-    for (int i = 0; i < 10; i++) a[i] = (float)i - 4.5f, b[i] = (float)(i * i);
-    for (int i = 0; i < 5; i++) bias[i] = (float)i;
-    float r[10];
+    float a[11], r[11];
+    for (int i = 0; i < 11; i++) a[i] = (float)i - 4.5f;
+    a[0] = -0.0f;
+    a[1] = NAN;
     memcpy(r, a, sizeof a);
-    fy_relu(r, 10);
+    fy_relu(r, 11);
     int ok = 1;
-    for (int i = 0; i < 10; i++) ok &= r[i] == (a[i] > 0 ? a[i] : 0.0f);
-    CHECK(ok, "relu");
-    memcpy(r, a, sizeof a);
-    fy_add(r, b, 10);
-    ok = 1;
-    for (int i = 0; i < 10; i++) ok &= r[i] == a[i] + b[i];
-    CHECK(ok, "add");
-    memcpy(r, a, sizeof a);
-    fy_add_bias(r, 2, 5, bias);
-    ok = 1;
-    for (int i = 0; i < 10; i++) ok &= r[i] == a[i] + bias[i % 5];
-    CHECK(ok, "add_bias");
-    memcpy(r, a, sizeof a);
-    fy_scale(r, 10, 0.25f);
-    ok = 1;
-    for (int i = 0; i < 10; i++) ok &= r[i] == a[i] * 0.25f;
-    CHECK(ok, "scale");
+    for (int i = 0; i < 11; i++) {
+        float w = a[i] > 0 ? a[i] : 0.0f;
+        ok &= memcmp(&r[i], &w, sizeof w) == 0;
+    }
+    CHECK(ok, "relu (and +0 for -0 and NaN, as x > 0 ? x : 0)");
+    float m[6] = {1, 2, 3, 4, 5, 6}, t[6];
+    fy_transpose(m, 2, 3, t);
+    CHECK(t[0] == 1 && t[1] == 4 && t[2] == 2 && t[3] == 5 && t[4] == 3 && t[5] == 6, "transpose");
 }
 
 static void test_positional(void)
 {
     const int d = 384, rows = 512;
-    float *p = calloc((size_t)rows * d, sizeof(float));
+    float *p = malloc(sizeof(float) * rows * d);
     float *q = malloc(sizeof(float) * rows * d);
-    fy_positional_add(p, rows, d, 0);
-    fy_positional_fill(q, rows, d, 0);
-    CHECK(memcmp(p, q, sizeof(float) * rows * d) == 0, "positional add onto zeros == fill");
+    fy_positional_fill(p, rows, d, 0);
     int ok = 1;
     for (int i = 0; i < d / 2; i++) ok &= p[i] == 0.0f && p[d / 2 + i] == 1.0f;
     CHECK(ok, "position 0: sin 0 then cos 1");
@@ -219,7 +263,7 @@ int main(void)
     test_exp();
     test_layer_norm();
     test_softmax();
-    test_sigmoid();
+    test_ssru_cell();
     test_elementwise();
     test_positional();
     printf("%d passed, %d failed\n", passed, failed);
