@@ -23,7 +23,8 @@ static void usage(FILE *out)
             "                   [--api-token T] [--cache-mb N] [--max-chars N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
-            "                   [--max-connections-per-ip N] [--quiet]\n\n"
+            "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
+            "                   [--read-timeout S] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --model DIR          model directory (env FANYI_MODEL_DIR; default\n"
@@ -42,12 +43,19 @@ static void usage(FILE *out)
             "  --max-connections N  open connections (FANYI_MAX_CONNECTIONS; 1024)\n"
             "  --max-connections-per-ip N  per client address, 0 = no limit\n"
             "                       (FANYI_MAX_CONNECTIONS_PER_IP; 512)\n"
+            "  --idle-timeout S     close a connection idle this many seconds\n"
+            "                       (FANYI_IDLE_TIMEOUT; 15)\n"
+            "  --read-timeout S     close a connection whose request (headers and body) has\n"
+            "                       not fully arrived within S seconds of the connection\n"
+            "                       opening or its previous request ending; 0 = never\n"
+            "                       (FANYI_READ_TIMEOUT; 30)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
     const char *model, *host, *token, *cors;
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    long idle_timeout, read_timeout;
     int quiet;
 } serve_config;
 
@@ -84,6 +92,8 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--timeout-ms", "FANYI_TIMEOUT_MS", 1, 3600000, &c->timeout_ms},
         {"--max-connections", "FANYI_MAX_CONNECTIONS", 1, 100000, &c->max_conn},
         {"--max-connections-per-ip", "FANYI_MAX_CONNECTIONS_PER_IP", 0, 100000, &c->max_per_ip},
+        {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
+        {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option longopts[] = {
@@ -96,6 +106,8 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"timeout-ms", required_argument, NULL, NUM + 6},
         {"max-connections", required_argument, NULL, NUM + 7},
         {"max-connections-per-ip", required_argument, NULL, NUM + 8},
+        {"idle-timeout", required_argument, NULL, NUM + 9},
+        {"read-timeout", required_argument, NULL, NUM + 10},
         {"model", required_argument, NULL, 'm'},
         {"host", required_argument, NULL, 'H'},
         {"api-token", required_argument, NULL, 'T'},
@@ -181,6 +193,8 @@ static int run(const serve_config *c, fy_translator *t, const char *dir, const c
     o.cors_origin = c->cors;
     o.max_connections = (int)c->max_conn;
     o.max_per_ip = (int)c->max_per_ip;
+    o.conn_timeout_s = (int)c->idle_timeout;
+    o.read_timeout_s = (int)c->read_timeout;
     o.model_name = model_file;
     o.model_dir = dir;
     o.version = cli_version();
@@ -227,7 +241,9 @@ int cmd_serve(int argc, char **argv)
                       .queue = 1024,
                       .timeout_ms = 30000,
                       .max_conn = 1024,
-                      .max_per_ip = 512};
+                      .max_per_ip = 512,
+                      .idle_timeout = 15,
+                      .read_timeout = 30};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

@@ -36,6 +36,19 @@ typedef struct task {
     int html, array;   /* input was HTML; input was an array of texts */
 } task;
 
+/* One open connection (MHD_OPTION_NOTIFY_CONNECTION). MHD's own timeout
+ * only counts idle time, so a client sending a byte a second would hold a
+ * connection forever: the watcher closes a connection whose request has not
+ * fully arrived read_timeout_s after the connection opened or its previous
+ * request ended. Guarded by the server's conn_lock. */
+typedef struct peer {
+    int fd;
+    int64_t since_ms; /* opened, or the previous request ended */
+    int receiving;    /* a request is (or may be) arriving */
+    int cut;          /* the watcher shut it down */
+    struct peer *prev, *next;
+} peer;
+
 enum { PH_BODY, PH_HANDLE, PH_WAIT, PH_REPLIED };
 
 struct req {
@@ -63,6 +76,7 @@ struct req {
     char *ev;
     size_t ev_len, ev_cap, ev_pos;
     int ev_end;
+    peer *cn;         /* its connection; NULL if not tracked */
     req *prev, *next; /* the server's list of live requests */
 };
 
@@ -82,6 +96,10 @@ struct fy_server {
     int watcher_started;
     uint64_t next_id;
     int64_t started_s;
+    pthread_mutex_t conn_lock; /* conns; held while the watcher shuts one down */
+    peer *conns;
+    size_t nconns;
+    uint64_t conns_refused, conns_timed_out; /* under conn_lock */
     struct metrics *metrics;
 };
 

@@ -190,6 +190,16 @@ char *metrics_render(fy_server *s, size_t *len)
     size_t live = s->nlive;
     pthread_mutex_unlock(&s->lock);
     metric(&b, "fanyi_http_requests_in_progress", "gauge", "HTTP requests being handled.", live);
+    pthread_mutex_lock(&s->conn_lock);
+    size_t nconns = s->nconns;
+    uint64_t refused = s->conns_refused, timed_out = s->conns_timed_out;
+    pthread_mutex_unlock(&s->conn_lock);
+    metric(&b, "fanyi_connections_open", "gauge", "Open HTTP connections.", nconns);
+    metric(&b, "fanyi_connections_refused_total", "counter",
+           "Connections refused at --max-connections.", refused);
+    metric(&b, "fanyi_connections_timed_out_total", "counter",
+           "Connections closed because a request took longer than --read-timeout to arrive.",
+           timed_out);
     metric(&b, "process_resident_memory_bytes", "gauge", "Resident memory (RSS) in bytes.",
            (unsigned long long)rss_bytes());
     metric(&b, "fanyi_uptime_seconds", "gauge", "Seconds since the server started.",

@@ -9,6 +9,10 @@
  * job's completion resumes it and MHD calls us again to format the answer.
  * MHD's completion notice frees the request (and cancels its job, so a
  * client that went away stops costing work).
+ *
+ * Connections are tracked apart from requests (see peer in internal.h):
+ * past --max-connections a new one is refused at once, and one whose
+ * request has not fully arrived within --read-timeout is closed.
  */
 #include "server/internal.h"
 
@@ -70,6 +74,7 @@ void fy_server_options_default(fy_server_options *o)
     o->max_connections = 1024;
     o->max_per_ip = 512;
     o->conn_timeout_s = 15;
+    o->read_timeout_s = 30;
     o->model_name = "";
     o->version = "";
 }
@@ -196,6 +201,15 @@ static const char *google_status(int status)
     }
 }
 
+/* Messages quote what the client sent (method, path, Content-Type, field
+ * values), which may be invalid UTF-8, and truncation may cut a character
+ * in two: jansson refuses such strings, so bad bytes become '?'. */
+static void utf8_scrub(char *s)
+{
+    size_t bad;
+    while (!fy_utf8_valid(s, strlen(s), &bad)) s[bad] = '?';
+}
+
 enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
 {
     char msg[600];
@@ -203,6 +217,7 @@ enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_scrub(msg);
     json_t *body;
     switch (r->dialect) {
     case D_LIBRE:
@@ -245,6 +260,7 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
 {
     (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
     form *fm = cls;
+    if (!key) return MHD_YES; /* a multipart part without a name: ignored */
     struct field *f = fm->n ? &fm->f[fm->n - 1] : NULL;
     if (off == 0 || !f || strcmp(f->key, key)) {
         if (fm->n == fm->cap) {
@@ -261,7 +277,7 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
     }
     char *v = realloc(f->val, f->len + size + 1);
     if (!v) return MHD_NO;
-    memcpy(v + f->len, data, size);
+    if (size) memcpy(v + f->len, data, size); /* data may be NULL when size is 0 */
     f->len += size;
     v[f->len] = '\0';
     f->val = v;
@@ -269,7 +285,8 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
 }
 
 /* Form fields as a JSON object: a repeated key (or one named "key[]")
- * becomes an array. A value that is not valid UTF-8 sets *bad to its key. */
+ * becomes an array. A value that is not valid UTF-8 or holds a NUL (%00;
+ * a JSON body cannot carry one either) sets *bad to its key. */
 static json_t *form_json(form *fm, char **bad)
 {
     json_t *out = json_object();
@@ -278,7 +295,8 @@ static json_t *form_json(form *fm, char **bad)
         size_t kl = strlen(f->key);
         int is_list = kl > 2 && !strcmp(f->key + kl - 2, "[]");
         if (is_list) f->key[kl - 2] = '\0';
-        json_t *v = json_stringn(f->val ? f->val : "", f->len);
+        int nul = f->val && memchr(f->val, '\0', f->len) != NULL;
+        json_t *v = nul ? NULL : json_stringn(f->val ? f->val : "", f->len);
         if (!v) {
             if (!*bad) *bad = strdup(f->key);
             v = json_null();
@@ -337,7 +355,7 @@ static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
     form_free(&fm);
     if (!out) snprintf(msg, cap, "malformed form body");
     if (bad) {
-        snprintf(msg, cap, "field '%s' is not valid UTF-8", bad);
+        snprintf(msg, cap, "field '%s' is not valid UTF-8 text (or holds a NUL byte)", bad);
         free(bad);
         json_decref(out);
         return NULL;
@@ -450,6 +468,9 @@ static req *req_new(fy_server *s, struct MHD_Connection *conn)
     r->start_us = now_us();
     r->endpoint = "unknown";
     pthread_mutex_init(&r->lock, NULL);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    r->cn = ci ? ci->socket_context : NULL;
     req_set_id(r);
     pthread_mutex_lock(&s->lock);
     r->next = s->live;
@@ -552,6 +573,136 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method)
     return MHD_YES;
 }
 
+/* ---- URLs ---------------------------------------------------------------- */
+
+static int hex_value(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    c |= 0x20;
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* MHD_OPTION_UNESCAPE_CALLBACK for the path and query arguments: percent-
+ * decoding, except that %00 stays as it is. MHD's own decoder turns it into
+ * a NUL that ends the path early: /health%00.js was /health. */
+static size_t url_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls, (void)c;
+    char *w = s;
+    for (const char *p = s; *p; p++) {
+        int hi = *p == '%' ? hex_value((unsigned char)p[1]) : -1;
+        int lo = hi >= 0 ? hex_value((unsigned char)p[2]) : -1;
+        if (lo >= 0 && (hi | lo)) {
+            *w++ = (char)(hi * 16 + lo);
+            p += 2;
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
+/* ---- connections --------------------------------------------------------- */
+
+/* Marks whether cn is waiting for (part of) a request; receiving restarts
+ * its read deadline (keep-alive: the next request). Returns 1 if the
+ * watcher has cut the connection. */
+static int conn_set_receiving(fy_server *s, peer *cn, int receiving)
+{
+    if (!cn) return 0;
+    pthread_mutex_lock(&s->conn_lock);
+    cn->receiving = receiving;
+    if (receiving) cn->since_ms = fy_now_ms();
+    int cut = cn->cut;
+    pthread_mutex_unlock(&s->conn_lock);
+    return cut;
+}
+
+/* The socket context of a refused connection: the request it may already
+ * have sent is never run. */
+static peer refused_peer;
+
+/* A connection over --max-connections: a 503 now beats a client hanging in
+ * the listen backlog (where MHD leaves it once its own limit is reached). */
+static void conn_refuse(int fd)
+{
+    static const char body[] = "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many open "
+                               "connections; retry later\"}}";
+    char msg[512];
+    int n = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 503 Service Unavailable\r\n"
+                     "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
+                     "Connection: close\r\nContent-Length: %zu\r\n\r\n%s",
+                     sizeof body - 1, body);
+    /* Best effort (the socket is new, its buffer empty): the close is the
+     * refusal. */
+    if (n > 0) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(fd, SHUT_RDWR);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: tracks every connection (STARTED, CLOSED
+ * run in the connection's HTTP thread; CLOSED before MHD closes the socket,
+ * so the watcher never shuts down a descriptor that was reused). */
+static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code)
+{
+    fy_server *s = cls;
+    peer *cn = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (!cn || cn == &refused_peer) return;
+        *socket_context = NULL;
+        pthread_mutex_lock(&s->conn_lock);
+        if (cn->prev)
+            cn->prev->next = cn->next;
+        else
+            s->conns = cn->next;
+        if (cn->next) cn->next->prev = cn->prev;
+        s->nconns--;
+        pthread_mutex_unlock(&s->conn_lock);
+        free(cn);
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return;
+    cn = calloc(1, sizeof *cn);
+    pthread_mutex_lock(&s->conn_lock);
+    int full = s->nconns >= (size_t)s->o.max_connections;
+    if (full) {
+        s->conns_refused++;
+    } else if (cn) {
+        *cn = (peer){.fd = ci->connect_fd, .since_ms = fy_now_ms(), .receiving = 1};
+        cn->next = s->conns;
+        if (s->conns) s->conns->prev = cn;
+        s->conns = cn;
+        s->nconns++;
+        *socket_context = cn;
+    }
+    pthread_mutex_unlock(&s->conn_lock);
+    if (full) {
+        free(cn);
+        *socket_context = &refused_peer;
+        conn_refuse(ci->connect_fd);
+    }
+}
+
+/* Shuts down the connections whose request is late: MHD then sees the end
+ * of the stream in its own thread and closes them. */
+static void conns_check(fy_server *s)
+{
+    if (s->o.read_timeout_s <= 0) return;
+    int64_t late = fy_now_ms() - (int64_t)s->o.read_timeout_s * 1000;
+    pthread_mutex_lock(&s->conn_lock);
+    for (peer *cn = s->conns; cn; cn = cn->next) {
+        if (!cn->receiving || cn->cut || cn->since_ms > late) continue;
+        shutdown(cn->fd, SHUT_RDWR);
+        cn->cut = 1;
+        s->conns_timed_out++;
+    }
+    pthread_mutex_unlock(&s->conn_lock);
+}
+
 static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *url,
                            const char *method, const char *version, const char *upload_data,
                            size_t *upload_size, void **con_cls)
@@ -560,10 +711,15 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     fy_server *s = cls;
     req *r = *con_cls;
     if (!r) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        if (ci && ci->socket_context == &refused_peer) return MHD_NO;
         r = req_new(s, conn);
         if (!r) return MHD_NO;
         *con_cls = r;
-        return req_begin(r, url, method);
+        enum MHD_Result ret = req_begin(r, url, method);
+        if (r->phase != PH_BODY) conn_set_receiving(s, r->cn, 0); /* answered early */
+        return ret;
     }
     if (*upload_size) {
         size_t n = *upload_size;
@@ -573,6 +729,7 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     }
     if (r->phase == PH_BODY) {
         r->phase = PH_HANDLE;
+        conn_set_receiving(s, r->cn, 0);
         if (r->over)
             return reply_error(r, 413, "request body is over the limit of %zu bytes",
                                body_limit(s));
@@ -592,6 +749,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
     double secs = (double)(now_us() - r->start_us) / 1e6;
     int status = r->status && !r->gone ? r->status : 499; /* 499: the client went away */
+    int cut = conn_set_receiving(s, r->cn, 1); /* keep-alive: the next request's deadline */
+    if (cut && !r->status) status = 408;       /* too slow: cut by the watcher */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 200 && r->sse && !r->ev_end)
         status = 499;
     metrics_request(s->metrics, r->endpoint, status, secs, r->chars);
@@ -653,6 +812,7 @@ static void *watcher_main(void *arg)
         pthread_mutex_unlock(&s->lock);
         if (stop) return NULL;
         watch_once(s);
+        conns_check(s);
         usleep(20000);
     }
 }
@@ -706,6 +866,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_c
     if (!s) goto nomem;
     s->o = *o;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->conn_lock, NULL);
     s->sched = sched;
     s->cache = cache;
     s->started_s = (int64_t)time(NULL);
@@ -723,6 +884,10 @@ fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_c
     if (!s->o.max_chars) s->o.max_chars = 5000;
     if (!s->o.max_items) s->o.max_items = 128;
     if (s->o.http_threads <= 0) s->o.http_threads = 4;
+    if (s->o.max_connections <= 0) s->o.max_connections = 1024;
+    /* MHD's own limit sits above ours (it is split among the HTTP threads,
+     * and a thread at its share stops accepting): conn_notify refuses. */
+    unsigned mhd_limit = (unsigned)s->o.max_connections + 64u * (unsigned)s->o.http_threads;
 
     struct sockaddr_storage ss;
     if (resolve(s->host, o->port, &ss, err) < 0) goto fail;
@@ -730,13 +895,14 @@ fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_c
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-    s->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, ahc, s, MHD_OPTION_SOCK_ADDR,
-                            (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.http_threads,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->conn_timeout_s,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_END);
+    s->d = MHD_start_daemon(
+        flags, (uint16_t)o->port, NULL, NULL, ahc, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)s->o.http_threads, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+        MHD_OPTION_UNESCAPE_CALLBACK, url_unescape, NULL, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)o->conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+        MHD_OPTION_END);
     if (!s->d) {
         fy_err(err, FY_EIO, "cannot listen on %s port %d (in use, or not an address here?)",
                s->host, o->port);
@@ -823,6 +989,7 @@ void fy_server_free(fy_server *s)
     free(s->model_name);
     free(s->model_dir);
     free(s->version);
+    pthread_mutex_destroy(&s->conn_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

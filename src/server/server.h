@@ -28,6 +28,7 @@ typedef struct fy_server_options {
     int max_connections;     /* default 1024 */
     int max_per_ip;          /* default 512 (0: no per-address limit) */
     int conn_timeout_s;      /* idle connection timeout (default 15) */
+    int read_timeout_s;      /* a whole request must arrive within (default 30) */
     const char *model_name;  /* for /version and logs */
     const char *model_dir;
     const char *version;      /* program version */

@@ -235,6 +235,15 @@ enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
     fy_error err = {0};
     int64_t deadline = s->o.timeout_ms > 0 ? fy_now_ms() + s->o.timeout_ms : 0;
     r->finish = finish;
+    /* More sentences than the queue can ever hold: a 503 "try again" would
+     * never succeed, so say what is too big. */
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(s->sched, &st);
+    if (st.queue_max && r->t.nsent > st.queue_max)
+        return reply_error(r, 413,
+                           "the text splits into %zu sentences; the server queues at most %zu "
+                           "(--queue); send it in smaller requests",
+                           r->t.nsent, st.queue_max);
     fy_job *j = fy_scheduler_submit(s->sched, r->t.sent, r->t.nsent, deadline, &cb, &err);
     if (!j) {
         int status = err.code == FY_EBUSY || err.code == FY_ECANCELED ? 503 : 500;
