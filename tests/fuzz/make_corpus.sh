@@ -85,4 +85,6 @@ text fuzz_spm_encode/controls '\x00a\x01b\tc\x7f\xc2\x85d   e\xe3\x80\x80f\xef\x
 text fuzz_cleanup/invalid-utf8 '中文\xff\xfe\xe4\xb8 \xc0\x80 \xed\xa0\x80 \xf4\x90\x80\x80'
 text fuzz_cleanup/punct 'Hello ， world ！！ It is , is  good .. . the the the the the the end。'
 text fuzz_cleanup/urls 'See http://a.b/c?d=1,2 . Mail x@y.org ！ `x`'
+# HTTP requests for fuzz_http (routes, bodies, credentials, raw HTTP).
+"$here/fuzz_http_seeds.sh"
 echo "corpus written to $c"

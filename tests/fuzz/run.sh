@@ -20,7 +20,8 @@ case $secs in
 '' | *[!0-9]*) echo "usage: tests/fuzz/run.sh [SECONDS] [HARNESS...]" >&2; exit 2 ;;
 esac
 build=${FANYI_FUZZ_BUILD:-$root/build-fuzz}
-all=(fuzz_marian fuzz_config fuzz_shortlist fuzz_spm_load fuzz_spm_encode fuzz_segment fuzz_cleanup)
+all=(fuzz_marian fuzz_config fuzz_shortlist fuzz_spm_load fuzz_spm_encode fuzz_segment fuzz_cleanup
+     fuzz_http)
 harnesses=("$@")
 [ $# -gt 0 ] || harnesses=("${all[@]}")
 jobs=${FANYI_FUZZ_JOBS:-2}
