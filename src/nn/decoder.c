@@ -24,6 +24,7 @@ struct fy_decoder {
     int d, dffn, depth, heads, vocab;
     fy_decoder_layer *layers; /* [depth] */
     fy_linear *out;           /* tied output layer: Wembᵀ [d][vocab] + decoder_ff_logit_out_b */
+    int8_t *out_w8;           /* int8 models: its weights, which out views */
 };
 
 static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_layer *l,
@@ -48,25 +49,47 @@ static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_lay
  * max|(float)q·inv| is (float)max|q|·inv (scaling by a positive float is
  * monotonic and symmetric), and each output byte depends only on its input
  * byte, so a 256-entry table gives exactly what quantising the floats with
- * fy_i8_quantize gives. */
-static int8_t *requantize_i8(const fy_nn_embedding *e, size_t count, float *mult)
+ * fy_i8_quantize gives. Where the table maps every byte but -128 to itself
+ * (max|q| = 127, as intgemm's own quantisation leaves it), a copy does. */
+void fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, float *mult)
 {
-    int mx = 0;
-    for (size_t i = 0; i < count; i++) {
-        int a = e->i8[i] < 0 ? -e->i8[i] : e->i8[i];
-        if (a > mx) mx = a;
+    typedef int8_t v16b __attribute__((vector_size(16)));
+    v16b lo = {0}, hi = {0};
+    size_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        v16b v;
+        memcpy(&v, e->i8 + i, sizeof v);
+        v16b less = v<lo, more = v> hi;
+        lo = (less & v) | (~less & lo);
+        hi = (more & v) | (~more & hi);
     }
-    float fmax = (float)mx * e->inv;
+    int mn = 0, mx = 0;
+    for (int l = 0; l < 16; l++) {
+        mn = lo[l] < mn ? lo[l] : mn;
+        mx = hi[l] > mx ? hi[l] : mx;
+    }
+    for (; i < count; i++) {
+        mn = e->i8[i] < mn ? e->i8[i] : mn;
+        mx = e->i8[i] > mx ? e->i8[i] : mx;
+    }
+    int maxabs = -mn > mx ? -mn : mx;
+    float fmax = (float)maxabs * e->inv;
     *mult = fmax > 0.0f ? 127.0f / fmax : 1.0f;
     int8_t table[256];
+    int identity = 1;
     for (int v = -128; v < 128; v++) {
         float f = (float)v * e->inv;
         fy_i8_quantize(&f, 1, *mult, &table[v + 128]);
+        if (v > -128) identity &= table[v + 128] == v;
     }
-    int8_t *q = malloc(count);
-    if (!q) return NULL;
-    for (size_t i = 0; i < count; i++) q[i] = table[e->i8[i] + 128];
-    return q;
+    if (!identity) {
+        for (i = 0; i < count; i++) q[i] = table[e->i8[i] + 128];
+        return;
+    }
+    memcpy(q, e->i8, count);
+    if (mn == -128)
+        for (i = 0; i < count; i++)
+            if (q[i] == -128) q[i] = table[0];
 }
 
 /* The float values of int8 embeddings (a float model tied to int8
@@ -81,7 +104,7 @@ static float *dequantize(const fy_nn_embedding *e, size_t count)
 
 /* The output layer tied to the target embeddings [vocab][d]. */
 static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_embedding *emb,
-                              int vocab, fy_error *err)
+                              int vocab, int8_t **w8, fy_error *err)
 {
     const float *bias = fy_nn_bind_floats(m, "decoder_ff_logit_out_b", (size_t)vocab, err);
     if (!bias) return NULL;
@@ -93,15 +116,21 @@ static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_e
          * its activation scale is stored under the anonymous node's name. */
         const float *alpha = fy_nn_bind_floats(m, "none_QuantMultA", 1, err);
         if (!alpha) return NULL;
-        float mult;
-        int8_t *q = emb->i8 ? requantize_i8(emb, count, &mult) : malloc(count);
+        /* The decoder keeps the bytes; the layer views them (no copy). */
+        int8_t *q = aligned_alloc(64, (count + 63) / 64 * 64);
         if (!q) goto oom;
-        if (!emb->i8) {
+        float mult;
+        if (emb->i8) {
+            fy_decoder_requantize_i8(emb, count, q, &mult);
+        } else {
             mult = fy_i8_weight_mult(emb->f32, count);
             fy_i8_quantize(emb->f32, count, mult, q);
         }
-        l = fy_linear_new_i8(q, vocab, d, mult, *alpha, bias, err);
-        free(q);
+        l = fy_linear_view_i8(q, vocab, d, mult, *alpha, bias, err);
+        if (l)
+            *w8 = q;
+        else
+            free(q);
     } else if (emb->i8) {
         float *f = dequantize(emb, count);
         if (!f) goto oom;
@@ -133,7 +162,7 @@ fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int 
     if (!dec->layers) goto oom;
     for (int i = 0; i < depth; i++)
         if (bind_layer(m, i + 1, d, dffn, &dec->layers[i], err) < 0) goto fail;
-    if (!(dec->out = bind_output(m, d, int8, emb, vocab, err))) goto fail;
+    if (!(dec->out = bind_output(m, d, int8, emb, vocab, &dec->out_w8, err))) goto fail;
     return dec;
 oom:
     fy_err(err, FY_ENOMEM, "out of memory binding the decoder");
@@ -154,6 +183,7 @@ void fy_decoder_free(fy_decoder *dec)
     }
     free(dec->layers);
     fy_linear_free(dec->out);
+    free(dec->out_w8);
     free(dec);
 }
 

@@ -62,6 +62,11 @@ typedef struct fy_nn_embedding {
 fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads, int int8,
                             const fy_nn_embedding *emb, int vocab, fy_error *err);
 
+/* The int8 output layer's weights from int8 embeddings e (count values):
+ * exactly fy_i8_quantize of their float values (float)q·inv with *mult =
+ * fy_i8_weight_mult of them, without making the floats. */
+void fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, float *mult);
+
 /* Frees dec; NULL is harmless. */
 void fy_decoder_free(fy_decoder *dec);
 

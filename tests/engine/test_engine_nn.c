@@ -252,8 +252,41 @@ static void test_attend_alone(void)
     check(max_rel_err(out, dout, 2 * D) < 1e-5, "fy_nn_attend matches the reference");
 }
 
+/* The output layer's int8 weights made from int8 embeddings equal the
+ * float path's (dequantise, fy_i8_weight_mult, fy_i8_quantize), for
+ * maxima that make the table the identity and ones that do not. */
+static void test_requantize(void)
+{
+    enum { N = 4099 };
+    static int8_t in[N], got[N], want[N];
+    static float f[N];
+    const int maxima[] = {127, 128, 100, 3, 0};
+    const float invs[] = {1.0f / 127.0f, 0.0123f, 1.0f / 3.3f};
+    uint32_t x = 12345;
+    int ok = 1;
+    for (size_t a = 0; a < sizeof maxima / sizeof *maxima; a++) {
+        for (size_t b = 0; b < sizeof invs / sizeof *invs; b++) {
+            int mx = maxima[a];
+            for (int i = 0; i < N; i++) {
+                x = x * 1103515245u + 12345u;
+                int v = mx ? (int)((x >> 8) % (uint32_t)(2 * mx + 1)) - mx : 0;
+                in[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+            }
+            fy_nn_embedding e = {.i8 = in, .inv = invs[b]};
+            float mg, mw;
+            fy_decoder_requantize_i8(&e, N, got, &mg);
+            for (int i = 0; i < N; i++) f[i] = (float)in[i] * invs[b];
+            mw = fy_i8_weight_mult(f, N);
+            fy_i8_quantize(f, N, mw, want);
+            ok &= memcmp(&mg, &mw, sizeof mg) == 0 && memcmp(got, want, N) == 0;
+        }
+    }
+    check(ok, "int8 embeddings requantised exactly as their floats would be");
+}
+
 int main(void)
 {
+    test_requantize();
     char path[] = "/tmp/fy-test-engine-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) return 1;
