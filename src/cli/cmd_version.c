@@ -2,6 +2,17 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "nn/cpu.h"
+
+/* The kernel path translations use here (FANYI_KERNEL applied) and every
+ * path this CPU can run. */
+static void print_kernels(void)
+{
+    printf("kernel %s\nsupported", fy_isa_name(fy_cpu_isa()));
+    for (int isa = FY_ISA_REF; isa <= FY_ISA_AVX512VNNI; isa++)
+        if (fy_cpu_supports((fy_isa)isa)) printf(" %s", fy_isa_name((fy_isa)isa));
+    printf("\n");
+}
 
 int cmd_version(int argc, char **argv)
 {
@@ -17,5 +28,6 @@ int cmd_version(int argc, char **argv)
     }
     if (optind < argc) return cli_usage_error("version", "unexpected argument '%s'", argv[optind]);
     printf("fanyi %s\n", cli_version());
+    print_kernels();
     return 0;
 }
