@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const {spawnSync} = require('node:child_process');
-const {parseGapOutput, usable, evenlySpaced} = require('./conformance.js');
+const {parseGapOutput, usable, evenlySpaced, subsetIndices, passes} = require('./conformance.js');
 const {Reference, discoverModel, readTensorTypes, choosePrecision} = require('./bergamot.js');
 
 let passed = 0;
@@ -59,6 +59,27 @@ function testCorpusRules() {
     check(JSON.stringify(evenlySpaced(list, 5)) === '[0,2,4,6,8]', 'evenlySpaced: stride');
     check(evenlySpaced(list, 20).length === 10, 'evenlySpaced: short list kept whole');
     check(evenlySpaced(list, 0).length === 0, 'evenlySpaced: zero');
+    check(JSON.stringify(subsetIndices(10, 4)) === '[0,2,5,7]', 'subsetIndices: even stride');
+    check(subsetIndices(10, 0).length === 10 && subsetIndices(10, 99).length === 10,
+          'subsetIndices: no subset, or one as large as the set, keeps every line');
+    check(passes(2, 0, 520) && !passes(3, 0, 520) && !passes(1, 1, 520),
+          'passes: full set allows 2 near-tie mismatches of 520, none unexplained');
+    check(passes(0, 0, 100) && !passes(1, 0, 100), 'passes: a 100-line set allows no mismatch');
+}
+
+// The subset knob of conformance.js: bad values are refused with a one-line
+// error, before any model is read.
+function testSubsetOption() {
+    const script = path.join(__dirname, 'conformance.js');
+    for (const [args, env, re] of [
+             [['--subset', '0'], {}, /--subset: expected a positive whole number/],
+             [['--subset', 'x'], {}, /--subset: expected a positive whole number/],
+             [[], {FANYI_CONFORMANCE_LINES: '-5'}, /FANYI_CONFORMANCE_LINES: expected a positive whole number/],
+         ]) {
+        const r = spawnSync(process.execPath, [script, '--model', '/nonexistent', ...args],
+                            {encoding: 'utf8', env: {...process.env, ...env}});
+        check(r.status === 2 && re.test(r.stderr), `conformance.js ${args.join(' ')}: ${r.status} ${r.stderr}`);
+    }
 }
 
 async function testReference(modelDir) {
@@ -110,6 +131,7 @@ async function main() {
     }
     testParser();
     testCorpusRules();
+    testSubsetOption();
     await testReference(path.resolve(process.argv[i + 1]));
     console.log(`${passed} passed, ${failed} failed`);
     return failed ? 1 : 0;
