@@ -8,20 +8,7 @@
 #include <string.h>
 
 #include "nn/ops.h"
-
-typedef float v4f __attribute__((vector_size(16)));
-
-static v4f load4(const float *p)
-{
-    v4f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static void store4(float *p, v4f v)
-{
-    memcpy(p, &v, sizeof v);
-}
+#include "nn/vec4.h"
 
 /* ------------------------------------------------------------------------ */
 /* Binding                                                                   */
