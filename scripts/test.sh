@@ -19,6 +19,11 @@ share_models() {
     if [ -d build/models ] && [ ! -e "$1/models" ]; then cp -al build/models "$1/models"; fi
 }
 
+# The Debian packages and the pinned npm packages (reference engine,
+# playwright-core) the tests use: quick when they are already there.
+echo "== setup"
+scripts/setup.sh
+
 echo "== format check"
 scripts/format.sh --check
 

@@ -13,46 +13,60 @@ from fylib import BIN, T, Server, ZH
 five = "".join(ZH[:5])  # five sentences
 
 
-# One long sentence (many clauses): slow to translate, so a request of two
-# of them holds the only worker for a while.
-LONG = "，".join(z.rstrip("。？") for z in ZH[1:8]) + "。"
+QUEUE = 40
+# QUEUE two-clause sentences (8 distinct ones; the cache is off, so each is
+# translated): a worker batch holds at most 32 of them, which keeps the one
+# worker busy far longer than a sentence or two would, whatever the model.
+MANY = [ZH[i % 8].rstrip("。？") + "，" + ZH[(3 * i + 1) % 8] for i in range(QUEUE)]
 
 
-def wait_metric(s, name, want, limit=5.0):
-    """Polls /metrics until name == want; False if it never does."""
+def wait_metric(s, ok, limit=5.0):
+    """Polls /metrics until ok(metrics); the metrics then, or None."""
     end = time.monotonic() + limit
     while time.monotonic() < end:
-        if s.metrics().get(name) == want:
-            return True
+        m = s.metrics()
+        if ok(m):
+            return m
         time.sleep(0.002)
-    return False
+    return None
 
 
 def while_full(s, call):
-    """Runs call() while the queue (--queue 2, one worker, no cache) is full:
-    A (two long sentences, one batch) holds the worker, B (two more) waits
-    in the queue; /metrics says when both are so. Retries a few times in
-    case A finished too early; returns call()'s answer from the last try."""
+    """Runs call() while the queue (--queue QUEUE, one worker, no cache) is
+    full: A (QUEUE sentences) gives the worker a batch and leaves the rest
+    waiting, B tops the queue up to exactly QUEUE; /metrics says when.
+    Retries a few times in case the worker got through too early; returns
+    call()'s answer from the last try."""
     got = (0, {}, {})  # never full: the checks below fail
     for _ in range(8):
-        a = threading.Thread(target=s.post, args=("/translate", {"text": LONG + LONG}))
-        b = threading.Thread(target=s.post, args=("/translate", {"text": ZH[6] + ZH[7]}))
+        a = threading.Thread(target=s.post, args=("/translate", {"text": "".join(MANY)}))
         a.start()
-        held = wait_metric(s, "fanyi_sentences_in_flight", 2.0)
-        b.start()
-        if held and wait_metric(s, "fanyi_queue_depth", 2.0):
-            got = call()
+        m = wait_metric(s, lambda m: m.get("fanyi_sentences_in_flight", 0) > 0 and
+                        m.get("fanyi_queue_depth", 0) > 0)
+        b = None
+        if m:
+            free = QUEUE - int(m["fanyi_queue_depth"])
+            b = threading.Thread(target=s.post,
+                                 args=("/translate", {"text": "".join(MANY[:free])}))
+            b.start()
+            if wait_metric(s, lambda m: m.get("fanyi_queue_depth") == QUEUE and
+                           m.get("fanyi_sentences_in_flight", 0) > 0):
+                got = call()
         a.join()
-        b.join()
+        if b:
+            b.join()
         if got[0] == 503:
             break
     return got
+
 
 with Server(["--threads", "1", "--queue", "2", "--cache-mb", "0"]) as s:
     st, h, b = s.post("/translate", {"text": five})
     T.eq(st, 413, "more sentences than --queue can ever hold: 413, not a 503 to retry")
     T.ok("--queue" in b["error"]["message"] and "5 sentences" in b["error"]["message"],
          f"413 names the sentences and --queue: {b}")
+
+with Server(["--threads", "1", "--queue", str(QUEUE), "--cache-mb", "0"]) as s:
     st, h, b = while_full(s, lambda: s.post("/translate", {"text": ZH[0]}))
     T.eq(st, 503, "queue full: 503")
     T.eq(h.get("retry-after"), "1", "503 has Retry-After")
