@@ -45,6 +45,17 @@ size_t fy_utf8_back(const char *s, size_t i);
 int fy_cp_is_han(uint32_t cp);   /* CJK unified ideographs (all blocks) */
 int fy_cp_is_cjk(uint32_t cp);   /* Han, kana, hangul, CJK/full-width punctuation */
 int fy_cp_is_space(uint32_t cp); /* ASCII white space, NBSP, U+3000, U+2000..200A... */
+int fy_cp_is_lower(uint32_t cp); /* lower-case Latin, Greek, Cyrillic, Armenian letter */
+
+/* The ISO 15924 code of the script of letter cp ("Latn", "Hani", "Kana" for
+ * hiragana and katakana, "Hang", "Cyrl"...), or NULL if cp is not a letter
+ * (digits, punctuation, symbols, marks outside the scripts' letter ranges).
+ * A table of the letter ranges of the scripts in use today (script.c), not
+ * the whole Unicode database. Static strings. */
+const char *fy_cp_script(uint32_t cp);
+int fy_cp_is_letter(uint32_t cp); /* fy_cp_script(cp) != NULL */
+int fy_cp_is_kana(uint32_t cp);   /* hiragana, katakana (also half-width) */
+int fy_cp_is_hangul(uint32_t cp); /* syllables and jamo */
 
 /* ---- protected spans --------------------------------------------------- */
 
