@@ -4,7 +4,9 @@
  * strict: the splitter never cuts them and fy_doc_join puts them back even
  * if the engine dropped them. Latin identifiers inside Chinese (iPhone,
  * Node.js, GPT-4, COVID-19) are soft: never cut, repaired when the engine
- * changed their case or spacing, but not forced back in.
+ * changed their case or spacing, but not forced back in. They are only
+ * looked for where Latin is not the source's own script (CJK, Korean): in
+ * English, Latin words are the text.
  */
 #include "text/text_internal.h"
 
@@ -84,12 +86,12 @@ static size_t match_email(const char *s, size_t len, size_t i)
     while (at < len && email_local((unsigned char)s[at])) at++;
     if (at == i || at >= len || s[at] != '@') return 0;
     size_t e = at + 1, dot = 0;
-    while (e < len && (is_alnum((unsigned char)s[e]) || s[e] == '-' || s[e] == '.')) {
-        if (s[e] == '.') dot = e;
-        e++;
-    }
+    while (e < len && (is_alnum((unsigned char)s[e]) || s[e] == '-' || s[e] == '.')) e++;
+    /* A final '.' ends the sentence, not the domain ("mail a@b.com."). */
     while (e > at + 1 && (s[e - 1] == '.' || s[e - 1] == '-')) e--;
-    if (!dot || dot >= e - 1 || dot == at + 1) return 0;
+    for (size_t k = at + 1; k < e; k++)
+        if (s[k] == '.') dot = k;
+    if (!dot || dot == at + 1) return 0;
     return e - i;
 }
 
@@ -210,7 +212,7 @@ static size_t match_word(const char *s, size_t len, size_t i)
     return odd && e - i >= 2 ? e - i : 0;
 }
 
-int fy_find_spans(const char *s, size_t len, fy_spans *out)
+int fy_find_spans_ex(const char *s, size_t len, int words, fy_spans *out)
 {
     size_t i = 0;
     while (i < len) {
@@ -224,7 +226,7 @@ int fy_find_spans(const char *s, size_t len, fy_spans *out)
             kind = FY_SPAN_EMAIL;
         else if ((m = match_numunit(s, len, i)))
             kind = FY_SPAN_NUMUNIT;
-        else if ((m = match_word(s, len, i)))
+        else if (words && (m = match_word(s, len, i)))
             kind = FY_SPAN_WORD;
         if (!kind) {
             /* Skip the rest of an ASCII word so matches start at word starts. */
@@ -237,4 +239,9 @@ int fy_find_spans(const char *s, size_t len, fy_spans *out)
         i += m;
     }
     return 0;
+}
+
+int fy_find_spans(const char *s, size_t len, fy_spans *out)
+{
+    return fy_find_spans_ex(s, len, 1, out);
 }

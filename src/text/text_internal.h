@@ -78,7 +78,10 @@ typedef struct fy_spans {
 } fy_spans;
 
 /* Appends the protected spans of s[0..len) to out, in order and without
- * overlaps. Spans never contain '\n'. 0 or FY_ENOMEM. */
+ * overlaps. Spans never contain '\n'. words: also FY_SPAN_WORD (only
+ * useful where Latin is not the text's own script). 0 or FY_ENOMEM. */
+int fy_find_spans_ex(const char *s, size_t len, int words, fy_spans *out);
+/* fy_find_spans_ex with words. */
 int fy_find_spans(const char *s, size_t len, fy_spans *out);
 /* Strict spans must reach the output; soft ones (words) are only repaired. */
 int fy_span_is_strict(int kind);
