@@ -1,21 +1,24 @@
 /* sentence.c - sentence boundaries for Chinese, English and mixed text, and
  * the cutting of sentences too long for the engine.
  *
- * Chinese terminators (。！？；…) always end a sentence, together with the
+ * Chinese terminators (。！？；) always end a sentence, together with the
  * run that follows them (？！, ……) and the closing quotes and brackets that
- * close the sentence. ASCII . ! ? end one only where English would: before
- * white space, the end, or Chinese, and for '.' not after an abbreviation
- * or initial, nor before a lower-case word. Newlines always end one.
+ * close the sentence; so does '…' after CJK text. ASCII . ! ?, '…' after
+ * Latin text and the terminators of other scripts (। ؟ ։...) end one only
+ * where a Latin-script language would:
+ * before white space, the end, or CJK text, and not before a lower-case
+ * word. A '.' also does not end one after a title (Mr.), after No./Fig./p.
+ * before a number, after a number that opens the line (a list item), and
+ * after other abbreviations, dotted acronyms and initials only when a
+ * sentence opener follows ("in the U.S. The" ends, "U.S. Army" does not).
+ * Newlines always end one. The rules look at the characters around the
+ * terminator only, so they need no language tag: Chinese splitting is the
+ * same whatever the source is said to be.
  */
 #include "text/text_internal.h"
 
 #include <string.h>
 #include <strings.h>
-
-static int is_lower(uint32_t c)
-{
-    return c >= 'a' && c <= 'z';
-}
 
 static int is_digit(uint32_t c)
 {
@@ -27,16 +30,25 @@ static int is_break(uint32_t c)
     return c == '\n' || c == '\r';
 }
 
-/* 。！？；… ｡ ．: always end a sentence. */
+/* 。！？；… ｡ ．: always end a sentence ('…' only after CJK, see below). */
 static int is_cjk_term(uint32_t cp)
 {
     return cp == 0x3002 || cp == 0xFF01 || cp == 0xFF1F || cp == 0xFF1B || cp == 0x2026 ||
            cp == 0xFF61 || cp == 0xFF0E;
 }
 
+/* The full stops and question marks of other scripts: Devanagari । ॥,
+ * Arabic ؟ ۔, Greek ;, Armenian ։, Ethiopic ።, Myanmar ။. They end a
+ * sentence where '?' would. */
+static int is_script_term(uint32_t cp)
+{
+    return cp == 0x0964 || cp == 0x0965 || cp == 0x061F || cp == 0x06D4 || cp == 0x037E ||
+           cp == 0x0589 || cp == 0x1362 || cp == 0x104B;
+}
+
 static int is_term(uint32_t cp)
 {
-    return is_cjk_term(cp) || cp == '.' || cp == '!' || cp == '?';
+    return is_cjk_term(cp) || is_script_term(cp) || cp == '.' || cp == '!' || cp == '?';
 }
 
 /* Closing quotes and brackets stay with the sentence they close. */
@@ -44,63 +56,133 @@ static int is_closer(uint32_t cp)
 {
     return cp == 0x201D || cp == 0x2019 || cp == 0x300D || cp == 0x300F || cp == 0xFF09 ||
            cp == ')' || cp == 0x3011 || cp == 0x300B || cp == 0x3009 || cp == ']' || cp == '"' ||
-           cp == '\'' || cp == 0xFF02 || cp == 0x3017 || cp == 0x3015;
+           cp == '\'' || cp == 0xFF02 || cp == 0x3017 || cp == 0x3015 || cp == 0xBB;
 }
 
-/* Abbreviations after which '.' never ends a sentence... */
-static const char *const abbrevs[] = {
-    "mr",  "mrs", "ms",   "dr",     "prof", "sr",  "jr",  "st",  "vs",   "etc", "inc",
-    "ltd", "co",  "corp", "approx", "dept", "est", "gen", "gov", "sen",  "rep", "rev",
-    "jan", "feb", "mar",  "apr",    "jun",  "jul", "aug", "sep", "sept", "oct", "nov",
-    "dec", "mt",  "ft",   "cf",     "al",   "ca",  "ed",  "eds",
+/* Words after which '.' never ends a sentence: titles before a name, and
+ * abbreviations that always continue one. Dotted ones are written with
+ * their inner dots ("e.g"). */
+static const char *const never_end[] = {
+    "mr",    "mrs",    "ms",  "mx",     "dr",  "prof", "sr",   "jr",  "st",   "mt",
+    "ft",    "vs",     "cf",  "gen",    "sen", "rep",  "rev",  "gov", "capt", "col",
+    "lt",    "sgt",    "hon", "messrs", "mme", "sra",  "srta", "viz", "e.g",  "i.e",
+    "a.k.a", "approx", "nr",  "bzw",    "usw", "ggf",  "vgl",  "z.b", "d.h",  "u.a",
 };
 
-/* ...and those that are abbreviations only before a number ("No. 5", but
+/* Abbreviations that are abbreviations only before a number ("No. 5", but
  * "the answer is no. Then"). */
-static const char *const num_abbrevs[] = {"no", "nos", "fig", "figs", "vol", "pp", "p", "op"};
+static const char *const num_abbrevs[] = {"no", "nos", "fig", "figs", "vol", "pp", "p",
+                                          "op", "art", "ch",  "sec",  "eq",  "ref"};
 
-static int in_list(const char *w, size_t n, const char *const *list, size_t count)
+/* Abbreviations that may end a sentence: they do before a sentence opener. */
+static const char *const may_end[] = {
+    "etc",  "inc", "ltd", "co",  "corp", "llc", "plc", "bros", "dept", "univ", "est",
+    "al",   "ed",  "eds", "jan", "feb",  "mar", "apr", "jun",  "jul",  "aug",  "sep",
+    "sept", "oct", "nov", "dec", "ca",   "min", "max", "hr",   "hrs",  "yr",   "yrs",
+};
+
+/* Capitalised words that open English sentences far more often than they
+ * follow an abbreviation inside one. */
+static const char *const openers[] = {
+    "The",    "A",         "An",       "This",      "That",  "These", "Those",   "It",    "Its",
+    "He",     "She",       "We",       "They",      "I",     "You",   "His",     "Her",   "Our",
+    "Their",  "My",        "Your",     "There",     "Then",  "But",   "And",     "So",    "Yet",
+    "Or",     "In",        "On",       "At",        "For",   "If",    "When",    "While", "After",
+    "Before", "As",        "However",  "Meanwhile", "Also",  "Now",   "What",    "Why",   "How",
+    "Who",    "Where",     "Which",    "Some",      "Many",  "Most",  "All",     "Not",   "One",
+    "Today",  "Yesterday", "Tomorrow", "Later",     "Still", "Thus",  "Instead", "Since", "Because",
+};
+
+static int in_list(const char *w, size_t n, const char *const *list, size_t count, int icase)
 {
     for (size_t k = 0; k < count; k++)
-        if (strlen(list[k]) == n && strncasecmp(w, list[k], n) == 0) return 1;
+        if (strlen(list[k]) == n &&
+            (icase ? strncasecmp(w, list[k], n) == 0 : strncmp(w, list[k], n) == 0))
+            return 1;
     return 0;
 }
 
-/* 1 if the word ending at s[e) (before a '.') is an abbreviation, an initial
- * (one letter) or a dotted acronym (U.S, e.g). next_digit: a number follows. */
-static int is_abbrev(const char *s, size_t e, int next_digit)
+#define IN_LIST(w, n, list, icase) in_list(w, n, list, sizeof list / sizeof *list, icase)
+
+static int ascii_alpha(int c)
 {
-    size_t a = e;
-    while (a > 0) {
-        unsigned char c = (unsigned char)s[a - 1];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.')) break;
-        a--;
-    }
-    size_t n = e - a;
-    if (n == 0) return 0;
-    if (n == 1) return 1; /* initial: "J. K. Rowling" */
-    if (memchr(s + a, '.', n)) return 1;
-    if (next_digit && in_list(s + a, n, num_abbrevs, sizeof num_abbrevs / sizeof *num_abbrevs))
-        return 1;
-    return in_list(s + a, n, abbrevs, sizeof abbrevs / sizeof *abbrevs);
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* Decides whether a terminator run s[t..j) (t = its first byte) ends the
- * sentence. prev is the code point before it, next the one after j (0 at
- * the end), after_ws the first one after white space. */
-static int ends_here(const char *s, size_t t, size_t j, uint32_t first, uint32_t prev,
-                     uint32_t next, uint32_t after_ws)
+/* Is the word at s[w..len) a sentence opener (followed by a non-letter)? */
+static int opener_at(const char *s, size_t len, size_t w)
 {
-    if (is_cjk_term(first)) return 1;
-    int open = next == 0 || is_break(next) || fy_cp_is_space(next) || fy_cp_is_cjk(next);
-    if (!open) return 0; /* "Yahoo!Mail", "3.14", "Node.js" */
-    if (first != '.') return 1;
-    if (fy_cp_is_cjk(prev) && fy_cp_is_cjk(next)) return 1;
-    int dots = 0;
+    size_t e = w;
+    while (e < len && ascii_alpha((unsigned char)s[e])) e++;
+    return e > w && IN_LIST(s + w, e - w, openers, 0);
+}
+
+enum { NOT_ABBREV, ABBREV_NEVER, ABBREV_MAY };
+
+/* What the word ending at s[e) (before a '.') is: not an abbreviation, one
+ * after which '.' never ends a sentence, or one after which it ends only
+ * before an opener (other abbreviations, dotted acronyms like U.S, initials
+ * like the J of "J. K. Rowling"). next_digit: a number follows. */
+static int abbrev_kind(const char *s, size_t e, int next_digit)
+{
+    size_t a = e;
+    while (a > 0 && (ascii_alpha((unsigned char)s[a - 1]) || s[a - 1] == '.')) a--;
+    while (a < e && s[a] == '.') a++;
+    size_t n = e - a;
+    if (n == 0) return NOT_ABBREV;
+    if (IN_LIST(s + a, n, never_end, 1)) return ABBREV_NEVER;
+    if (next_digit && IN_LIST(s + a, n, num_abbrevs, 1)) return ABBREV_NEVER;
+    if (n == 1 || memchr(s + a, '.', n) || IN_LIST(s + a, n, may_end, 1)) return ABBREV_MAY;
+    return NOT_ABBREV;
+}
+
+/* The context of one terminator run s[t..j). */
+typedef struct term_ctx {
+    uint32_t first, prev, next; /* its first character, the one before, the one after */
+    uint32_t after_ws;          /* the first one after white space (0 at the end) */
+    size_t w;                   /* where after_ws is */
+    int list_number;            /* only a short number precedes it on its line */
+    int after_span;             /* it follows a URL or e-mail address: no abbreviation */
+} term_ctx;
+
+/* A '.' run (or '…' after Latin text): decimals never reach here (no space
+ * after the dot). */
+static int dot_ends(const char *s, size_t len, size_t t, size_t j, const term_ctx *c)
+{
+    if (fy_cp_is_cjk(c->prev) && fy_cp_is_cjk(c->next)) return 1;
+    size_t dots = 0;
     for (size_t k = t; k < j && s[k] == '.'; k++) dots++;
-    if (dots == 1 && is_abbrev(s, t, is_digit(after_ws))) return 0;
-    if (is_lower(after_ws)) return 0; /* "... etc. and more", "wait... what" */
-    return 1;
+    if (dots == 1 && c->list_number) return 0; /* "1. Introduction" */
+    if (dots == 1 && c->first == '.' && !c->after_span) {
+        int kind = abbrev_kind(s, t, is_digit(c->after_ws));
+        if (kind == ABBREV_NEVER) return 0;
+        if (kind == ABBREV_MAY) return c->after_ws == 0 || opener_at(s, len, c->w);
+    }
+    return !fy_cp_is_lower(c->after_ws); /* "... etc. and more", "wait... what" */
+}
+
+/* Decides whether a terminator run s[t..j) ends the sentence. */
+static int ends_here(const char *s, size_t len, size_t t, size_t j, const term_ctx *c)
+{
+    int latin_ellipsis = c->first == 0x2026 && !fy_cp_is_cjk(c->prev);
+    if (is_cjk_term(c->first) && !latin_ellipsis) return 1;
+    int open =
+        c->next == 0 || is_break(c->next) || fy_cp_is_space(c->next) || fy_cp_is_cjk(c->next);
+    if (!open) return 0; /* "Yahoo!Mail", "3.14", "Node.js" */
+    if (c->first == '.' || latin_ellipsis) return dot_ends(s, len, t, j, c);
+    /* ? and ! after Latin text before a lower-case word: "Why?" he asked. */
+    return fy_cp_is_cjk(c->prev) || !fy_cp_is_lower(c->after_ws);
+}
+
+/* Does the line before s[i] hold only a number of 1 to 3 digits (a list
+ * item: "1. Introduction")? */
+static int list_number(const char *s, size_t i)
+{
+    size_t k = i;
+    while (k > 0 && is_digit((unsigned char)s[k - 1])) k--;
+    if (k == i || i - k > 3) return 0;
+    while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) k--;
+    return k == 0 || is_break((unsigned char)s[k - 1]);
 }
 
 static uint32_t cp_at(const char *s, size_t len, size_t i)
@@ -109,10 +191,11 @@ static uint32_t cp_at(const char *s, size_t len, size_t i)
     return i < len ? fy_utf8_get(s, len, i, &n) : 0;
 }
 
-static int push(fy_ranges *out, const char *s, size_t a, size_t e, int glue)
+/* Appends s[a..e) trimmed of white space (empty pieces are not sentences);
+ * tokens is its count if known, kept only if trimming changed nothing. */
+static int push(fy_ranges *out, const char *s, size_t a, size_t e, int glue, long tokens)
 {
-    /* Trim white space on both ends; empty pieces are not sentences. */
-    size_t n;
+    size_t n, a0 = a, e0 = e;
     while (a < e && fy_cp_is_space(fy_utf8_get(s, e, a, &n))) a += n;
     while (e > a) {
         size_t b = fy_utf8_back(s, e);
@@ -121,7 +204,7 @@ static int push(fy_ranges *out, const char *s, size_t a, size_t e, int glue)
     }
     if (e == a) return 0;
     if (fy_vec_reserve((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v)) return FY_ENOMEM;
-    out->v[out->n++] = (fy_range){a, e - a, glue};
+    out->v[out->n++] = (fy_range){a, e - a, glue, a == a0 && e == e0 ? tokens : 0};
     return 0;
 }
 
@@ -133,21 +216,46 @@ static const fy_span *span_at(const fy_spans *sp, size_t *k, size_t i)
     return NULL;
 }
 
+/* Reads the terminator run at s[i..) and its closers (prev is the character
+ * before it; after_span: it directly follows a URL or e-mail address).
+ * Returns the index after them, *ends whether the sentence ends there. */
+static size_t term_run(const char *s, size_t len, size_t i, uint32_t prev, int after_span,
+                       int *ends)
+{
+    size_t n, j = i;
+    term_ctx c = {0};
+    c.first = fy_utf8_get(s, len, i, &n);
+    c.prev = prev;
+    c.after_span = after_span;
+    j += n;
+    while (j < len && is_term(cp_at(s, len, j))) j += (fy_utf8_get(s, len, j, &n), n);
+    while (j < len && is_closer(cp_at(s, len, j))) j += (fy_utf8_get(s, len, j, &n), n);
+    c.next = cp_at(s, len, j);
+    c.w = j;
+    while (c.w < len && fy_cp_is_space(cp_at(s, len, c.w)) && !is_break(cp_at(s, len, c.w)))
+        c.w += (fy_utf8_get(s, len, c.w, &n), n);
+    c.after_ws = cp_at(s, len, c.w);
+    c.list_number = list_number(s, i);
+    *ends = ends_here(s, len, i, j, &c);
+    return j;
+}
+
 int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_ranges *out)
 {
-    size_t a = 0, i = 0, k = 0;
+    size_t a = 0, i = 0, k = 0, span_end = (size_t)-1;
     uint32_t prev = 0;
     while (i < len) {
         const fy_span *sp = span_at(spans, &k, i);
         if (sp) {
             i = sp->start + sp->len;
+            if (sp->kind == FY_SPAN_URL || sp->kind == FY_SPAN_EMAIL) span_end = i;
             prev = 'a';
             continue;
         }
         size_t n;
         uint32_t cp = fy_utf8_get(s, len, i, &n);
         if (is_break(cp)) {
-            if (push(out, s, a, i, 0)) return FY_ENOMEM;
+            if (push(out, s, a, i, 0, 0)) return FY_ENOMEM;
             a = i = i + n;
             prev = 0;
             continue;
@@ -157,21 +265,16 @@ int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_rang
             i += n;
             continue;
         }
-        size_t j = i + n;
-        while (j < len && is_term(cp_at(s, len, j))) j += (fy_utf8_get(s, len, j, &n), n);
-        while (j < len && is_closer(cp_at(s, len, j))) j += (fy_utf8_get(s, len, j, &n), n);
-        uint32_t next = cp_at(s, len, j);
-        size_t w = j;
-        while (w < len && fy_cp_is_space(cp_at(s, len, w)) && !is_break(cp_at(s, len, w)))
-            w += (fy_utf8_get(s, len, w, &n), n);
-        if (ends_here(s, i, j, cp, prev, next, cp_at(s, len, w))) {
-            if (push(out, s, a, j, 0)) return FY_ENOMEM;
+        int ends;
+        size_t j = term_run(s, len, i, prev, i == span_end, &ends);
+        if (ends) {
+            if (push(out, s, a, j, 0, 0)) return FY_ENOMEM;
             a = j;
         }
         prev = cp;
         i = j;
     }
-    return push(out, s, a, len, 0);
+    return push(out, s, a, len, 0, 0);
 }
 
 /* ---- token counts and long sentences ------------------------------------ */
@@ -198,17 +301,33 @@ long fy_estimate_tokens(const char *s, size_t len)
     return t;
 }
 
-static long count(const char *s, size_t len, fy_token_counter fn, void *ctx)
+long fy_token_count(const char *s, size_t len, fy_token_counter fn, void *ctx)
 {
     long t = fn ? fn(ctx, s, len) : -1;
     return t >= 0 ? t : fy_estimate_tokens(s, len);
 }
 
-static int in_span(const fy_spans *sp, size_t p)
+/* The span p is strictly inside, or NULL. */
+static const fy_span *span_around(const fy_spans *sp, size_t p)
 {
     for (size_t k = 0; sp && k < sp->n; k++)
-        if (sp->v[k].start < p && p < sp->v[k].start + sp->v[k].len) return 1;
-    return 0;
+        if (sp->v[k].start < p && p < sp->v[k].start + sp->v[k].len) return &sp->v[k];
+    return NULL;
+}
+
+static int in_span(const fy_spans *sp, size_t p)
+{
+    return span_around(sp, p) != NULL;
+}
+
+/* A cut at p moved out of the span it falls in: before the span if the
+ * piece from a keeps something, else after it (that piece is then longer
+ * than the limit: a span is never cut). */
+static size_t outside_spans(const fy_spans *sp, size_t a, size_t p)
+{
+    const fy_span *v = span_around(sp, p);
+    if (!v) return p;
+    return v->start > a ? v->start : v->start + v->len;
 }
 
 /* Boundary class of a cut at p (0 < p < len): 1 best .. 4 anywhere. */
@@ -235,17 +354,40 @@ static size_t fit(const char *s, size_t a, size_t e, int max, fy_token_counter f
         if (mid == lo) {
             /* No boundary strictly between: try the next one up. */
             mid = lo + (fy_utf8_get(s, e, lo, &n), n);
-            if (mid > hi || count(s + a, mid - a, fn, ctx) > max) break;
+            if (mid > hi || fy_token_count(s + a, mid - a, fn, ctx) > max) break;
             lo = mid;
             continue;
         }
-        if (count(s + a, mid - a, fn, ctx) <= max)
+        if (fy_token_count(s + a, mid - a, fn, ctx) <= max)
             lo = mid;
         else
             hi = mid - 1;
     }
     while (lo > a && lo < e && ((unsigned char)s[lo] & 0xC0) == 0x80) lo--;
     return lo;
+}
+
+/* Where the piece starting at a and fitting up to e ends: the best boundary
+ * class in (a, e], the last one of that class; without one outside spans,
+ * e moved out of its span. *cls receives the class of the cut (4: inside a
+ * word, no space may be put there). */
+static size_t best_cut(const char *s, size_t len, size_t a, size_t e, const fy_spans *spans,
+                       int *cls)
+{
+    size_t best = a;
+    int best_class = 5;
+    for (size_t p = e; p > a; p = fy_utf8_back(s, p)) {
+        if (p == len || in_span(spans, p)) continue;
+        int c = cut_class(s, len, p);
+        if (c < best_class) best = p, best_class = c;
+        if (c == 1) break;
+    }
+    if (best <= a) {
+        best = outside_spans(spans, a, e > a ? e : len);
+        best_class = best < len ? cut_class(s, len, best) : 3;
+    }
+    *cls = best_class;
+    return best;
 }
 
 /* No piece needs more bytes than this per token: it bounds the search, so
@@ -257,29 +399,23 @@ int fy_cut_long(const char *s, size_t len, int max_tokens, fy_token_counter fn, 
 {
     size_t a = 0;
     int glue = 0;
+    long rest = 0; /* the count of s[a..len) once it is known to fit */
     if (max_tokens < 1) max_tokens = 1;
     while (a < len) {
         size_t w = len - a, cap = (size_t)max_tokens * MAX_BYTES_PER_TOKEN;
         if (w > cap) {
             w = cap;
             while (w > 1 && ((unsigned char)s[a + w] & 0xC0) == 0x80) w--;
-        } else if (count(s + a, w, fn, ctx) <= max_tokens) {
+        } else if ((rest = fy_token_count(s + a, w, fn, ctx)) <= max_tokens) {
             break; /* the rest fits */
         }
+        rest = 0;
+        int best_class;
         size_t e = fit(s, a, a + w, max_tokens, fn, ctx);
-        size_t best = e;
-        int best_class = 4;
-        for (size_t p = e; p > a; p = fy_utf8_back(s, p)) {
-            if (p == len || in_span(spans, p)) continue;
-            int c = cut_class(s, len, p);
-            if (c < best_class || (c == 4 && best_class == 4 && in_span(spans, best)))
-                best = p, best_class = c;
-            if (c == 1) break;
-        }
-        if (best <= a) best = e > a ? e : len;
-        if (push(out, s, a, best, glue)) return FY_ENOMEM;
+        size_t best = best_cut(s, len, a, e, spans, &best_class);
+        if (push(out, s, a, best, glue, 0)) return FY_ENOMEM;
         glue = best_class == 4;
         a = best;
     }
-    return push(out, s, a, len, glue);
+    return push(out, s, a, len, glue, rest);
 }

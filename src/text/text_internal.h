@@ -90,7 +90,8 @@ int fy_span_is_strict(int kind);
 
 typedef struct fy_range {
     size_t start, len;
-    int glue; /* cut in the middle of a word: no space may be put before it */
+    int glue;    /* cut in the middle of a word: no space may be put before it */
+    long tokens; /* fy_cut_long: the piece's count if it was measured, else 0 */
 } fy_range;
 
 typedef struct fy_ranges {
@@ -106,12 +107,16 @@ int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_rang
 /* Token estimate for text without a model: Han/kana characters count one,
  * Latin words one per 6 letters, digits one per 3, punctuation one, + EOS. */
 long fy_estimate_tokens(const char *s, size_t len);
+/* count(ctx, s, len) if count is given and not negative, else the estimate. */
+long fy_token_count(const char *s, size_t len, fy_token_counter count, void *ctx);
 
 /* Cuts the sentence s[0..len) into pieces of at most max_tokens (counted by
  * count or the estimate), each cut at the best boundary in its reach: after
  * '，' or '、', then after ';' or ',', then at a space, then at any character
  * boundary outside spans (glue set). Appends trimmed pieces (offsets relative
- * to s) to out; nothing is dropped. 0 or FY_ENOMEM. */
+ * to s) to out; nothing is dropped. A sentence that fits is counted once and
+ * appended whole with its count in tokens; so is the last piece when its
+ * count is known. 0 or FY_ENOMEM. */
 int fy_cut_long(const char *s, size_t len, int max_tokens, fy_token_counter count, void *ctx,
                 const fy_spans *spans, fy_ranges *out);
 
