@@ -97,26 +97,21 @@ static void pass_punct(const char *s, size_t len, const fy_spans *sp, fy_buf *b)
     }
 }
 
-typedef struct word {
-    size_t a, n; /* in the pass-1 text */
-    int link;    /* URL/e-mail: never changed */
-} word;
-
-static int same(const char *s, const word *x, const word *y, size_t g)
+/* Do the g tokens at x and y hold the same bytes? */
+static int same(const char *s, const fy_tok *x, const fy_tok *y, size_t g)
 {
     for (size_t k = 0; k < g; k++)
         if (x[k].n != y[k].n || memcmp(s + x[k].a, s + y[k].a, x[k].n) != 0) return 0;
     return 1;
 }
 
-/* Drops repeats: an n-gram (n <= 8) occurring more than 3 times in a row
- * is kept once. Returns the new count. */
-static size_t collapse_repeats(const char *s, word *w, size_t n)
+size_t fy_collapse_repeats(const char *s, fy_tok *w, size_t n)
 {
     size_t o = 0, i = 0;
     while (i < n) {
         size_t skip = 0, g;
         for (g = 1; g <= 8 && i + 4 * g <= n; g++) {
+            if (g == 1 && (w[i].flags & FY_TOK_SOLO)) continue;
             size_t r = 1;
             while (i + (r + 1) * g <= n && same(s, w + i, w + i + r * g, g)) r++;
             if (r > 3) {
@@ -163,7 +158,7 @@ static void put_word(fy_buf *b, const char *s, size_t n, int link)
 static char *pass_words(const char *s, size_t len)
 {
     fy_spans sp = {0};
-    word *w = NULL;
+    fy_tok *w = NULL;
     size_t nw = 0, cap = 0;
     fy_buf b = {0};
     if (fy_find_spans(s, len, &sp)) goto fail;
@@ -178,18 +173,19 @@ static char *pass_words(const char *s, size_t len)
             i++;
         }
         if (fy_vec_reserve((void **)&w, &cap, nw + 1, sizeof *w)) goto fail;
-        w[nw++] = (word){a, i - a, link};
+        w[nw++] = (fy_tok){a, i - a, link ? FY_TOK_LINK : 0, 0};
     }
-    nw = collapse_repeats(s, w, nw);
+    nw = fy_collapse_repeats(s, w, nw);
     int glue_next = 0;
     for (size_t i = 0; i < nw; i++) {
         const char *t = s + w[i].a;
-        int closing = !w[i].link && all_of(t, w[i].n, ",.!?;:)]}%");
+        int link = (w[i].flags & FY_TOK_LINK) != 0;
+        int closing = !link && all_of(t, w[i].n, ",.!?;:)]}%");
         if (b.n && !closing && !glue_next) fy_buf_putc(&b, ' ');
         /* Collapse doubled punctuation across the join with the word before. */
         if (closing && b.n && strchr(",;!?", t[0]) && b.p[b.n - 1] == t[0]) t++, w[i].n--;
-        put_word(&b, t, w[i].n, w[i].link);
-        glue_next = !w[i].link && all_of(t, w[i].n, "([{");
+        put_word(&b, t, w[i].n, link);
+        glue_next = !link && all_of(t, w[i].n, "([{");
     }
     free(sp.v);
     free(w);

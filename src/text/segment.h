@@ -126,6 +126,35 @@ const char *fy_detect_language(const char *text, size_t len);
  * NUL-terminated string, or NULL if out of memory. */
 char *fy_cleanup_english(const char *s, size_t len);
 
+/* Clean-up of Chinese (and Japanese) engine output s[0..len). Pure; any
+ * bytes (invalid UTF-8 passes through unchanged). Returns a malloc'd
+ * NUL-terminated string, or NULL if out of memory. Rules, in order:
+ *  1. ASCII punctuation next to CJK text becomes full-width: a run of
+ *     , . ? ! : ; whose nearest non-space neighbour on either side is a
+ *     CJK character (Han, kana, CJK or full-width punctuation) maps to
+ *     ， 。 ？ ！ ： ；, and so does a final . ? ! after Latin text or a
+ *     digit in text that has Han or kana ("我用 iPhone." -> "我用 iPhone。");
+ *     "..." or "…" after CJK -> "……"; ( ) -> （ ） when the pair encloses
+ *     Han or kana; a pair of straight double quotes around Han or kana ->
+ *     “ ”. Never inside numbers (3.14, 1,000, 10:30: a single . , : between
+ *     digits), after a dotted Latin word (U.S., v2.0, e.g.) unless CJK
+ *     precedes, inside Latin words, URLs, e-mail addresses or `code`, nor
+ *     in the join's span markers (0xFF + 3 continuation bytes: opaque
+ *     Latin words).
+ *  2. An n-gram (n <= 8 units: a CJK character or a Latin word) repeated
+ *     more than 3 times in a row is kept once; a single CJK character is
+ *     never collapsed alone (哈哈哈哈 is a word).
+ *  3. Doubled punctuation collapsed: a run of one of 。，、；： is kept once,
+ *     and ，、； before 。！？ are dropped ("，。" -> "。"); ！！ and ？？
+ *     are kept (emphasis).
+ *  4. White space: none between two CJK characters nor next to CJK or
+ *     full-width punctuation (“ ” … — count as such); elsewhere (a
+ *     CJK/Latin or CJK/digit boundary, or between Latin words) a run
+ *     becomes one space, and none is ever added ("我用 iPhone" and
+ *     "我用iPhone" stay, "我用   iPhone" -> "我用 iPhone"); leading and
+ *     trailing white space trimmed. */
+char *fy_cleanup_chinese(const char *s, size_t len);
+
 /* 1 if s[0..len) is valid UTF-8 (no overlongs, surrogates or code points
  * above U+10FFFF), else 0 and *bad_offset (if non-NULL) receives the byte
  * offset of the first invalid sequence. Never reads past s + len. */

@@ -120,6 +120,26 @@ long fy_token_count(const char *s, size_t len, fy_token_counter count, void *ctx
 int fy_cut_long(const char *s, size_t len, int max_tokens, fy_token_counter count, void *ctx,
                 const fy_spans *spans, fy_ranges *out);
 
+/* ---- clean-up ------------------------------------------------------------ */
+
+enum {
+    FY_TOK_LINK = 1, /* URL, e-mail, span marker: never changed */
+    FY_TOK_SOLO = 2, /* never collapsed as a repeated unit of one token */
+    FY_TOK_GAP = 4,  /* white space before it */
+};
+
+/* A word of engine output, s[a..a+n), for the clean-ups. */
+typedef struct fy_tok {
+    size_t a, n;
+    unsigned flags; /* FY_TOK_* */
+    int cls;        /* the caller's character class */
+} fy_tok;
+
+/* Drops decoder loops from w[0..n) (tokens of s): an n-gram of up to 8
+ * tokens occurring more than 3 times in a row is kept once (compared by
+ * bytes, white space ignored). Returns the new count; w is compacted. */
+size_t fy_collapse_repeats(const char *s, fy_tok *w, size_t n);
+
 /* ---- HTML flattening ---------------------------------------------------- */
 
 enum {
