@@ -5,6 +5,7 @@
 #define FY_TEXT_DOC_INTERNAL_H
 
 #include "text/text_internal.h"
+#include "util/lang.h"
 
 enum { A_WS = 100 }; /* anchor kind beside FY_EV_OPEN/CLOSE/OTHER */
 
@@ -29,6 +30,7 @@ typedef struct ent {
 typedef struct sent {
     char *text; /* engine text, NUL-terminated */
     size_t len;
+    long tokens; /* engine tokens, as the splitter measured them (>= 1) */
     size_t src, srclen;
     size_t a0, na; /* anchors */
     size_t p0, np; /* protected spans */
@@ -46,10 +48,23 @@ typedef struct piece {
     uint32_t first, last; /* P_VERB: its first and last characters */
 } piece;
 
+/* What a source language's text to translate is made of. */
+enum {
+    SRC_HAN,   /* zh, zh-Hant: Han */
+    SRC_JA,    /* Han or kana */
+    SRC_KO,    /* Hangul */
+    SRC_ALPHA, /* any other: letters of a script other than Han, kana, Hangul */
+};
+
 struct fy_doc {
     char *src;
     size_t src_len;
     int html;
+    int raw;                  /* one sentence, no processing */
+    int src_class;            /* SRC_* */
+    int cjk_target;           /* zh, zh-Hant, ja: Chinese clean-up, no spaces between */
+    char source[FY_LANG_MAX]; /* normalised tags */
+    char target[FY_LANG_MAX];
     piece *pc;
     size_t npc, cap_pc;
     sent *st;

@@ -1,18 +1,24 @@
 /* join.c - puts translations back into their document.
  *
- * For each sentence: find its protected spans in the translation (verbatim,
- * else ignoring spacing and case) and mark them with sentinel characters;
- * add missing strict spans before the final punctuation; clean the English
- * up; place the anchors (inline tags, special white space); write it out
- * with the spans' source bytes in place of the sentinels, escaping for HTML.
+ * For each sentence (render, shared by fy_doc_join and
+ * fy_doc_render_sentence so streamed and joined text never differ): find
+ * its protected spans in the translation (verbatim, else ignoring spacing
+ * and case) and mark them with sentinel characters; add missing strict
+ * spans before the final punctuation; clean up for the target language
+ * (Chinese clean-up for zh, zh-Hant, ja; English for any other); place the
+ * anchors (inline tags, special white space); write it out with the spans'
+ * source bytes in place of the sentinels, escaping for HTML.
  *
  * Anchor placement: a tag touching a protected span follows that span; any
  * other anchor goes to the same relative position in the translation,
  * snapped to a word boundary (opening tags before a word, closing tags after
- * one), and never before the anchor placed ahead of it. Keeping source
- * order keeps the nesting, so the output is well-formed if the input was.
- * When the translation equals the engine text, everything goes back exactly
- * where it came from.
+ * one; in CJK text every character is a word), and never before the anchor
+ * placed ahead of it. Keeping source order keeps the nesting, so the output
+ * is well-formed if the input was. When the translation equals the engine
+ * text, everything goes back exactly where it came from.
+ *
+ * Between sentences the target decides: a space where Latin-script
+ * sentences touched, or, for a CJK target, no space at all.
  */
 #include "text/doc_internal.h"
 
@@ -181,11 +187,26 @@ static void put_clean(fy_buf *b, const char *t, size_t a, size_t e)
     }
 }
 
+/* Final punctuation and closing quotes of a CJK sentence: 。！？…”’）」』 */
+static int cjk_final(uint32_t cp)
+{
+    return cp == 0x3002 || cp == 0xFF01 || cp == 0xFF1F || cp == 0x2026 || cp == 0x201D ||
+           cp == 0x2019 || cp == 0xFF09 || cp == 0x300D || cp == 0x300F;
+}
+
 /* Where missing spans go: before the final punctuation and closing quotes. */
 static size_t insert_point(const char *t, size_t tl)
 {
-    size_t p = tl;
-    while (p > 0 && strchr(".!?\"')", t[p - 1]) && t[p - 1]) p--;
+    size_t p = tl, n;
+    while (p > 0) {
+        if (t[p - 1] && strchr(".!?\"')", t[p - 1])) {
+            p--;
+            continue;
+        }
+        size_t b = fy_utf8_back(t, p);
+        if (!cjk_final(fy_utf8_get(t, p, b, &n)) || b + n != p) break;
+        p = b;
+    }
     while (p > 0 && t[p - 1] == ' ') p--;
     return p;
 }
@@ -232,23 +253,40 @@ static size_t map_pos(size_t pos, const pspan *P, size_t np)
     return q;
 }
 
-static int boundary(const char *t, size_t l, size_t q)
+/* Punctuation that closes what comes before it: nothing goes in front of
+ * it (，。、；：！？）」』》】”…). */
+static int closing_punct(uint32_t cp)
 {
-    return q == 0 || q >= l ||
-           (((unsigned char)t[q] & 0xC0) != 0x80 && (t[q] == ' ' || t[q - 1] == ' '));
+    return cp == 0xFF0C || cp == 0x3002 || cp == 0x3001 || cp == 0xFF1B || cp == 0xFF1A ||
+           cp == 0xFF01 || cp == 0xFF1F || cp == 0xFF09 || cp == 0x300D || cp == 0x300F ||
+           cp == 0x300B || cp == 0x3011 || cp == 0x201D || cp == 0x2026;
+}
+
+/* Is q a word boundary of t? cjk: a CJK character is a word of its own,
+ * but closing punctuation stays with the word before it. */
+static int boundary(const char *t, size_t l, size_t q, int cjk)
+{
+    if (q == 0 || q >= l) return 1;
+    if (((unsigned char)t[q] & 0xC0) == 0x80) return 0;
+    if (t[q] == ' ' || t[q - 1] == ' ') return 1;
+    if (!cjk) return 0;
+    size_t n;
+    uint32_t after = fy_utf8_get(t, l, q, &n);
+    if (closing_punct(after)) return 0;
+    return fy_cp_is_cjk(after) || fy_cp_is_cjk(fy_utf8_get(t, l, fy_utf8_back(t, q), &n));
 }
 
 /* Nearest word boundary to q; opening tags move to the word after it,
  * closing tags to the word before. */
-static size_t snap(const char *t, size_t l, size_t q, int kind)
+static size_t snap(const char *t, size_t l, size_t q, int kind, int cjk)
 {
     if (q > l) q = l;
     for (size_t d = 0; d <= l; d++) {
-        if (q >= d && boundary(t, l, q - d)) {
+        if (q >= d && boundary(t, l, q - d, cjk)) {
             q -= d;
             break;
         }
-        if (q + d <= l && boundary(t, l, q + d)) {
+        if (q + d <= l && boundary(t, l, q + d, cjk)) {
             q += d;
             break;
         }
@@ -309,9 +347,9 @@ static void place_anchors(const fy_doc *d, const sent *s, const pspan *P, size_t
             if (A[i].kind == A_WS) {
                 size_t j = nearest_space(t, l, q, prev);
                 consume[i] = j < l ? A_REPLACE : A_PUT;
-                q = j < l ? j : snap(t, l, q, FY_EV_OTHER);
+                q = j < l ? j : snap(t, l, q, FY_EV_OTHER, d->cjk_target);
             } else if (!found) {
-                q = snap(t, l, q, A[i].kind);
+                q = snap(t, l, q, A[i].kind, d->cjk_target);
             }
         }
         if (q < prev) q = prev;
@@ -396,6 +434,7 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     const pspan *P = (s->np ? d->sp + s->p0 : NULL);
     size_t np = s->np, tl = t ? strlen(t) : 0;
     int exact = !t || (tl == s->len && memcmp(t, s->text, tl) == 0);
+    if (d->raw) flags |= FY_JOIN_RAW; /* lead + translation + trail, nothing else */
     if (exact) t = s->text, tl = s->len;
     loc *L = calloc(np + 1, sizeof *L);
     size_t *spos = malloc((np + 1) * sizeof *spos);
@@ -421,7 +460,9 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     build_marked(t, tl, P, L, np, exact, &mk);
     size_t l;
     if (!exact && !(flags & FY_JOIN_RAW)) {
-        txt = mk.oom ? NULL : fy_cleanup_english(mk.p ? mk.p : "", mk.n);
+        char *(*clean)(const char *, size_t) =
+            d->cjk_target ? fy_cleanup_chinese : fy_cleanup_english;
+        txt = mk.oom ? NULL : clean(mk.p ? mk.p : "", mk.n);
         l = txt ? strlen(txt) : 0;
     } else {
         txt = fy_buf_take(&mk, &l);
@@ -456,12 +497,50 @@ static int needs_space(uint32_t a, uint32_t b)
            !fy_cp_is_cjk(b) && !no_space_before(b) && !(a < 0x80 && strchr("([{", (int)a));
 }
 
+/* A letter or digit of a script with spaces between words: two of them
+ * must not be run together. */
+static int word_char(uint32_t c)
+{
+    return c && !fy_cp_is_cjk(c) && ((c >= '0' && c <= '9') || fy_cp_is_letter(c));
+}
+
+/* For a CJK target: are the spaces of the literal between the previous
+ * piece and p (rendered as r) to be dropped? Only between two translated
+ * sentences, and not where Latin words would run together. */
+static int cjk_gap(const fy_doc *d, int flags, const piece *prev, int prev_changed,
+                   uint32_t prev_last, const piece *p, const rendered *r)
+{
+    return d->cjk_target && !(flags & FY_JOIN_RAW) && prev && prev->kind == P_SENT &&
+           prev_changed && p->kind == P_SENT && r->changed &&
+           !(word_char(prev_last) && word_char(r->first));
+}
+
+static int horizontal(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* Writes literal piece p; drop: without the spaces and tabs at its ends
+ * (plain text: only if it is nothing else), unless it holds a line break. */
+static void put_literal(fy_buf *out, const fy_doc *d, const piece *p, int drop)
+{
+    const char *s = d->src + p->src;
+    size_t a = 0, e = p->len;
+    if (drop && !memchr(s, '\n', e) && !memchr(s, '\r', e)) {
+        while (a < e && horizontal(s[a])) a++;
+        while (e > a && horizontal(s[e - 1])) e--;
+        if (!d->html && a < e) a = 0, e = p->len; /* not only spaces and tabs: keep it */
+    }
+    fy_buf_put(out, s + a, e - a);
+}
+
 char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *out_len,
                      size_t *out_spans, fy_error *err)
 {
     fy_buf out = {0}, tmp = {0};
     uint32_t prev_last = 0;
     int prev_changed = 0;
+    const piece *prev = NULL, *pending = NULL; /* a literal waits for the piece after it */
     if (!d) {
         fy_err(err, FY_EINVAL, "no document to join");
         return NULL;
@@ -469,7 +548,8 @@ char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *
     for (size_t i = 0; i < d->npc; i++) {
         const piece *p = &d->pc[i];
         if (p->kind == P_LIT) {
-            fy_buf_put(&out, d->src + p->src, p->len);
+            if (pending) put_literal(&out, d, pending, 0);
+            pending = p;
             continue;
         }
         rendered r = {p->first, p->last, 0};
@@ -479,8 +559,11 @@ char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *
             out.oom = 1;
             break;
         }
-        if (!(flags & FY_JOIN_RAW) && p->touch && !p->glue && (r.changed || prev_changed) &&
-            needs_space(prev_last, r.first))
+        if (pending)
+            put_literal(&out, d, pending, cjk_gap(d, flags, prev, prev_changed, prev_last, p, &r));
+        pending = NULL;
+        if (!d->cjk_target && !(flags & FY_JOIN_RAW) && p->touch && !p->glue &&
+            (r.changed || prev_changed) && needs_space(prev_last, r.first))
             fy_buf_putc(&out, ' ');
         if (p->kind == P_SENT && out_spans) {
             out_spans[2 * p->sent] = out.n;
@@ -492,7 +575,9 @@ char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *
             fy_buf_put(&out, d->src + p->src, p->len);
         if (r.last) prev_last = r.last;
         prev_changed = r.changed;
+        prev = p;
     }
+    if (pending) put_literal(&out, d, pending, 0);
     fy_buf_free(&tmp);
     char *s = fy_buf_take(&out, out_len);
     if (!s) fy_err(err, FY_ENOMEM, "out of memory joining %zu sentences", d->nst);
@@ -502,4 +587,23 @@ char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *
 char *fy_doc_join(const fy_doc *d, const char *const *translations, fy_error *err)
 {
     return fy_doc_join_ex(d, translations, 0, NULL, NULL, err);
+}
+
+char *fy_doc_render_sentence(const fy_doc *d, size_t i, const char *translation, size_t *len,
+                             fy_error *err)
+{
+    if (!d || i >= d->nst) {
+        fy_err(err, FY_EINVAL, "sentence %zu out of range (%zu sentences)", i, d ? d->nst : 0);
+        return NULL;
+    }
+    fy_buf b = {0};
+    rendered r;
+    if (render(&b, d, &d->st[i], translation, 0, &r)) {
+        fy_buf_free(&b);
+        fy_err(err, FY_ENOMEM, "out of memory rendering sentence %zu", i);
+        return NULL;
+    }
+    char *s = fy_buf_take(&b, len);
+    if (!s) fy_err(err, FY_ENOMEM, "out of memory rendering sentence %zu", i);
+    return s;
 }

@@ -2,7 +2,8 @@
  *
  * A fy_doc is the input cut into pieces that cover it exactly once, in
  * order: literal bytes (white space, markup, untouched elements), verbatim
- * text (sentences with no Chinese) and sentences for the engine. Joining
+ * text (segments with nothing to translate for the source language: no Han
+ * for Chinese, no letter for English...) and sentences for the engine. Joining
  * copies the literal and verbatim pieces and renders each sentence from
  * its translation, so with identity translations the input comes back byte
  * for byte, and no translation can lose a byte of the markup around it.
@@ -12,9 +13,14 @@
  * comments and white space other than one ' ' (newlines and indentation in
  * HTML, double spaces, tabs). Protected spans are kept with their engine
  * offsets and the source bytes that replace them in the output.
+ *
+ * The source language decides what is text to translate (wanted) and
+ * whether Latin identifiers are protected (only where Latin is not the
+ * source's own script); raw mode skips all of it: one sentence, as given.
  */
 #include "text/doc_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +28,57 @@ void fy_split_options_default(fy_split_options *o)
 {
     memset(o, 0, sizeof *o);
     o->max_tokens = 128;
+}
+
+/* ---- languages ---------------------------------------------------------------- */
+
+static int source_class(const char *tag)
+{
+    if (!strcmp(tag, "zh") || !strcmp(tag, "zh-Hant")) return SRC_HAN;
+    if (!strcmp(tag, "ja")) return SRC_JA;
+    if (!strcmp(tag, "ko")) return SRC_KO;
+    return SRC_ALPHA;
+}
+
+/* Is cp text to translate for a source of class cls? */
+static int wanted(uint32_t cp, int cls)
+{
+    if (cls == SRC_HAN) return fy_cp_is_han(cp);
+    if (cls == SRC_JA) return fy_cp_is_han(cp) || fy_cp_is_kana(cp);
+    if (cls == SRC_KO) return fy_cp_is_hangul(cp);
+    if (cp < 0x80) return ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z');
+    /* For an alphabetic source, Han, kana and Hangul are another language. */
+    const char *sc = fy_cp_script(cp);
+    return sc && strcmp(sc, "Hani") && strcmp(sc, "Kana") && strcmp(sc, "Hang") &&
+           strcmp(sc, "Bopo");
+}
+
+/* Normalises one language option into out (def when unset). */
+static int option_lang(const char *which, const char *tag, const char *def, char out[FY_LANG_MAX],
+                       fy_error *err)
+{
+    if (!tag || !*tag) {
+        snprintf(out, FY_LANG_MAX, "%s", def);
+        return 0;
+    }
+    int rc = fy_lang_normalize(tag, out);
+    if (rc == 0) return 0;
+    return fy_err(err, FY_EINVAL, "unknown %s language '%.32s'%s", which, tag,
+                  rc == 1 ? " (detect the language before splitting)" : "");
+}
+
+/* Reads the language and mode options into d. 0 or FY_EINVAL. */
+static int doc_options(fy_doc *d, const fy_split_options *o, fy_error *err)
+{
+    if (option_lang("source", o->source, "zh", d->source, err) ||
+        option_lang("target", o->target, "en", d->target, err))
+        return FY_EINVAL;
+    if (o->raw && o->html) return fy_err(err, FY_EINVAL, "raw mode is plain text: html must be 0");
+    d->html = o->html;
+    d->raw = o->raw;
+    d->src_class = source_class(d->source);
+    d->cjk_target = fy_lang_is_cjk(d->target);
+    return 0;
 }
 
 /* ---- building a doc -------------------------------------------------------- */
@@ -179,8 +236,8 @@ static int build_sentence(splitter *s, size_t fa, size_t fb)
     return 0;
 }
 
-/* Does flat[fa..fb) hold Chinese outside strict spans? */
-static int has_han(const fy_flat *f, const fy_spans *sp, size_t fa, size_t fb)
+/* Does flat[fa..fb) hold text to translate (wanted) outside strict spans? */
+static int translatable(const fy_flat *f, const fy_spans *sp, size_t fa, size_t fb, int cls)
 {
     size_t k = 0;
     for (size_t i = fa; i < fb;) {
@@ -190,7 +247,7 @@ static int has_han(const fy_flat *f, const fy_spans *sp, size_t fa, size_t fb)
             continue;
         }
         size_t n;
-        if (fy_cp_is_han(fy_utf8_get(f->text, fb, i, &n))) return 1;
+        if (wanted(fy_utf8_get(f->text, fb, i, &n), cls)) return 1;
         i += n;
     }
     return 0;
@@ -290,19 +347,31 @@ fail:
     return FY_ENOMEM;
 }
 
+/* Stores the token count of the sentence just built from t[0..n): the one
+ * fy_cut_long measured, else a new count. */
+static void set_tokens(fy_doc *d, const fy_split_options *o, const char *t, size_t n, long known)
+{
+    long c = known > 0 ? known : fy_token_count(t, n, o->count_tokens, o->count_ctx);
+    d->st[d->nst - 1].tokens = c < 1 ? 1 : c;
+}
+
 static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
 {
     fy_spans spans = {0}, local = {0};
     fy_ranges rs = {0}, cuts = {0};
-    int rc = fy_find_spans(f->text, f->len, &spans);
+    int cls = d->src_class, latin_foreign = cls != SRC_ALPHA;
+    int rc = fy_find_spans_ex(f->text, f->len, latin_foreign, &spans);
     if (!rc) drop_spans_over_events(f, &spans);
-    if (!rc && d->html) rc = add_element_spans(f, &spans);
+    /* Tags around a Latin word follow it where the translation keeps it: in
+     * non-Latin text, and in a CJK translation (for a Latin target a word
+     * found again is as likely a different one: German capitalises). */
+    if (!rc && d->html && (latin_foreign || d->cjk_target)) rc = add_element_spans(f, &spans);
     if (!rc) rc = fy_split_sentences(f->text, f->len, &spans, &rs);
     splitter s = {d, f, &spans, 0, 0};
     size_t src_end = 0, flat_end = 0;
     for (size_t k = 0; k < rs.n && !rc; k++) {
         size_t fa = rs.v[k].start, fb = fa + rs.v[k].len;
-        if (!has_han(f, &spans, fa, fb)) {
+        if (!translatable(f, &spans, fa, fb, cls)) {
             rc = add_text(&s, fa, fb, 0, 0, &src_end, &flat_end);
             continue;
         }
@@ -313,8 +382,9 @@ static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
                              o->count_tokens, o->count_ctx, &local, &cuts);
         for (size_t c = 0; c < cuts.n && !rc; c++) {
             size_t ca = fa + cuts.v[c].start, cb = ca + cuts.v[c].len;
-            rc = add_text(&s, ca, cb, has_han(f, &spans, ca, cb), cuts.v[c].glue, &src_end,
-                          &flat_end);
+            int tr = translatable(f, &spans, ca, cb, cls);
+            rc = add_text(&s, ca, cb, tr, cuts.v[c].glue, &src_end, &flat_end);
+            if (!rc && tr) set_tokens(d, o, f->text + ca, cb - ca, cuts.v[c].tokens);
         }
     }
     if (!rc && d->src_len > src_end)
@@ -324,6 +394,40 @@ static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
     free(rs.v);
     free(cuts.v);
     return rc;
+}
+
+static int is_ascii_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* Raw mode: lead white space, the one sentence as given, trail. */
+static int split_raw(fy_doc *d, const fy_split_options *o)
+{
+    size_t a = 0, e = d->src_len;
+    while (a < e && is_ascii_space(d->src[a])) a++;
+    while (e > a && is_ascii_space(d->src[e - 1])) e--;
+    if (a > 0 && add_piece(d, (piece){P_LIT, 0, a, 0, 0, 0, 0, 0})) return FY_ENOMEM;
+    if (e > a) {
+        sent st = {0};
+        st.text = malloc(e - a + 1);
+        if (!st.text || fy_vec_reserve((void **)&d->st, &d->cap_st, d->nst + 1, sizeof *d->st)) {
+            free(st.text);
+            return FY_ENOMEM;
+        }
+        memcpy(st.text, d->src + a, e - a);
+        st.text[e - a] = '\0';
+        st.len = e - a;
+        st.src = a;
+        st.srclen = e - a;
+        st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
+        d->st[d->nst++] = st;
+        set_tokens(d, o, st.text, st.len, 0);
+        if (add_piece(d, (piece){P_SENT, a, e - a, d->nst - 1, 0, 0, 0, 0})) return FY_ENOMEM;
+    }
+    if (e < d->src_len && add_piece(d, (piece){P_LIT, e, d->src_len - e, 0, 0, 0, 0, 0}))
+        return FY_ENOMEM;
+    return 0;
 }
 
 fy_doc *fy_doc_split(const char *text, size_t len, const fy_split_options *opt, fy_error *err)
@@ -347,12 +451,19 @@ fy_doc *fy_doc_split(const char *text, size_t len, const fy_split_options *opt, 
     fy_flat f = {0};
     fy_doc *d = calloc(1, sizeof *d);
     if (!d) goto fail;
+    if (doc_options(d, opt, err)) {
+        free(d);
+        return NULL;
+    }
     d->src = malloc(len + 1);
     if (!d->src) goto fail;
     if (len) memcpy(d->src, text, len);
     d->src[len] = '\0';
     d->src_len = len;
-    d->html = opt->html;
+    if (d->raw) {
+        if (split_raw(d, opt)) goto fail;
+        return d;
+    }
     if (fy_flatten(d->src, len, d->html, &f)) goto fail;
     if (split_flat(d, &f, opt)) goto fail;
     fy_flat_free(&f);
@@ -387,6 +498,11 @@ const char *fy_doc_sentence(const fy_doc *d, size_t i, size_t *len)
     if (!d || i >= d->nst) return NULL;
     if (len) *len = d->st[i].len;
     return d->st[i].text;
+}
+
+long fy_doc_sentence_tokens(const fy_doc *d, size_t i)
+{
+    return d && i < d->nst ? d->st[i].tokens : 0;
 }
 
 int fy_doc_sentence_span(const fy_doc *d, size_t i, size_t *start, size_t *len)

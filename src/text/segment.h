@@ -2,14 +2,15 @@
  *
  * fy_doc_split cuts a document (plain text or HTML) into the sentences the
  * engine must translate and remembers everything else verbatim: whitespace,
- * blank lines, indentation, text with no Chinese in it, HTML tags, comments,
- * entities, attribute values, <script>/<style>/<pre>/<code>/<textarea>,
- * translate="no" and class="notranslate" content. fy_doc_join puts the
- * engine's translations back in their places.
+ * blank lines, indentation, text with nothing to translate in it, HTML tags,
+ * comments, entities, attribute values, <script>/<style>/<pre>/<code>/
+ * <textarea>, translate="no" and class="notranslate" content. fy_doc_join
+ * puts the engine's translations back in their places.
  *
  *     fy_split_options o;
  *     fy_split_options_default(&o);
  *     o.html = is_html;
+ *     o.source = "en"; o.target = "zh";              (default: zh -> en)
  *     o.count_tokens = my_counter; o.count_ctx = translator;   (optional)
  *     fy_doc *doc = fy_doc_split(text, len, &o, &err);
  *     for (i = 0; i < fy_doc_sentence_count(doc); i++)
@@ -17,17 +18,30 @@
  *     char *result = fy_doc_join(doc, (const char *const *)out, &err);
  *     fy_doc_free(doc);
  *
+ * Languages. What the engine gets depends on the source language: for
+ * Chinese (zh, zh-Hant) a segment with Han characters, for Japanese one with
+ * Han or kana, for Korean one with Hangul, for every other language one with
+ * a letter of any other script (Latin, Cyrillic, Greek, Arabic, Hebrew,
+ * Devanagari, Thai...; Han, kana and Hangul there are "another language"
+ * and do not count), in each case outside strict protected spans. Segments
+ * with nothing of that (digits, punctuation, URLs, code) stay verbatim. How
+ * translations are put together depends on the target language: for a CJK
+ * target (zh, zh-Hant, ja) fy_cleanup_chinese and no white space between
+ * sentences; for any other, fy_cleanup_english and one space between
+ * sentences that touched in the source.
+ *
  * Protected spans (URLs, e-mail addresses, numbers with Latin units, `code`
- * spans, inline <code>/translate="no" elements) never reach the engine when
- * they are a segment of their own (a sentence with no Chinese outside its
- * protected spans is kept verbatim). Inside a sentence they are sent as their
- * literal text (the model has seen URLs and numbers in training; a synthetic
- * placeholder is out of distribution and is dropped or translated just as
- * often), and fy_doc_join verifies each one: found verbatim -> kept; found
- * with changed spacing/case -> replaced by the source text; missing -> added
- * back before the sentence's final punctuation, so nothing is ever lost (a
- * number with a unit counts as present when its number is: "50%" may become
- * "50 percent"; `code` found without its backticks gets them back).
+ * spans, inline <code>/translate="no" elements; for CJK and Korean sources
+ * also Latin identifiers such as iPhone or Node.js) never reach the engine
+ * when they are a segment of their own. Inside a sentence they are sent as
+ * their literal text (the model has seen URLs and numbers in training; a
+ * synthetic placeholder is out of distribution and is dropped or translated
+ * just as often), and fy_doc_join verifies each one: found verbatim -> kept;
+ * found with changed spacing/case -> replaced by the source text; missing ->
+ * added back before the sentence's final punctuation, so nothing is ever
+ * lost (a number with a unit counts as present when its number is: "50%"
+ * may become "50 percent"; `code` found without its backticks gets them
+ * back). Latin identifiers are soft: repaired, never forced back in.
  *
  * Every function here is pure: no globals, a fy_doc is read-only after
  * fy_doc_split, so any number of threads may read one doc at the same time.
@@ -51,18 +65,49 @@ typedef struct fy_split_options {
     int max_tokens;                /* cut longer sentences; <= 0 means 128 */
     fy_token_counter count_tokens; /* NULL: estimate from the script */
     void *count_ctx;               /* passed to count_tokens */
+    const char *source; /* language of the text, a tag (util/lang.h: "zh", "zh-Hant", "en",
+                           "de", "ja", ...; normalised here); NULL or "" means "zh" */
+    const char *target; /* language the translations will be in; NULL or "" means "en" */
+    int raw;            /* the text is exactly one sentence (see fy_doc_split) */
 } fy_split_options;
 
-/* Fills o with the defaults: plain text, max_tokens 128, estimated counts. */
+/* Fills o with the defaults: plain text, max_tokens 128, estimated counts,
+ * zh -> en, not raw. Borrowed strings only: nothing to free. */
 void fy_split_options_default(fy_split_options *o);
 
 /* Splits text[0..len) (UTF-8, need not be NUL-terminated). opt may be NULL
- * (defaults). Returns a new doc the caller frees with fy_doc_free, or NULL
- * with FY_EINVAL ("invalid UTF-8 at byte N", "NUL byte at byte N") or
- * FY_ENOMEM in err. A document with no Chinese in it has 0 sentences, and
- * joins back to the input unchanged. Plain text: a line break always ends
- * a sentence. HTML: block tags (<p>, <div>, <li>, <br>, <h1>...) end one,
- * and a line break in a text node is white space (kept in the output). */
+ * (defaults); its strings are only read during the call. Returns a new doc
+ * the caller frees with fy_doc_free, or NULL with FY_EINVAL ("invalid UTF-8
+ * at byte N", "NUL byte at byte N", "unknown source language 'x'", "raw
+ * mode is plain text") or FY_ENOMEM in err. A document with nothing to
+ * translate for its source language (see Languages above) has 0 sentences,
+ * and joins back to the input unchanged. Plain text: a line break always
+ * ends a sentence. HTML: block tags (<p>, <div>, <li>, <br>, <h1>...) end
+ * one, and a line break in a text node is white space (kept in the output).
+ *
+ * Sentence ends (any source): 。！？； and line breaks always, … after CJK;
+ * ASCII . ! ?, … after Latin text and other scripts' terminators (। ؟ ։ ...)
+ * before white space, the end or CJK text, but not before a lower-case word
+ * (after Latin text), not after a title (Mr. Dr. Prof. St. vs. e.g. i.e.),
+ * "No."/"Fig."/"p." before a number, a number opening the line ("1. Intro")
+ * and, unless a sentence opener follows ("The", "He", "Then"...), not after
+ * other abbreviations (etc. Inc. Ltd. a.m.), dotted acronyms (U.S.) and
+ * initials (J. K. Rowling). Closing quotes and brackets stay with the
+ * sentence they close; decimals, versions and "..." before a lower-case word
+ * do not end one.
+ *
+ * Token counts: count_tokens is called once for each ordinary sentence (on
+ * its text as the splitter sees it), more often only for a sentence longer
+ * than max_tokens that must be cut (a binary search for each cut, then once
+ * per piece); fy_doc_sentence_tokens gives the result back.
+ *
+ * raw: the text is exactly one sentence: trimmed of ASCII white space
+ * (" \t\n\v\f\r"), which is kept around the translation; no splitting,
+ * no cutting for length, no protected spans, no clean-up, no HTML (html
+ * must be 0); the sentence may contain line breaks if the text does, and
+ * fy_doc_join returns lead + translation + trail exactly (invalid bytes of
+ * a translation still become U+FFFD). An all-white-space text has 0
+ * sentences. */
 fy_doc *fy_doc_split(const char *text, size_t len, const fy_split_options *opt, fy_error *err);
 
 /* Frees doc; NULL is harmless. */
@@ -71,8 +116,9 @@ void fy_doc_free(fy_doc *doc);
 /* The number of sentences to send to the engine (may be 0). */
 size_t fy_doc_sentence_count(const fy_doc *doc);
 
-/* Sentence i as the engine must see it: NUL-terminated UTF-8, one line, no
- * leading/trailing whitespace, HTML tags removed and entities decoded.
+/* Sentence i as the engine must see it: NUL-terminated UTF-8, one line (raw
+ * mode: the text as given), no leading/trailing whitespace, HTML tags removed
+ * and entities decoded.
  * Borrowed: valid until fy_doc_free. *len (if len non-NULL) receives its
  * length. NULL if i is out of range. */
 const char *fy_doc_sentence(const fy_doc *doc, size_t i, size_t *len);
@@ -88,14 +134,27 @@ enum {
     FY_JOIN_RAW = 1, /* no clean-up, no inserted spaces: identity round trip */
 };
 
+/* The engine-token count the splitter measured for sentence i (with
+ * count_tokens when given and not negative, else fy_estimate_tokens' rule);
+ * >= 1; 0 if doc is NULL or i is out of range. The scheduler batches with
+ * it, so the text is not encoded again. */
+long fy_doc_sentence_tokens(const fy_doc *doc, size_t i);
+
 /* Reassembles the document with translations[i] (NUL-terminated UTF-8;
  * invalid bytes become U+FFFD) in place of sentence i. translations, or
  * any entry, may be NULL: that sentence's engine text is used then.
- * Every byte of the input outside the sentences is copied unchanged. For
- * each translation that differs from its engine text: the English clean-up
- * (fy_cleanup_english) is applied, protected spans are restored, one space
- * is put between two sentences that touched in the source ("你好。我是" ->
- * "Hello. I am"), but never between pieces of a word cut for length.
+ * Every byte of the input outside the sentences is copied unchanged,
+ * except as said here for a CJK target. For each translation that differs
+ * from its engine text: the clean-up of the target (fy_cleanup_chinese for
+ * zh, zh-Hant, ja; fy_cleanup_english for any other) is applied and
+ * protected spans are restored. Between sentences: for a non-CJK target,
+ * one space is put between two sentences that touched in the source
+ * ("你好。我是" -> "Hello. I am"), but never between pieces of a word cut
+ * for length; for a CJK target no space is ever put, and the spaces and tabs
+ * between two translated sentences are dropped when there is no line break
+ * between them ("Hello. I am Li." -> "你好。我是李。"; in HTML only those at
+ * the ends of the markup between them; kept where both sides are Latin
+ * letters or digits, which would otherwise run together).
  * Inline HTML tags and line breaks inside a sentence: a tag touching a
  * protected span (URL, code, Latin identifier) follows that span; any
  * other goes to the same relative position in the translation, snapped to
@@ -113,6 +172,18 @@ char *fy_doc_join(const fy_doc *doc, const char *const *translations, fy_error *
  * UI's highlighting of the result. */
 char *fy_doc_join_ex(const fy_doc *doc, const char *const *translations, int flags, size_t *out_len,
                      size_t *out_spans, fy_error *err);
+
+/* Sentence i rendered from translation exactly as fy_doc_join renders it in
+ * the document (clean-up for the target, protected spans restored, inline
+ * tags placed, HTML escaping/entities), without what the join adds or drops
+ * between sentences. translation NULL: the engine text. Returns a malloc'd
+ * NUL-terminated string (*len its length if len non-NULL), or NULL with
+ * FY_EINVAL (i out of range, doc NULL) / FY_ENOMEM in err. For streaming:
+ * the concatenation of the document's literal pieces and these renderings
+ * is the join (modulo the inter-sentence spacing rules above); fy_doc_join
+ * renders every sentence with this same code. */
+char *fy_doc_render_sentence(const fy_doc *doc, size_t i, const char *translation, size_t *len,
+                             fy_error *err);
 
 /* "zh" or "en" from the script alone (no model; one linear pass): "zh" when
  * the text has Han characters and they are not a negligible part of it
