@@ -10,6 +10,7 @@ packages=(
     sentencepiece                           # reference spm_encode/spm_decode/spm_train
     libmicrohttpd-dev libjansson-dev        # HTTP server, JSON
     libyaml-dev                             # model.yml inside Marian models
+    libcld2-dev                             # language detection (CLD2, as in Firefox)
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks

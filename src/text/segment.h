@@ -185,9 +185,10 @@ char *fy_doc_join_ex(const fy_doc *doc, const char *const *translations, int fla
 char *fy_doc_render_sentence(const fy_doc *doc, size_t i, const char *translation, size_t *len,
                              fy_error *err);
 
-/* "zh" or "en" from the script alone (no model; one linear pass): "zh" when
- * the text has Han characters and they are not a negligible part of it
- * (at least 1 Han character per 20 Latin letters), else "en". Static. */
+/* "zh" or "en": "zh" when fy_detect (text/detect.h) says Chinese (zh or
+ * zh-Hant), else "en" (also for invalid UTF-8 and text without letters).
+ * Kept for callers that only know these two; new code calls fy_detect.
+ * Static storage. */
 const char *fy_detect_language(const char *text, size_t len);
 
 /* Clean-up of English engine output: full-width punctuation -> ASCII,

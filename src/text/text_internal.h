@@ -140,6 +140,12 @@ typedef struct fy_tok {
  * bytes, white space ignored). Returns the new count; w is compacted. */
 size_t fy_collapse_repeats(const char *s, fy_tok *w, size_t n);
 
+/* ---- language detection ---------------------------------------------------- */
+
+/* detect.c's table of Simplified/Traditional pairs: UTF-8, each pair one
+ * Simplified character followed by its Traditional form (for the tests). */
+const char *fy_zh_variant_pairs(void);
+
 /* ---- HTML flattening ---------------------------------------------------- */
 
 enum {

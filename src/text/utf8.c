@@ -1,5 +1,5 @@
-/* utf8.c - UTF-8 decoding and validation, character classes, script
- * detection and the small growable buffer the text pipeline builds with.
+/* utf8.c - UTF-8 decoding and validation, character classes and the small
+ * growable buffer the text pipeline builds with (scripts: script.c).
  *
  * Every reader here takes an explicit length and never looks past it, so
  * invalid or truncated input cannot make the pipeline read out of bounds.
@@ -185,25 +185,4 @@ int fy_cp_is_space(uint32_t cp)
     return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cp == '\f' || cp == '\v' ||
            cp == 0xA0 || cp == 0x3000 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x202F ||
            cp == 0x205F || cp == 0x1680;
-}
-
-/* ---- script detection --------------------------------------------------- */
-
-const char *fy_detect_language(const char *text, size_t len)
-{
-    size_t han = 0, latin = 0, i = 0;
-    while (i < len) {
-        unsigned char c = (unsigned char)text[i];
-        if (c < 0x80) {
-            latin += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-            i++;
-            continue;
-        }
-        size_t n;
-        uint32_t cp = fy_utf8_get(text, len, i, &n);
-        han += fy_cp_is_han(cp);
-        i += n;
-    }
-    /* One Han character carries about a word; 20 letters is a few words. */
-    return han > 0 && han * 20 >= latin ? "zh" : "en";
 }
