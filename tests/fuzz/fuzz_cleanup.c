@@ -1,5 +1,6 @@
 /* fuzz_cleanup.c - libFuzzer harness for the small text functions:
- * fy_cleanup_english on arbitrary bytes (engine output can be anything),
+ * fy_cleanup_english and fy_cleanup_chinese on arbitrary bytes (engine
+ * output can be anything), fy_detect (plain and HTML) and
  * fy_detect_language, and fy_utf8_valid, checked against a straightforward
  * reference validator written here from the Unicode definition.
  */
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text/detect.h"
 #include "text/segment.h"
 
 /* Reference: offset of the first ill-formed sequence, or len if none
@@ -54,15 +56,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *lang = fy_detect_language(s, size);
     if (!lang || (strcmp(lang, "zh") != 0 && strcmp(lang, "en") != 0)) abort();
 
-    char *clean = fy_cleanup_english(s, size);
-    if (!clean) abort();
-    size_t clen = strlen(clean);
-    /* Clean-up of valid text stays valid; running it again changes nothing
-       more than it did the first time (it converges). */
-    if (ok && !fy_utf8_valid(clean, clen, NULL)) abort();
-    char *again = fy_cleanup_english(clean, clen);
-    if (!again) abort();
-    free(again);
-    free(clean);
+    for (int html = 0; html < 2; html++) {
+        fy_detection d;
+        int rc = fy_detect(s, size, html, &d);
+        if (rc != (ok ? 0 : FY_EINVAL) || d.n < 0 || d.n > 3 || (!d.script[0] && d.n != 0)) abort();
+        for (int k = 0; k < d.n; k++)
+            if (!d.top[k].lang[0] || d.top[k].percent < 0 || d.top[k].percent > 100) abort();
+    }
+
+    char *(*const cleanups[2])(const char *, size_t) = {fy_cleanup_english, fy_cleanup_chinese};
+    for (int k = 0; k < 2; k++) {
+        char *clean = cleanups[k](s, size);
+        if (!clean) abort();
+        size_t clen = strlen(clean);
+        /* Clean-up of valid text stays valid; running it again succeeds. */
+        if (ok && !fy_utf8_valid(clean, clen, NULL)) abort();
+        char *again = cleanups[k](clean, clen);
+        if (!again) abort();
+        free(again);
+        free(clean);
+    }
     return 0;
 }

@@ -3,13 +3,17 @@
  * Input: one mode byte, one max-tokens byte, then the document. Mode bit 0:
  * HTML; bit 1: use a token-counter callback (one token per 3 bytes, or
  * "unknown" on some inputs) instead of the estimate; bits 2-4 choose the
- * translations given to fy_doc_join. Checks the contracts of segment.h:
- * split fails only with a message; each sentence is one line of valid UTF-8
- * with no surrounding white space; spans lie inside the input; a raw join of
- * the engine texts gives the input back byte for byte (HTML: see below) and
- * splits again into the same sentences; joins with arbitrary
- * (even invalid, tag-laden, empty) translations succeed, produce valid UTF-8,
- * report output spans inside the result and, in HTML, add no '<'.
+ * translations given to fy_doc_join; bits 5-7 the direction (zh->en, en->zh,
+ * en->de, ja->en, ko->en, ru->zh-Hant, and raw mode en->zh, zh->en, which is
+ * always plain text). Checks the contracts of segment.h: split fails only
+ * with a message; each sentence is valid UTF-8 with no surrounding white
+ * space, one line (raw mode: as given), with a token count >= 1; spans lie
+ * inside the input; a raw join of the engine texts gives the input back
+ * byte for byte (HTML: see below) and splits again into the same
+ * sentences; joins with arbitrary (even invalid, tag-laden, empty)
+ * translations succeed, produce valid UTF-8, report output spans inside the
+ * result, each span holding exactly fy_doc_render_sentence's rendering of
+ * that sentence, and, in HTML, add no '<'.
  * The regress-* inputs in the corpus are the bugs this harness found
  * (docs/reliability.md, Fuzzing, findings), fixed and kept as regressions.
  */
@@ -72,6 +76,15 @@ static const char *pick(const fy_doc *doc, size_t i, size_t n, int strategy, cha
 static size_t input_lt; /* '<' bytes in the current input */
 static int input_html;  /* the current input is split as HTML */
 
+/* Direction by mode bits 5-7: source, target, raw. */
+static const struct {
+    const char *source, *target;
+    int raw;
+} directions[8] = {
+    {NULL, NULL, 0}, {"en", "zh", 0},      {"en", "de", 0}, {"ja", "en", 0},
+    {"ko", "en", 0}, {"ru", "zh-Hant", 0}, {"en", "zh", 1}, {"zh", "en", 1},
+};
+
 /* A code span holding only spaces ("` `"): fy_doc_join loops forever on
  * it (known bug, finding 4: find_fuzzy in src/text/join.c matches the
  * blank needle as an empty span and build_marked never advances). */
@@ -95,8 +108,14 @@ static void check_join(const fy_doc *doc, int strategy, int flags)
     char *out = fy_doc_join_ex(doc, tr, flags, &out_len, spans, &err);
     if (!out) abort(); /* only FY_ENOMEM may fail, and the fuzzer does not exhaust memory */
     if (strlen(out) != out_len || !fy_utf8_valid(out, out_len, NULL)) abort();
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (spans[2 * i] > out_len || spans[2 * i + 1] > out_len - spans[2 * i]) abort();
+        if (flags) continue; /* fy_doc_render_sentence renders as a join without flags */
+        size_t rl;
+        char *r = fy_doc_render_sentence(doc, i, tr[i], &rl, &err);
+        if (!r || rl != spans[2 * i + 1] || memcmp(r, out + spans[2 * i], rl) != 0) abort();
+        free(r);
+    }
     /* HTML: join copies the input's tags and escapes translated text, so
        the output has no more '<' than the input. */
     if (input_html && count_lt(out, out_len) > input_lt) abort();
@@ -118,7 +137,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     fy_split_options o;
     fy_split_options_default(&o);
-    o.html = mode & 1;
+    o.source = directions[mode >> 5].source;
+    o.target = directions[mode >> 5].target;
+    o.raw = directions[mode >> 5].raw;
+    o.html = (mode & 1) && !o.raw;
     o.max_tokens = max_tokens == 0 ? -1 : max_tokens;
     if (mode & 2) o.count_tokens = count_tokens;
     input_html = o.html;
@@ -133,12 +155,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < n; i++) {
         size_t slen, start, span;
         const char *s = fy_doc_sentence(doc, i, &slen);
-        if (!s || strlen(s) != slen || !fy_utf8_valid(s, slen, NULL) || memchr(s, '\n', slen))
+        if (!s || strlen(s) != slen || !fy_utf8_valid(s, slen, NULL) ||
+            (!o.raw && memchr(s, '\n', slen)) || fy_doc_sentence_tokens(doc, i) < 1)
             abort();
         if (fy_doc_sentence_span(doc, i, &start, &span) != 0 || start > len || span > len - start)
             abort();
     }
-    if (fy_doc_sentence(doc, n, NULL) != NULL) abort();
+    if (fy_doc_sentence(doc, n, NULL) != NULL || fy_doc_sentence_tokens(doc, n) != 0) abort();
 
     /* The raw join of the engine texts is the identity, and splits again
        into the same sentences. */
