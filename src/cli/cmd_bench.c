@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/clock.h"
 #include "model/discover.h"
 #include "translate/scheduler.h"
 #include "translate/translator.h"
@@ -45,13 +46,6 @@ typedef struct lines {
     char **v;
     size_t n;
 } lines;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Peak resident set size of this process in MiB (VmHWM), 0 if unknown. */
 static double peak_rss_mib(void)
@@ -134,9 +128,9 @@ static int bench_single(const fy_translator *t, const lines *in, single_result *
     for (size_t i = 0; !rc && i < in->n; i++) {
         char *out = NULL;
         const char *src = in->v[i];
-        double t0 = now_s();
+        double t0 = fy_now_s();
         rc = fy_translate_batch(t, w, &src, 1, &out, err);
-        ms[i] = (now_s() - t0) * 1e3;
+        ms[i] = (fy_now_s() - t0) * 1e3;
         total += ms[i];
         free(out);
     }
@@ -177,11 +171,16 @@ typedef struct batch_result {
 static int bench_batched(fy_translator *t, const lines *in, int threads, batch_result *r,
                          fy_error *err)
 {
+    const fy_translator_options *to = fy_translator_options_get(t);
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
-    fy_translator_bind_scheduler(t, &so);
     so.threads = threads;
     so.queue_max = in->n;
+    so.max_batch_tokens = to->max_batch_tokens;
+    so.max_batch_sentences = to->max_batch_sentences;
+    fy_engine engine;
+    fy_translator_engine(t, "bench", &engine);
+    fy_route route = {{&engine}, 1};
     fy_scheduler *s = fy_scheduler_open(&so, err);
     if (!s) return err->code;
     long tokens = 0;
@@ -192,16 +191,16 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, batch_r
     fy_job **jobs = calloc(in->n, sizeof *jobs);
     int rc = jobs ? 0 : fy_err(err, FY_ENOMEM, "out of memory");
     fy_job_callbacks cb = {.on_done = on_done, .user = &wt};
-    double t0 = now_s();
+    double t0 = fy_now_s();
     size_t submitted = 0;
     for (; !rc && submitted < in->n; submitted++) {
-        const char *src = in->v[submitted];
+        fy_sentence_in src = {in->v[submitted], 0, &route};
         if (!(jobs[submitted] = fy_scheduler_submit(s, &src, 1, 0, &cb, err))) rc = err->code;
     }
     pthread_mutex_lock(&wt.mu);
     while (wt.done < submitted) pthread_cond_wait(&wt.cv, &wt.mu);
     pthread_mutex_unlock(&wt.mu);
-    double secs = now_s() - t0;
+    double secs = fy_now_s() - t0;
     if (!rc && wt.failed) rc = fy_err(err, FY_EINVAL, "%zu sentences failed", wt.failed);
 
     fy_scheduler_stats st;
@@ -325,9 +324,9 @@ int cmd_bench(int argc, char **argv)
     fy_translator_options_default(&to);
     to.max_length_factor = (float)o.max_length_factor;
     fy_error err = {0};
-    double t0 = now_s();
+    double t0 = fy_now_s();
     fy_translator *t = dir ? fy_translator_open(dir, &to, &err) : NULL;
-    double load_ms = (now_s() - t0) * 1e3;
+    double load_ms = (fy_now_s() - t0) * 1e3;
     single_result s = {0};
     batch_result b = {0};
     rc = t ? 0 : -1;

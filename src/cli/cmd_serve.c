@@ -1,6 +1,8 @@
-/* cmd_serve.c - `fanyi serve`: load the model once, start the scheduler's
- * workers and the HTTP server, print one ready line, and on SIGTERM/SIGINT
- * drain (finish what is in flight, up to 10 s) and exit 0. */
+/* cmd_serve.c - `fanyi serve`: find the directions (a models directory, or
+ * one model directory), start the scheduler's workers and the HTTP server,
+ * print one ready line, and on SIGTERM/SIGINT drain (finish what is in
+ * flight, up to 10 s) and exit 0. With --model the model is loaded before
+ * the ready line; with --models each loads on its first request. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "server/server.h"
 #include "translate/cache.h"
 #include "translate/scheduler.h"
+#include "translate/models.h"
 #include "translate/translator.h"
 
 #define CMD "serve"
@@ -19,7 +22,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fanyi serve [--model DIR] [--host ADDR] [--port N] [--threads N]\n"
+            "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
+            "                   [--host ADDR] [--port N] [--threads N]\n"
             "                   [--api-token T] [--cache-mb N] [--max-chars N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
@@ -27,8 +31,16 @@ static void usage(FILE *out)
             "                   [--read-timeout S] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
-            "  --model DIR          model directory (env FANYI_MODEL_DIR; default\n"
-            "                       ~/.local/share/fanyi/models/zh-en)\n"
+            "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
+            "                       en-zh, zh-Hant-en, ...): every one is a direction, loaded\n"
+            "                       on its first request (FANYI_MODELS_DIR; default\n"
+            "                       ~/.local/share/fanyi/models)\n"
+            "  --model DIR          serve this one model directory instead, loaded at start;\n"
+            "                       its direction from its name (SRC-TGT) or its files\n"
+            "                       (model.enzh.* -> en->zh) (FANYI_MODEL_DIR)\n"
+            "  --models-memory MB   memory the loaded models may take; past it the least\n"
+            "                       recently used idle ones are unloaded; 0 = no limit\n"
+            "                       (FANYI_MODELS_MEMORY; 0)\n"
             "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
             "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
             "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
@@ -53,8 +65,9 @@ static void usage(FILE *out)
 }
 
 typedef struct serve_config {
-    const char *model, *host, *token, *cors;
+    const char *model, *models, *host, *token, *cors;
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    long models_mb;
     long idle_timeout, read_timeout;
     int quiet;
 } serve_config;
@@ -75,6 +88,8 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     }
     const char *v;
     if ((v = getenv("FANYI_HOST")) && *v) c->host = v;
+    if ((v = getenv("FANYI_MODEL_DIR")) && *v) c->model = v;
+    if ((v = getenv("FANYI_MODELS_DIR")) && *v) c->models = v;
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
     return 0;
@@ -94,6 +109,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--max-connections-per-ip", "FANYI_MAX_CONNECTIONS_PER_IP", 0, 100000, &c->max_per_ip},
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
+        {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option longopts[] = {
@@ -108,7 +124,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"max-connections-per-ip", required_argument, NULL, NUM + 8},
         {"idle-timeout", required_argument, NULL, NUM + 9},
         {"read-timeout", required_argument, NULL, NUM + 10},
+        {"models-memory", required_argument, NULL, NUM + 11},
         {"model", required_argument, NULL, 'm'},
+        {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
         {"api-token", required_argument, NULL, 'T'},
         {"cors-origin", required_argument, NULL, 'C'},
@@ -117,7 +135,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {NULL, 0, NULL, 0},
     };
     if (read_env(opts, NNUM, c)) return 2;
-    int ch;
+    int ch, given_model = 0, given_models = 0;
     while ((ch = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
         if (ch >= NUM && ch < NUM + NNUM) {
             const numopt *no = &opts[ch - NUM];
@@ -125,8 +143,15 @@ static int parse_args(int argc, char **argv, serve_config *c)
             continue;
         }
         switch (ch) {
-        case 'm':
+        case 'm': /* the command line overrides the environment's choice */
             c->model = optarg;
+            if (!given_models) c->models = NULL;
+            given_model = 1;
+            break;
+        case 'M':
+            c->models = optarg;
+            if (!given_model) c->model = NULL;
+            given_models = 1;
             break;
         case 'H':
             c->host = optarg;
@@ -148,39 +173,75 @@ static int parse_args(int argc, char **argv, serve_config *c)
         }
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (given_model && given_models)
+        return cli_usage_error(CMD, "--model and --models exclude each other");
+    if (c->model && c->models)
+        return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
     return 0;
 }
 
-static int no_model(const char *dir, const char *why)
+static int no_model(const char *where, const char *why)
 {
     fprintf(stderr,
             "fanyi serve: no usable model in %s: %s\n"
-            "  get the zh-en model with:   fanyi model fetch zh-en\n"
+            "  get a model with:           fanyi model fetch zh-en   (fanyi model list "
+            "--available)\n"
             "  or make a small test model: fanyi model synth --preset tiny --int8 --shortlist "
             "--seed 1 --out DIR\n"
             "  then run:                   fanyi serve --model DIR\n",
-            dir, why);
+            where, why);
     return 2;
 }
 
+/* "zh-en,en-zh" (at most cap bytes). */
+static void direction_list(fy_registry *reg, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < fy_registry_count(reg) && at < cap; i++) {
+        fy_direction_info d;
+        fy_registry_info(reg, i, &d);
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? "," : "", d.name);
+    }
+}
+
 /* Serves until SIGTERM/SIGINT (blocked in every thread, taken here). */
-static int run(const serve_config *c, fy_translator *t, const char *dir, const char *model_file)
+static int run(const serve_config *c, const char *root)
 {
     int rc = 1;
     fy_error err = {0};
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
+    fy_registry *reg = NULL;
     fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
     if (!cache) goto out;
+    fy_translator_options topt;
+    fy_translator_options_default(&topt);
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
-    fy_translator_bind_scheduler(t, &so);
     so.threads = (int)c->threads;
     so.queue_max = (size_t)c->queue;
+    so.max_batch_tokens = topt.max_batch_tokens;
+    so.max_batch_sentences = topt.max_batch_sentences;
     so.cache = cache;
-    so.model = model_file;
     sched = fy_scheduler_open(&so, &err);
     if (!sched) goto out;
+
+    fy_registry_options ro;
+    fy_registry_options_default(&ro);
+    const char *one[1] = {c->model};
+    ro.root = c->model ? NULL : root;
+    ro.dirs = one;
+    ro.ndirs = c->model ? 1 : 0;
+    ro.memory_budget = (size_t)c->models_mb << 20;
+    ro.topt = topt;
+    ro.sched = sched;
+    ro.threads = (int)c->threads;
+    reg = fy_registry_open(&ro, &err);
+    if (!reg || (c->model && fy_registry_preload(reg, &err))) {
+        rc = no_model(c->model ? c->model : root, err.msg);
+        goto quiet;
+    }
 
     fy_server_options o;
     fy_server_options_default(&o);
@@ -195,19 +256,17 @@ static int run(const serve_config *c, fy_translator *t, const char *dir, const c
     o.max_per_ip = (int)c->max_per_ip;
     o.conn_timeout_s = (int)c->idle_timeout;
     o.read_timeout_s = (int)c->read_timeout;
-    o.model_name = model_file;
-    o.model_dir = dir;
     o.version = cli_version();
-    o.count_tokens = so.count_tokens; /* the engine's, as bound above */
-    o.count_ctx = so.ctx;
     o.quiet = c->quiet;
-    srv = fy_server_start(&o, sched, cache, &err);
+    srv = fy_server_start(&o, reg, sched, cache, &err);
     if (!srv) goto out;
     fy_scheduler_stats st;
     fy_scheduler_get_stats(sched, &st);
-    printf("fanyi serve: listening on http://%s%s%s:%d model=%s threads=%d\n",
+    char dirs[512];
+    direction_list(reg, dirs, sizeof dirs);
+    printf("fanyi serve: listening on http://%s%s%s:%d models=%s threads=%d\n",
            strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "",
-           fy_server_port(srv), model_file, st.threads);
+           fy_server_port(srv), dirs, st.threads);
     fflush(stdout);
 
     sigset_t set;
@@ -224,7 +283,9 @@ static int run(const serve_config *c, fy_translator *t, const char *dir, const c
     rc = 0;
 out:
     if (rc) fprintf(stderr, "fanyi serve: %s\n", err.msg);
+quiet:
     fy_server_free(srv);
+    fy_registry_free(reg);
     fy_scheduler_free(sched);
     fy_cache_free(cache);
     return rc;
@@ -258,28 +319,12 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    char *dir = fy_model_default_dir(c.model);
-    if (!dir) {
+    char *root = fy_models_root(c.models);
+    if (!root) {
         fprintf(stderr, "fanyi serve: out of memory\n");
         return 1;
     }
-    fy_error err = {0};
-    fy_model_files files = {0};
-    if (fy_model_discover(dir, &files, &err) < 0) {
-        int r = no_model(dir, err.msg);
-        free(dir);
-        return r;
-    }
-    fy_translator *t = fy_translator_open(dir, NULL, &err);
-    if (!t) {
-        int r = no_model(dir, err.msg);
-        fy_model_files_free(&files);
-        free(dir);
-        return r;
-    }
-    int rc = run(&c, t, dir, files.model);
-    fy_translator_free(t);
-    fy_model_files_free(&files);
-    free(dir);
+    int rc = run(&c, root);
+    free(root);
     return rc;
 }

@@ -1,22 +1,21 @@
 /* cmd_translate.c - `fanyi translate`: stdin lines -> stdout translations.
  *
  * One output line per input line, in input order; an empty (or
- * whitespace-only) line gives an empty line. Lines are read in blocks; each
- * block's sentences are cut into batches that N worker threads translate
- * concurrently, each with its own fy_worker, and the block is printed in
- * order once all its batches are done.
+ * white-space-only) line gives an empty line. Lines are read in blocks;
+ * each block is one request of the pipeline the server uses
+ * (translate/pipeline.h: languages, routes, sentences, one scheduler job,
+ * the join), translated by the scheduler's worker threads and printed in
+ * order once it is done.
  *
- * By default each line goes through the text pipeline (src/text/segment.h):
- * split into sentences, protected spans kept, translations joined and
- * cleaned up. With --html the whole input is one HTML document. --raw treats
- * each line as exactly one sentence, the way the reference engine
- * (bergamot-translator) treats a one-sentence request: surrounding ASCII
- * whitespace is kept around the translation, nothing else is touched.
+ * By default each line is split into sentences, protected spans are kept
+ * and the translations joined and cleaned up. With --html the whole input
+ * is one HTML document. --raw treats each line as exactly one sentence, the
+ * way the reference engine (bergamot-translator) treats a one-sentence
+ * request: surrounding ASCII white space is kept around the translation,
+ * nothing else is touched.
  */
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,23 +23,29 @@
 
 #include "cli/cli.h"
 #include "model/discover.h"
-#include "text/segment.h"
-#include "translate/translator.h"
+#include "translate/models.h"
+#include "translate/pipeline.h"
 
 #define CMD "translate"
 
 static const char USAGE[] =
-    "usage: fanyi translate [--model DIR] [--threads N] [--batch N] [--raw | --html]\n"
-    "                       [--no-shortlist] [--max-length-factor F] [--min-gap]\n"
+    "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
+    "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
+    "                       [--max-length-factor F] [--min-gap]\n"
     "\n"
-    "Translates Chinese lines from stdin into English lines on stdout, one per line\n"
-    "(empty lines stay empty). Each line is split into sentences, and the translations\n"
-    "are joined and cleaned up; URLs, e-mail addresses, numbers and code are kept.\n"
+    "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
+    "empty). Each line is split into sentences, and the translations are joined and\n"
+    "cleaned up; URLs, e-mail addresses, numbers and code are kept.\n"
     "\n"
-    "  --model DIR            model directory (default $FANYI_MODEL_DIR, else\n"
-    "                         ~/.local/share/fanyi/models/zh-en)\n"
+    "  --from LANG            source language (zh, en, zh-Hant, de, ...); default: the\n"
+    "                         only model's, else detected per line\n"
+    "  --to LANG              target language; default: the only model's, else English,\n"
+    "                         or for English text the one language English goes into\n"
+    "  --models DIR           directory of model directories named SRC-TGT (default\n"
+    "                         $FANYI_MODELS_DIR, else ~/.local/share/fanyi/models)\n"
+    "  --model DIR            use this one model directory ($FANYI_MODEL_DIR)\n"
     "  --threads N            worker threads translating batches concurrently (default 1)\n"
-    "  --batch N              lines per batch (default 16)\n"
+    "  --batch N              sentences per batch (default 16)\n"
     "  --raw                  each line is exactly one sentence; output untouched\n"
     "  --html                 the whole input is one HTML document: text is translated,\n"
     "                         markup kept\n"
@@ -50,47 +55,19 @@ static const char USAGE[] =
     "                         top-1 minus top-2 logit gap over its decoding steps\n";
 
 typedef struct opts {
-    char *model_dir;
+    const char *model, *models, *from, *to;
     long threads, batch;
     int raw, html, min_gap;
     fy_translator_options topt;
 } opts;
 
-/* One block of input lines and everything the threads produce for it.
- * Line i owns the sentences [first[i], first[i] + count[i]) of src/out/gap. */
-typedef struct block {
-    char **lines;          /* [n] as read, newline removed (--html: the whole input) */
-    size_t *lead;          /* [n] --raw: leading whitespace bytes kept in the output */
-    size_t *trail;         /* [n] --raw: trailing whitespace bytes kept in the output */
-    char **own;            /* [n] --raw: the trimmed line, the sentence */
-    fy_doc **doc;          /* [n] pipeline mode: the line split into sentences */
-    size_t *first, *count; /* [n] the line's sentences */
-    size_t n, cap;
-    const char **src; /* [nsent] sentences (owned by lines[] or doc[]) */
-    char **out;       /* [nsent] translations */
-    float *gap;       /* [nsent] */
-    size_t nsent, sent_cap;
-    const fy_translator *t; /* for the pipeline's token counts */
-    int mode;               /* MODE_* */
-} block;
-
-enum { MODE_RAW, MODE_TEXT, MODE_HTML };
-
-typedef struct job {
-    const fy_translator *t;
-    block *b;
-    size_t batch;
-    atomic_size_t next; /* next batch index to take */
-    atomic_int failed;
-    fy_error err; /* the first failure */
-    pthread_mutex_t lock;
-    size_t bad_line;
-} job;
-
 static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},
+        {"models", required_argument, NULL, 'M'},
+        {"from", required_argument, NULL, 'F'},
+        {"to", required_argument, NULL, 'T'},
         {"threads", required_argument, NULL, 't'},
         {"batch", required_argument, NULL, 'b'},
         {"raw", no_argument, NULL, 'r'},
@@ -108,7 +85,16 @@ static int parse_opts(int argc, char **argv, opts *o)
             fputs(USAGE, stdout);
             return 0;
         case 'm':
-            o->model_dir = optarg;
+            o->model = optarg;
+            break;
+        case 'M':
+            o->models = optarg;
+            break;
+        case 'F':
+            o->from = optarg;
+            break;
+        case 'T':
+            o->to = optarg;
             break;
         case 't':
             if (cli_parse_long(CMD, "--threads", optarg, 1, 256, &o->threads)) return 2;
@@ -140,6 +126,8 @@ static int parse_opts(int argc, char **argv, opts *o)
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->raw && o->html) return cli_usage_error(CMD, "--raw and --html exclude each other");
+    if (o->model && o->models)
+        return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
 }
 
@@ -147,114 +135,20 @@ static int parse_opts(int argc, char **argv, opts *o)
 /* Input                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* ASCII whitespace, as the reference's sentence splitter trims it. */
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
+typedef struct block {
+    char **lines; /* [n] as read, line break removed (--html: the whole input) */
+    size_t *lens;
+    size_t n, cap;
+} block;
 
 static void block_clear(block *b)
 {
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->lines[i]);
-        free(b->own[i]);
-        fy_doc_free(b->doc[i]);
-        b->lines[i] = b->own[i] = NULL;
-        b->doc[i] = NULL;
-    }
-    for (size_t k = 0; k < b->nsent; k++) free(b->out[k]);
-    b->n = b->nsent = 0;
+    for (size_t i = 0; i < b->n; i++) free(b->lines[i]);
+    b->n = 0;
 }
 
-static void block_free(block *b)
-{
-    block_clear(b);
-    free(b->lines);
-    free(b->lead);
-    free(b->trail);
-    free(b->own);
-    free(b->doc);
-    free(b->first);
-    free(b->count);
-    free(b->src);
-    free(b->out);
-    free(b->gap);
-}
-
-static int block_init(block *b, size_t cap, const fy_translator *t, int mode)
-{
-    memset(b, 0, sizeof *b);
-    b->cap = cap;
-    b->t = t;
-    b->mode = mode;
-    b->lines = calloc(cap, sizeof *b->lines);
-    b->lead = calloc(cap, sizeof *b->lead);
-    b->trail = calloc(cap, sizeof *b->trail);
-    b->own = calloc(cap, sizeof *b->own);
-    b->doc = calloc(cap, sizeof *b->doc);
-    b->first = calloc(cap, sizeof *b->first);
-    b->count = calloc(cap, sizeof *b->count);
-    return b->lines && b->lead && b->trail && b->own && b->doc && b->first && b->count ? 0 : -1;
-}
-
-/* Appends one sentence to translate; -1 when out of memory. */
-static int block_add_sentence(block *b, const char *s)
-{
-    if (b->nsent == b->sent_cap) {
-        size_t cap = b->sent_cap ? 2 * b->sent_cap : 256;
-        const char **src = realloc(b->src, cap * sizeof *src);
-        if (src) b->src = src;
-        char **out = realloc(b->out, cap * sizeof *out);
-        if (out) b->out = out;
-        float *gap = realloc(b->gap, cap * sizeof *gap);
-        if (gap) b->gap = gap;
-        if (!src || !out || !gap) return -1;
-        b->sent_cap = cap;
-    }
-    b->src[b->nsent] = s;
-    b->out[b->nsent] = NULL;
-    b->gap[b->nsent++] = INFINITY;
-    return 0;
-}
-
-static long count_tokens(void *ctx, const char *s, size_t len)
-{
-    return fy_translator_count_tokens(ctx, s, len);
-}
-
-/* Makes line i's sentences: the trimmed line (--raw) or the pipeline's. */
-static int block_split_line(block *b, size_t i, fy_error *err)
-{
-    char *line = b->lines[i];
-    size_t len = strlen(line);
-    b->first[i] = b->nsent;
-    if (b->mode == MODE_RAW) {
-        size_t lead = 0, end = len;
-        while (lead < end && is_space(line[lead])) lead++;
-        while (end > lead && is_space(line[end - 1])) end--;
-        b->lead[i] = lead;
-        b->trail[i] = len - end;
-        b->count[i] = end > lead;
-        if (end > lead &&
-            (!(b->own[i] = strndup(line + lead, end - lead)) || block_add_sentence(b, b->own[i])))
-            return fy_err(err, FY_ENOMEM, "out of memory");
-        return 0;
-    }
-    fy_split_options so;
-    fy_split_options_default(&so);
-    so.html = b->mode == MODE_HTML;
-    so.count_tokens = count_tokens;
-    so.count_ctx = (void *)b->t;
-    if (!(b->doc[i] = fy_doc_split(line, len, &so, err))) return err->code;
-    b->count[i] = fy_doc_sentence_count(b->doc[i]);
-    for (size_t k = 0; k < b->count[i]; k++)
-        if (block_add_sentence(b, fy_doc_sentence(b->doc[i], k, NULL)))
-            return fy_err(err, FY_ENOMEM, "out of memory");
-    return 0;
-}
-
-/* Reads all of stdin as one line (--html). */
-static char *read_all(FILE *in)
+/* Reads all of stdin as one text (--html). */
+static int read_all(block *b, FILE *in)
 {
     size_t len = 0, cap = 1 << 16;
     char *buf = malloc(cap);
@@ -263,28 +157,26 @@ static char *read_all(FILE *in)
         if (ferror(in)) break;
         if (feof(in)) {
             buf[len] = '\0';
-            return buf;
+            b->lines[0] = buf;
+            b->lens[0] = len;
+            b->n = 1;
+            return 0;
         }
         char *grown = len + 1 >= cap ? realloc(buf, cap *= 2) : buf;
         if (!grown) break;
         buf = grown;
     }
     free(buf);
-    return NULL;
+    return -1;
 }
 
-/* Reads up to b->cap lines and splits them; returns how many (0 at end of
- * input), -1 on a read error (errno), -2 on a split error (err, line in *bad). */
-static long block_read(block *b, FILE *in, fy_error *err, size_t *bad)
+/* Reads up to b->cap lines; returns how many (0 at end of input), -1 on a
+ * read error (errno). A NUL inside a line stays in it (the pipeline
+ * refuses it with its position). */
+static long block_read(block *b, FILE *in, int whole)
 {
     block_clear(b);
-    if (b->mode == MODE_HTML) {
-        if (feof(in)) return 0;
-        if (!(b->lines[0] = read_all(in))) return -1;
-        b->n = 1;
-        *bad = 0;
-        return block_split_line(b, 0, err) ? -2 : 1;
-    }
+    if (whole) return feof(in) ? 0 : read_all(b, in) ? -1 : 1;
     while (b->n < b->cap) {
         char *line = NULL;
         size_t size = 0;
@@ -294,122 +186,147 @@ static long block_read(block *b, FILE *in, fy_error *err, size_t *bad)
             if (ferror(in)) return -1;
             break;
         }
-        len = (ssize_t)strlen(line); /* an embedded NUL ends the line */
         if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
         if (len > 0 && line[len - 1] == '\r') line[--len] = '\0';
-        size_t i = b->n++;
-        b->lines[i] = line;
-        *bad = i;
-        if (block_split_line(b, i, err)) return -2;
+        b->lines[b->n] = line;
+        b->lens[b->n++] = (size_t)len;
     }
     return (long)b->n;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Worker threads                                                            */
+/* Translating a block                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* Translates batch number k of the block's sentences. */
-static int run_batch(job *j, fy_worker *w, size_t k, fy_error *err)
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, status;
+} waiter;
+
+static void on_done(void *user, int status)
 {
-    block *b = j->b;
-    size_t lo = k * j->batch, hi = lo + j->batch < b->nsent ? lo + j->batch : b->nsent;
-    fy_translate_info info[4096];
-    if (hi <= lo) return 0;
-    int rc = fy_translate_batch_ex(j->t, w, b->src + lo, hi - lo, b->out + lo, info, err);
-    if (rc < 0) {
-        j->bad_line = lo;
-        return rc;
-    }
-    for (size_t i = lo; i < hi; i++) b->gap[i] = info[i - lo].min_gap;
-    return 0;
+    waiter *w = user;
+    pthread_mutex_lock(&w->mu);
+    w->done = 1;
+    w->status = status;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
 }
 
-static void *thread_main(void *arg)
+/* Translates and prints block b (lines base+1 ...). 0, or 1 after a message. */
+static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched, block *b,
+                           size_t base)
 {
-    job *j = arg;
+    fy_request_options ro = {o->from, o->to, o->html, o->raw, 0};
     fy_error err = {0};
-    fy_worker *w = fy_worker_new(j->t, &err);
-    size_t nbatches = (j->b->nsent + j->batch - 1) / j->batch;
-    int rc = w ? 0 : err.code;
-    while (rc == 0 && !atomic_load(&j->failed)) {
-        size_t k = atomic_fetch_add(&j->next, 1);
-        if (k >= nbatches) break;
-        rc = run_batch(j, w, k, &err);
+    size_t bad;
+    fy_request *q =
+        fy_request_new(reg, (const char *const *)b->lines, b->lens, b->n, &ro, &bad, &err);
+    if (!q) {
+        if (bad < b->n && !o->html)
+            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + bad + 1, err.msg);
+        else
+            fprintf(stderr, "fanyi translate: %s\n", err.msg);
+        return 1;
     }
-    if (rc < 0) {
-        pthread_mutex_lock(&j->lock);
-        if (!atomic_load(&j->failed)) j->err = err;
-        atomic_store(&j->failed, 1);
-        pthread_mutex_unlock(&j->lock);
+    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    fy_request_callbacks cb = {NULL, on_done, &w};
+    int rc = fy_request_submit(q, sched, &cb, &err);
+    if (!rc) {
+        pthread_mutex_lock(&w.mu);
+        while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+        pthread_mutex_unlock(&w.mu);
+        if ((rc = w.status)) fy_request_status(q, &err);
     }
-    fy_worker_free(w);
-    return NULL;
-}
-
-/* Translates the whole block with nthreads threads; 0 or -1 (j->err set). */
-static int translate_block(job *j, fy_worker *w0, long nthreads)
-{
-    atomic_store(&j->next, 0);
-    if (nthreads <= 1) {
-        size_t nbatches = (j->b->nsent + j->batch - 1) / j->batch;
-        for (size_t k = 0; k < nbatches; k++)
-            if (run_batch(j, w0, k, &j->err) < 0) return -1;
-        return 0;
-    }
-    pthread_t tid[256];
-    long started = 0;
-    for (; started < nthreads; started++)
-        if (pthread_create(&tid[started], NULL, thread_main, j) != 0) break;
-    if (started == 0) {
-        fy_err(&j->err, FY_ENOMEM, "cannot start worker threads");
-        return -1;
-    }
-    for (long i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    return atomic_load(&j->failed) ? -1 : 0;
-}
-
-/* The input line (in the block) that sentence k came from. */
-static size_t line_of(const block *b, size_t k)
-{
-    size_t i = 0;
-    while (i + 1 < b->n && b->first[i + 1] <= k) i++;
-    return i;
-}
-
-/* The line's smallest logit gap over its sentences. */
-static float line_gap(const block *b, size_t i)
-{
-    float g = INFINITY;
-    for (size_t k = b->first[i]; k < b->first[i] + b->count[i]; k++)
-        if (b->gap[k] < g) g = b->gap[k];
-    return g;
-}
-
-static int print_block(const block *b, int min_gap, fy_error *err)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->mode == MODE_RAW) {
-            if (b->count[i]) {
-                fwrite(b->lines[i], 1, b->lead[i], stdout);
-                fputs(b->out[b->first[i]], stdout);
-                fputs(b->lines[i] + strlen(b->lines[i]) - b->trail[i], stdout);
-            }
-        } else {
-            char *text = fy_doc_join(b->doc[i], (const char *const *)b->out + b->first[i], err);
-            if (!text) return err->code;
-            fputs(text, stdout);
-            free(text);
+    for (size_t i = 0; !rc && i < b->n; i++) {
+        size_t len;
+        char *text = fy_request_text(q, i, &len, NULL, &err);
+        if (!text) {
+            rc = err.code;
+            break;
         }
-        if (min_gap) printf("\t%.9g", (double)line_gap(b, i));
-        if (b->mode != MODE_HTML) fputc('\n', stdout);
+        /* --raw: a line with no sentence (empty or white space) prints empty. */
+        if (!o->raw || fy_request_text_sentences(q, i)) fwrite(text, 1, len, stdout);
+        free(text);
+        if (o->min_gap) printf("\t%.9g", (double)fy_request_gap(q, i));
+        if (!o->html) fputc('\n', stdout);
     }
-    return 0;
+    fy_request_free(q);
+    if (rc) fprintf(stderr, "fanyi translate: %s\n", err.msg);
+    return rc ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* The command                                                               */
 /* ------------------------------------------------------------------------ */
+
+static fy_registry *open_registry(const opts *o, fy_scheduler *sched, fy_error *err)
+{
+    fy_registry_options ro;
+    fy_registry_options_default(&ro);
+    ro.topt = o->topt;
+    ro.sched = sched;
+    ro.threads = (int)o->threads;
+    const char *env = getenv("FANYI_MODEL_DIR");
+    const char *one[1] = {o->model ? o->model : env};
+    char *root = NULL;
+    if (one[0] && !o->models) {
+        ro.dirs = one;
+        ro.ndirs = 1;
+    } else if (!(root = fy_models_root(o->models))) {
+        fy_err(err, FY_ENOMEM, "out of memory");
+        return NULL;
+    }
+    ro.root = root;
+    fy_registry *reg = fy_registry_open(&ro, err);
+    free(root);
+    /* One model named on the command line: a broken one fails at once. */
+    if (reg && ro.ndirs && fy_registry_preload(reg, err)) {
+        fy_registry_free(reg);
+        return NULL;
+    }
+    return reg;
+}
+
+/* With one model and no languages given, its languages: no detection. */
+static void default_languages(fy_registry *reg, opts *o, fy_direction_info *d)
+{
+    if (fy_registry_count(reg) != 1) return;
+    fy_registry_info(reg, 0, d);
+    if (!o->from) o->from = d->source;
+    if (!o->to && !strcmp(o->from, d->source)) o->to = d->target;
+}
+
+static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
+{
+    fy_direction_info d;
+    default_languages(reg, o, &d);
+    block b = {0};
+    b.cap = o->html ? 1 : isatty(STDIN_FILENO) ? 1 : (size_t)(o->batch * o->threads * 4);
+    b.lines = calloc(b.cap, sizeof *b.lines);
+    b.lens = calloc(b.cap, sizeof *b.lens);
+    int rc = b.lines && b.lens ? 0 : 1;
+    if (rc) fprintf(stderr, "fanyi translate: out of memory\n");
+    for (size_t base = 0; !rc;) {
+        long n = block_read(&b, stdin, o->html);
+        if (n < 0) {
+            fprintf(stderr, "fanyi translate: reading stdin: %s\n", strerror(errno));
+            rc = 1;
+        }
+        if (n <= 0) break;
+        rc = translate_block(o, reg, sched, &b, base);
+        if (!rc && fflush(stdout) != 0) {
+            fprintf(stderr, "fanyi translate: write error: %s\n", strerror(errno));
+            rc = 1;
+        }
+        base += (size_t)n;
+    }
+    block_clear(&b);
+    free(b.lines);
+    free(b.lens);
+    return rc;
+}
 
 int cmd_translate(int argc, char **argv)
 {
@@ -424,63 +341,25 @@ int cmd_translate(int argc, char **argv)
     o.topt.max_batch_tokens = (int)(tokens < 2048 ? tokens : 2048);
 
     fy_error err = {0};
-    char *dir = fy_model_default_dir(o.model_dir);
-    if (!dir) {
-        fprintf(stderr, "fanyi translate: out of memory\n");
-        return 1;
-    }
-    fy_translator *t = fy_translator_open(dir, &o.topt, &err);
-    free(dir);
-    if (!t) {
+    fy_scheduler_options so;
+    fy_scheduler_options_default(&so);
+    so.threads = (int)o.threads;
+    so.queue_max = (size_t)1 << 30; /* a block is admitted whole */
+    so.max_batch_sentences = o.topt.max_batch_sentences;
+    so.max_batch_tokens = o.topt.max_batch_tokens;
+    fy_scheduler *sched = fy_scheduler_open(&so, &err);
+    fy_registry *reg = sched ? open_registry(&o, sched, &err) : NULL;
+    if (!reg) {
         fprintf(stderr, "fanyi translate: %s\n", err.msg);
+        fy_scheduler_free(sched);
         return 1;
     }
-    fy_worker *w0 = fy_worker_new(t, &err);
-    block b;
-    size_t cap = isatty(STDIN_FILENO) ? 1 : (size_t)(o.batch * o.threads * 4);
-    int mode = o.raw ? MODE_RAW : o.html ? MODE_HTML : MODE_TEXT;
-    if (!w0 || block_init(&b, cap, t, mode) < 0) {
-        fprintf(stderr, "fanyi translate: %s\n", w0 ? "out of memory" : err.msg);
-        fy_worker_free(w0);
-        fy_translator_free(t);
-        return 1;
+    rc = run(&o, sched, reg);
+    fy_registry_free(reg);
+    fy_scheduler_free(sched);
+    if (fclose(stdout) != 0 && !rc) {
+        fprintf(stderr, "fanyi translate: write error: %s\n", strerror(errno));
+        rc = 1;
     }
-    job j = {.t = t, .b = &b, .batch = (size_t)o.batch};
-    pthread_mutex_init(&j.lock, NULL);
-    rc = 0;
-    size_t base = 0;
-    for (;;) {
-        size_t bad = 0;
-        long n = block_read(&b, stdin, &err, &bad);
-        if (n == -1) {
-            fprintf(stderr, "fanyi translate: reading stdin: %s\n", strerror(errno));
-            rc = 1;
-            break;
-        }
-        if (n == -2) {
-            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + bad + 1, err.msg);
-            rc = 1;
-            break;
-        }
-        if (n == 0) break;
-        atomic_store(&j.failed, 0);
-        if (translate_block(&j, w0, o.threads) < 0) {
-            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + line_of(&b, j.bad_line) + 1,
-                    j.err.msg);
-            rc = 1;
-            break;
-        }
-        if (print_block(&b, o.min_gap, &err) < 0) {
-            fprintf(stderr, "fanyi translate: %s\n", err.msg);
-            rc = 1;
-            break;
-        }
-        fflush(stdout);
-        base += (size_t)n;
-    }
-    pthread_mutex_destroy(&j.lock);
-    block_free(&b);
-    fy_worker_free(w0);
-    fy_translator_free(t);
     return rc;
 }

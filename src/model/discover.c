@@ -145,13 +145,10 @@ void fy_model_files_free(fy_model_files *f)
     memset(f, 0, sizeof *f);
 }
 
-char *fy_model_default_dir(const char *explicit_dir)
+/* $HOME + rel (HOME unset: the current directory). */
+static char *home_path(const char *rel)
 {
-    if (explicit_dir) return strdup(explicit_dir);
-    const char *env = getenv("FANYI_MODEL_DIR");
-    if (env && env[0]) return strdup(env);
     const char *home = getenv("HOME");
-    const char *rel = "/.local/share/fanyi/models/zh-en";
     if (!home || !home[0]) home = ".";
     size_t a = strlen(home), b = strlen(rel);
     char *p = malloc(a + b + 1);
@@ -159,4 +156,20 @@ char *fy_model_default_dir(const char *explicit_dir)
     memcpy(p, home, a);
     memcpy(p + a, rel, b + 1);
     return p;
+}
+
+char *fy_model_default_dir(const char *explicit_dir)
+{
+    if (explicit_dir) return strdup(explicit_dir);
+    const char *env = getenv("FANYI_MODEL_DIR");
+    if (env && env[0]) return strdup(env);
+    return home_path("/.local/share/fanyi/models/zh-en");
+}
+
+char *fy_models_root(const char *explicit_root)
+{
+    if (explicit_root) return strdup(explicit_root);
+    const char *env = getenv("FANYI_MODELS_DIR");
+    if (env && env[0]) return strdup(env);
+    return home_path("/.local/share/fanyi/models");
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "model/bundle.h"
 #include "model/marian.h"
 #include "model/sha256.h"
 #include "model/shortlist.h"
@@ -55,88 +56,49 @@ static void count_tensors(const fy_marian *m, fy_model_info *out)
     }
 }
 
-static int load_model(fy_model_info *out, fy_error *err)
+/* Copies the file paths (the bundle keeps its own). */
+static int copy_files(const fy_model_files *from, fy_model_files *to)
 {
-    fy_marian *m = fy_marian_open(out->files.model, err);
-    if (!m) return err ? err->code : FY_EFORMAT;
-    int rc = fy_model_config_read(m, &out->config, err);
-    if (!rc) count_tensors(m, out);
-    out->model_bytes = fy_marian_file_size(m);
-    fy_marian_free(m);
-    return rc;
-}
-
-/* A vocabulary must have exactly as many pieces as its embedding has rows:
- * any other id mapping would translate into garbage without an error. */
-static int check_vocab(const char *path, int pieces, int rows, const char *side, const char *model,
-                       fy_error *err)
-{
-    if (pieces == rows) return 0;
-    return fy_err(err, FY_EFORMAT,
-                  "%s: vocabulary has %d pieces but the %s embedding of %s has %d rows", path,
-                  pieces, side, base_name(model), rows);
-}
-
-static int load_vocabs(fy_model_info *out, fy_error *err)
-{
-    const fy_model_files *f = &out->files;
-    out->shared_vocab = !strcmp(f->src_vocab, f->trg_vocab);
-    fy_spm *src = fy_spm_open(f->src_vocab, err);
-    if (!src) return err ? err->code : FY_EFORMAT;
-    out->src_pieces = fy_spm_vocab_size(src);
-    fy_spm_free(src);
-    out->trg_pieces = out->src_pieces;
-    if (!out->shared_vocab) {
-        fy_spm *trg = fy_spm_open(f->trg_vocab, err);
-        if (!trg) return err ? err->code : FY_EFORMAT;
-        out->trg_pieces = fy_spm_vocab_size(trg);
-        fy_spm_free(trg);
-    }
-    int rc = check_vocab(f->src_vocab, out->src_pieces, out->config.src_vocab_size, "source",
-                         f->model, err);
-    if (!rc)
-        rc = check_vocab(f->trg_vocab, out->trg_pieces, out->config.trg_vocab_size, "target",
-                         f->model, err);
-    return rc;
-}
-
-/* The shortlist maps source ids to target ids: both must exist in the vocabularies. */
-static int load_shortlist(fy_model_info *out, fy_error *err)
-{
-    const char *path = out->files.shortlist;
-    if (!path) return 0;
-    fy_shortlist *s = fy_shortlist_open(path, err);
-    if (!s) return err ? err->code : FY_EFORMAT;
-    out->has_shortlist = 1;
-    out->sl_frequent = fy_shortlist_frequent(s);
-    out->sl_best = fy_shortlist_best(s);
-    out->sl_src_vocab = fy_shortlist_src_vocab_size(s);
-    out->sl_max_target = fy_shortlist_max_target(s);
-    fy_shortlist_free(s);
-    if (out->sl_src_vocab > out->src_pieces)
-        return fy_err(err, FY_EFORMAT,
-                      "%s: shortlist covers %d source ids but the source vocabulary has %d", path,
-                      out->sl_src_vocab, out->src_pieces);
-    if (out->sl_max_target > out->trg_pieces || out->sl_frequent > out->trg_pieces)
-        return fy_err(err, FY_EFORMAT,
-                      "%s: shortlist names target id %d (frequent %d) but the target vocabulary "
-                      "has %d",
-                      path, out->sl_max_target - 1, out->sl_frequent, out->trg_pieces);
-    return 0;
+    to->dir = strdup(from->dir);
+    to->model = strdup(from->model);
+    to->shortlist = from->shortlist ? strdup(from->shortlist) : NULL;
+    to->src_vocab = strdup(from->src_vocab);
+    to->trg_vocab = strdup(from->trg_vocab);
+    return to->dir && to->model && (!from->shortlist || to->shortlist) && to->src_vocab &&
+                   to->trg_vocab
+               ? 0
+               : FY_ENOMEM;
 }
 
 int fy_model_inspect(const char *dir, fy_model_info *out, fy_error *err)
 {
     memset(out, 0, sizeof *out);
-    int rc = fy_model_discover(dir, &out->files, err);
-    if (rc) return rc;
-    if ((rc = load_model(out, err)) || (rc = load_vocabs(out, err)) ||
-        (rc = load_shortlist(out, err)))
-        return rc;
-    const fy_model_files *f = &out->files;
-    out->shortlist_bytes = file_size(f->shortlist);
-    out->src_vocab_bytes = file_size(f->src_vocab);
-    out->trg_vocab_bytes = file_size(f->trg_vocab);
+    fy_bundle *b = fy_bundle_open(dir, 1, err);
+    if (!b) return err ? err->code : FY_EFORMAT;
+    int rc = copy_files(&b->files, &out->files);
+    if (rc) {
+        fy_bundle_free(b);
+        return fy_err(err, rc, "%s: out of memory", dir);
+    }
+    out->config = b->cfg;
+    count_tensors(b->model, out);
+    out->shared_vocab = b->shared_vocab;
+    out->src_pieces = fy_spm_vocab_size(b->src_spm);
+    out->trg_pieces = fy_spm_vocab_size(b->trg_spm);
+    if (b->shortlist) {
+        out->has_shortlist = 1;
+        out->sl_frequent = fy_shortlist_frequent(b->shortlist);
+        out->sl_best = fy_shortlist_best(b->shortlist);
+        out->sl_src_vocab = fy_shortlist_src_vocab_size(b->shortlist);
+        out->sl_max_target = fy_shortlist_max_target(b->shortlist);
+    }
+    out->model_bytes = b->model_bytes;
+    out->shortlist_bytes = b->shortlist_bytes;
+    out->src_vocab_bytes = b->src_vocab_bytes;
+    out->trg_vocab_bytes = b->trg_vocab_bytes;
+    memcpy(out->source, b->source, sizeof out->source);
+    memcpy(out->target, b->target, sizeof out->target);
+    fy_bundle_free(b);
     return 0;
 }
 
@@ -160,15 +122,39 @@ static void say(report *r, const char *file, int code, const char *detail)
 
 const fy_manifest_model *fy_model_identify(const char *dir, const fy_manifest *manifest)
 {
+    if (!manifest) return NULL;
+    /* Directories are keyed by direction: zh-Hant models reuse the zh file
+     * names, so the name of the directory decides before the files do. */
+    char src[FY_LANG_MAX], tgt[FY_LANG_MAX], pair[FY_PAIR_MAX];
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    char *copy = strndup(dir, n);
+    if (copy && !fy_lang_pair_parse(base_name(copy), src, tgt)) {
+        fy_lang_pair_name(src, tgt, pair, sizeof pair);
+        const fy_manifest_model *m = fy_manifest_find(manifest, pair);
+        if (m) {
+            free(copy);
+            return m;
+        }
+    }
+    free(copy);
     fy_model_files f;
     fy_error tmp;
-    if (!manifest || fy_model_discover(dir, &f, &tmp)) return NULL;
+    if (fy_model_discover(dir, &f, &tmp)) return NULL;
     const char *paths[] = {f.model, f.shortlist, f.src_vocab, f.trg_vocab};
     const fy_manifest_model *model = NULL;
     for (size_t i = 0; i < 4 && !model; i++)
         if (paths[i]) fy_manifest_find_file(manifest, base_name(paths[i]), &model);
     fy_model_files_free(&f);
     return model;
+}
+
+/* The entry called name in model's file list, or NULL. */
+static const fy_manifest_file *model_file(const fy_manifest_model *model, const char *name)
+{
+    for (size_t i = 0; model && i < model->nfiles; i++)
+        if (!strcmp(model->files[i].name, name)) return &model->files[i];
+    return NULL;
 }
 
 /* Size and digest of one file against its manifest entry. */
@@ -205,12 +191,11 @@ static void check_files(report *r, const char *dir, const fy_model_files *f,
 {
     const char *paths[] = {f->model, f->shortlist, f->src_vocab,
                            strcmp(f->src_vocab, f->trg_vocab) ? f->trg_vocab : NULL};
+    const fy_manifest_model *model = fy_model_identify(dir, manifest);
     char detail[FY_ERROR_MSG_MAX];
     for (size_t i = 0; i < 4; i++) {
         if (!paths[i]) continue;
-        const fy_manifest_model *model = NULL;
-        const fy_manifest_file *mf =
-            manifest ? fy_manifest_find_file(manifest, base_name(paths[i]), &model) : NULL;
+        const fy_manifest_file *mf = model_file(model, base_name(paths[i]));
         if (mf) {
             check_digest(r, paths[i], mf, model);
         } else {
@@ -221,7 +206,6 @@ static void check_files(report *r, const char *dir, const fy_model_files *f,
         }
     }
     /* Files the manifest model has but the directory lacks (e.g. the shortlist). */
-    const fy_manifest_model *model = fy_model_identify(dir, manifest);
     for (size_t i = 0; model && i < model->nfiles; i++) {
         size_t n = strlen(dir) + strlen(model->files[i].name) + 2;
         char *p = malloc(n);

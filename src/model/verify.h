@@ -16,6 +16,7 @@
 #include "model/discover.h"
 #include "model/manifest.h"
 #include "util/error.h"
+#include "util/lang.h"
 
 typedef struct fy_model_info {
     fy_model_files files;   /* discovered paths (owned) */
@@ -29,11 +30,12 @@ typedef struct fy_model_info {
     int src_pieces, trg_pieces; /* SentencePiece vocabulary sizes */
     int has_shortlist;
     int sl_frequent, sl_best, sl_src_vocab, sl_max_target;
+    char source[FY_LANG_MAX], target[FY_LANG_MAX]; /* from the file names, "" if unnamed */
 } fy_model_info;
 
-/* Discovers and loads every file in dir and cross-checks them: vocabulary
- * sizes equal the embedding rows, the shortlist's source vocabulary and
- * target ids fit the vocabularies. Returns 0 with *out filled (release with
+/* Loads dir with fy_bundle_open (the engine's own loader, with all its
+ * checks: architecture, vocabulary sizes against the embeddings, shortlist
+ * ids) and describes it. Returns 0 with *out filled (release with
  * fy_model_info_free), or the first problem's code with a one-line message
  * naming the file (FY_ENOTFOUND, FY_EINVAL, FY_EFORMAT, FY_EUNSUPPORTED,
  * FY_EHASH, FY_EIO, FY_ENOMEM); *out is then still safe to free. */
@@ -55,7 +57,9 @@ typedef void (*fy_verify_fn)(void *ctx, const char *file, int ok, const char *de
 int fy_model_verify(const char *dir, const fy_manifest *manifest, fy_verify_fn fn, void *ctx,
                     fy_model_info *info, fy_error *err);
 
-/* Which manifest model dir's files belong to (by file name), or NULL. */
+/* Which manifest model dir holds: the one named like the directory
+ * ("zh-Hant-en"), else the first that lists one of its file names; NULL if
+ * none. */
 const fy_manifest_model *fy_model_identify(const char *dir, const fy_manifest *manifest);
 
 #endif

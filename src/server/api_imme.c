@@ -9,14 +9,14 @@
 static enum MHD_Result imme_finish(req *r)
 {
     json_t *list = json_array();
-    for (size_t i = 0; i < r->t.ndocs; i++) {
+    for (size_t i = 0; i < task_count(r); i++) {
         char *s = task_join(r, i);
         if (!s) {
             json_decref(list);
             return reply_error(r, 500, "out of memory");
         }
         json_array_append_new(
-            list, json_pack("{s:s,s:s}", "detected_source_lang", task_doc_lang(r, i), "text", s));
+            list, json_pack("{s:s,s:s}", "detected_source_lang", task_lang(r, i), "text", s));
         free(s);
     }
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
@@ -26,13 +26,15 @@ enum MHD_Result api_imme(req *r)
 {
     json_t *in = api_body(r);
     const char *src, *tgt;
+    langs lg;
     if (!in || field_string(r, in, "source_lang", "auto", &src) ||
         field_string(r, in, "target_lang", NULL, &tgt))
         return REPLIED(r);
-    if (lang_check(r, "source_lang", src, "target_lang", tgt)) return REPLIED(r);
     json_t *list = json_object_get(in, "text_list");
     if (list && !json_is_array(list))
         return reply_error(r, 400, "field 'text_list' must be an array of strings");
-    if (task_texts(r, in, "text_list", 1, 0)) return REPLIED(r);
+    if (task_langs(r, "source_lang", src, "target_lang", tgt, 1, &lg) ||
+        task_texts(r, in, "text_list", 1, 0, &lg))
+        return REPLIED(r);
     return task_submit(r, imme_finish);
 }

@@ -9,21 +9,21 @@
 static enum MHD_Result kiss_finish(req *r)
 {
     const char *to = json_string_value(json_object_get(r->in, "to"));
-    if (!r->t.array) {
+    if (!r->array) {
         char *s = task_join(r, 0);
         if (!s) return reply_error(r, 500, "out of memory");
-        json_t *body = json_pack("{s:s,s:s,s:s}", "text", s, "from", task_doc_lang(r, 0), "to", to);
+        json_t *body = json_pack("{s:s,s:s,s:s}", "text", s, "from", task_lang(r, 0), "to", to);
         free(s);
         return reply_json(r, 200, body);
     }
     json_t *list = json_array();
-    for (size_t i = 0; i < r->t.ndocs; i++) {
+    for (size_t i = 0; i < task_count(r); i++) {
         char *s = task_join(r, i);
         if (!s) {
             json_decref(list);
             return reply_error(r, 500, "out of memory");
         }
-        json_array_append_new(list, json_pack("{s:s,s:s}", "text", s, "src", task_doc_lang(r, i)));
+        json_array_append_new(list, json_pack("{s:s,s:s}", "text", s, "src", task_lang(r, i)));
         free(s);
     }
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
@@ -33,13 +33,14 @@ enum MHD_Result api_kiss(req *r)
 {
     json_t *in = api_body(r);
     const char *from, *to;
-    if (!in || field_string(r, in, "from", "auto", &from) || field_string(r, in, "to", NULL, &to))
+    langs lg;
+    if (!in || field_string(r, in, "from", "auto", &from) || field_string(r, in, "to", NULL, &to) ||
+        task_langs(r, "from", from, "to", to, 1, &lg))
         return REPLIED(r);
-    if (lang_check(r, "from", from, "to", to)) return REPLIED(r);
     json_t *texts = json_object_get(in, "texts");
     if (texts && !json_is_array(texts))
         return reply_error(r, 400, "field 'texts' must be an array of strings");
-    int rc = texts ? task_texts(r, in, "texts", 1, 0) : task_texts(r, in, "text", 0, 0);
+    int rc = texts ? task_texts(r, in, "texts", 1, 0, &lg) : task_texts(r, in, "text", 0, 0, &lg);
     if (rc) return REPLIED(r);
     return task_submit(r, kiss_finish);
 }

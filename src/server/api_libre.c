@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *detected(const char *lang)
+#include "text/detect.h"
+
+static json_t *detected(const char *lang, int percent)
 {
-    return json_pack("{s:f,s:s}", "confidence", 90.0, "language", lang);
+    return json_pack("{s:f,s:s}", "confidence", (double)percent, "language", lang);
 }
 
 static enum MHD_Result libre_finish(req *r)
@@ -17,13 +19,16 @@ static enum MHD_Result libre_finish(req *r)
     json_t *body = json_pack("{s:o}", "translatedText", t);
     const char *src = json_string_value(json_object_get(r->in, "source"));
     if (!src || !strcmp(src, "auto")) {
-        json_t *d;
-        if (r->t.array) {
-            d = json_array();
-            for (size_t i = 0; i < r->t.ndocs; i++)
-                json_array_append_new(d, detected(task_doc_lang(r, i)));
-        } else {
-            d = detected(task_doc_lang(r, 0));
+        json_t *d = r->array ? json_array() : NULL;
+        for (size_t i = 0; i < task_count(r); i++) {
+            int percent;
+            const char *lang = fy_request_source(r->q, i, &percent);
+            json_t *one = detected(lang, percent);
+            if (!d) {
+                d = one;
+                break;
+            }
+            json_array_append_new(d, one);
         }
         json_object_set_new(body, "detectedLanguage", d);
     }
@@ -33,22 +38,35 @@ static enum MHD_Result libre_finish(req *r)
 enum MHD_Result api_libre(req *r, json_t *in)
 {
     const char *src, *tgt, *format;
+    langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
         field_string(r, in, "format", "text", &format))
         return REPLIED(r);
     if (strcmp(format, "text") && strcmp(format, "html"))
         return reply_error(r, 400, "field 'format' must be \"text\" or \"html\", not \"%s\"",
                            format);
-    if (lang_check(r, "source", src, "target", tgt)) return REPLIED(r);
-    if (task_texts(r, in, "q", 1, !strcmp(format, "html"))) return REPLIED(r);
+    if (task_langs(r, "source", src, "target", tgt, 1, &lg) ||
+        task_texts(r, in, "q", 1, !strcmp(format, "html"), &lg))
+        return REPLIED(r);
     return task_submit(r, libre_finish);
 }
 
+/* Every language a route starts or ends in, with what it translates into
+ * (pivots through English included). */
 enum MHD_Result api_libre_languages(req *r)
 {
-    json_t *body = json_pack("[{s:s,s:s,s:[s]},{s:s,s:s,s:[]}]", "code", "zh", "name", "Chinese",
-                             "targets", "en", "code", "en", "name", "English", "targets");
-    return reply_json(r, 200, body);
+    fy_registry *reg = r->srv->reg;
+    char all[64][FY_LANG_MAX], tg[64][FY_LANG_MAX];
+    size_t n = fy_registry_languages(reg, all, 64);
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++) {
+        size_t m = fy_registry_targets(reg, all[i], tg, 64);
+        json_t *targets = json_array();
+        for (size_t k = 0; k < m; k++) json_array_append_new(targets, json_string(tg[k]));
+        json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "code", all[i], "name",
+                                              fy_lang_name(all[i]), "targets", targets));
+    }
+    return reply_json(r, 200, list);
 }
 
 enum MHD_Result api_libre_detect(req *r)
@@ -64,6 +82,11 @@ enum MHD_Result api_libre_detect(req *r)
         return reply_error(r, 413,
                            "text has %zu characters; the limit is %zu characters per request",
                            r->chars, r->srv->o.max_chars);
-    const char *lang = fy_detect_language(json_string_value(q), len);
-    return reply_json(r, 200, json_pack("[o]", detected(lang)));
+    fy_detection d;
+    if (fy_detect(json_string_value(q), len, 0, &d))
+        return reply_error(r, 400, "field 'q' is not valid UTF-8");
+    json_t *list = json_array();
+    for (int k = 0; k < d.n; k++)
+        json_array_append_new(list, detected(d.top[k].lang, d.top[k].percent));
+    return reply_json(r, 200, list);
 }

@@ -8,23 +8,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads the common fields into r->t; -1 after a reply. */
+/* Reads the common fields into the request; -1 after a reply. */
 static int native_request(req *r, json_t *in)
 {
     const char *src, *tgt;
     int html;
-    if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", "en", &tgt) ||
-        field_bool(r, in, "html", 0, &html))
+    langs lg;
+    if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
+        field_bool(r, in, "html", 0, &html) || task_langs(r, "source", src, "target", tgt, 0, &lg))
         return -1;
-    if (lang_check(r, "source", src, "target", tgt)) return -1;
-    return task_texts(r, in, "text", 1, html);
+    return task_texts(r, in, "text", 1, html, &lg);
+}
+
+/* Each text's source and target language: a string, or an array like the texts. */
+static json_t *languages(req *r, int target)
+{
+    json_t *arr = r->array ? json_array() : NULL;
+    for (size_t i = 0; i < task_count(r); i++) {
+        const char *l = target ? fy_request_target(r->q, i) : task_lang(r, i);
+        if (!arr) return json_string(l);
+        json_array_append_new(arr, json_string(l));
+    }
+    return arr ? arr : json_string("");
+}
+
+static json_t *native_body(req *r, const char *field)
+{
+    json_t *t = task_join_json(r);
+    return t ? json_pack("{s:o,s:o,s:o}", field, t, "source", languages(r, 0), "target",
+                         languages(r, 1))
+             : NULL;
 }
 
 static enum MHD_Result native_finish(req *r)
 {
-    json_t *t = task_join_json(r);
-    if (!t) return reply_error(r, 500, "out of memory");
-    return reply_json(r, 200, json_pack("{s:o}", "translation", t));
+    json_t *body = native_body(r, "translation");
+    if (!body) return reply_error(r, 500, "out of memory");
+    return reply_json(r, 200, body);
 }
 
 enum MHD_Result api_native(req *r, json_t *in)
@@ -82,15 +102,16 @@ static void wake(req *r)
     }
 }
 
-/* Called by the scheduler (job lock held) for each sentence, in order. */
-void sse_sentence(void *user, size_t index, const char *translation)
+/* Called by the request for each sentence, in order, rendered as it will
+ * stand in the final text. */
+void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len)
 {
     req *r = user;
-    char *clean = fy_cleanup_english(translation, strlen(translation));
-    json_t *ev = json_pack("{s:I,s:s,s:s}", "index", (json_int_t)index, "source", r->t.sent[index],
-                           "translation", clean ? clean : translation);
-    free(clean);
+    json_t *ev = json_pack("{s:I,s:I,s:I,s:s,s:s%}", "index", (json_int_t)r->ev_count, "text",
+                           (json_int_t)text, "sentence", (json_int_t)sentence, "source",
+                           fy_request_sentence(r->q, text, sentence), "translation", rendered, len);
     pthread_mutex_lock(&r->lock);
+    r->ev_count++;
     if (ev) ev_append(r, "sentence", ev);
     wake(r);
     pthread_mutex_unlock(&r->lock);
@@ -102,15 +123,14 @@ static void sse_final(req *r, int status)
     json_t *ev;
     const char *name = "done";
     if (status == 0) {
-        json_t *t = task_join_json(r);
-        ev = t ? json_pack("{s:o}", "translation", t) : NULL;
+        ev = native_body(r, "translation");
     } else {
         name = "error";
         const char *code = status == FY_ETIMEOUT    ? "timeout"
                            : status == FY_ECANCELED ? "unavailable"
                                                     : "internal_error";
         fy_error err = {0};
-        if (r->job) fy_job_status(r->job, &err);
+        fy_request_status(r->q, &err);
         ev = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
                        err.msg[0] ? err.msg : "translation failed");
     }

@@ -12,6 +12,8 @@
 
 #include "server/server.h"
 #include "text/segment.h"
+#include "translate/pipeline.h"
+#include "util/lang.h"
 #include "web_assets.h"
 
 /* Error body shapes: each client dialect has its own. */
@@ -27,14 +29,12 @@ typedef struct route {
     handler_fn handler;
 } route;
 
-/* Sentences of one request: every text split into a document. */
-typedef struct task {
-    size_t ndocs, nsent;
-    fy_doc **docs;
-    size_t *first;     /* [ndocs + 1]: doc i owns sentences first[i] .. first[i+1]-1 */
-    const char **sent; /* [nsent], borrowed from docs */
-    int html, array;   /* input was HTML; input was an array of texts */
-} task;
+/* The languages of a request as its dialect named them (normalised tags,
+ * "" for auto / the default target) and the fields they came from. */
+typedef struct langs {
+    char src[FY_LANG_MAX], tgt[FY_LANG_MAX];
+    const char *sfield, *tfield;
+} langs;
 
 /* One open connection (MHD_OPTION_NOTIFY_CONNECTION). MHD's own timeout
  * only counts idle time, so a client sending a byte a second would hold a
@@ -65,14 +65,17 @@ struct req {
     char *body;            /* request body, NUL-terminated */
     size_t len, cap, over; /* over: bytes beyond the limit (discarded) */
     json_t *in;            /* parsed body (object) */
-    task t;
+    fy_request *q;         /* the translation */
+    int array;             /* the texts came as an array */
+    const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
+    int submitted;         /* r->q is submitted (guarded by lock) */
     enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
     pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
-    fy_job *job;
     int suspended, job_done, job_status;
     int gone; /* the client disconnected while we waited */
     /* Server-sent events (POST /translate/stream). */
     int sse;
+    size_t ev_count; /* sentence events so far */
     char *ev;
     size_t ev_len, ev_cap, ev_pos;
     int ev_end;
@@ -82,7 +85,8 @@ struct req {
 
 struct fy_server {
     fy_server_options o;
-    char *host, *token, *cors, *model_name, *model_dir, *version;
+    char *host, *token, *cors, *version;
+    fy_registry *reg;
     fy_scheduler *sched;
     fy_cache *cache;
     struct MHD_Daemon *d;
@@ -132,18 +136,25 @@ int auth_equal(const char *a, const char *b);
 int field_string(req *r, json_t *o, const char *field, const char *def, const char **out);
 /* Optional boolean field. */
 int field_bool(req *r, json_t *o, const char *field, int def, int *out);
+/* Normalises the language pair (src NULL/""/"auto": detect; tgt NULL or
+ * "": required, or the default) into *out; -1 after a 400 that names the
+ * field: a code that is no language, a missing target, or a pair no route
+ * serves (listing the pairs there are). */
+int task_langs(req *r, const char *sfield, const char *src, const char *tfield, const char *tgt,
+               int tgt_required, langs *out);
+/* The code of a tag in r's dialect (DeepL upper case, Google zh-CN/zh-TW);
+ * buf (cap bytes) may hold it. */
+const char *task_code(req *r, const char *tag, char *buf, size_t cap);
 /* Texts from field (a string, or an array of strings when arrays are
- * allowed) into r->t, split into sentences; enforces the limits. -1 after
- * a 400/413 reply (a missing field is a 400). html: split as HTML. */
-int task_texts(req *r, json_t *o, const char *field, int allow_array, int html);
-/* Checks the language pair (NULL/"" source means auto). -1 after a 400. */
-int lang_check(req *r, const char *sfield, const char *src, const char *tfield, const char *tgt);
-/* "zh" or "en": the detected language of all texts / of text i. */
-const char *task_detected(req *r);
-const char *task_doc_lang(req *r, size_t i);
+ * allowed) into the request r->q in languages lg; enforces the limits. -1
+ * after a 400/413 reply (a missing field is a 400). html: the texts are HTML. */
+int task_texts(req *r, json_t *o, const char *field, int allow_array, int html, const langs *lg);
+/* Texts in the request, and text i's source language (given or detected). */
+size_t task_count(req *r);
+const char *task_lang(req *r, size_t i);
 /* MHD_YES when a response is queued (handlers return this after a reply). */
 #define REPLIED(r) ((r)->phase == PH_REPLIED ? MHD_YES : MHD_NO)
-/* Submits r->t; finish runs in an HTTP thread when all is translated. */
+/* Submits r->q; finish runs in an HTTP thread when all is translated. */
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r));
 /* After a resume: calls finish or replies the job's error. */
 enum MHD_Result task_resumed(req *r);
@@ -151,12 +162,11 @@ enum MHD_Result task_resumed(req *r);
 char *task_join(req *r, size_t i);
 /* Builds a JSON string or array of the joined translations. NULL on error. */
 json_t *task_join_json(req *r);
-void task_free(task *t);
 /* Unicode characters in valid UTF-8. */
 size_t srv_utf8_chars(const char *s, size_t len);
 
 /* SSE: the per-sentence callback (api_native.c). */
-void sse_sentence(void *user, size_t index, const char *translation);
+void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
 
 /* The handlers, one file per dialect. */
 enum MHD_Result api_translate(req *r); /* native or LibreTranslate by body */
@@ -167,6 +177,8 @@ enum MHD_Result api_libre_languages(req *r);
 enum MHD_Result api_libre_detect(req *r);
 enum MHD_Result api_deepl(req *r);
 enum MHD_Result api_deeplx(req *r);
+enum MHD_Result api_deepl_languages(req *r);
+enum MHD_Result api_google_languages(req *r);
 enum MHD_Result api_google(req *r);
 enum MHD_Result api_imme(req *r);
 enum MHD_Result api_kiss(req *r);
@@ -180,8 +192,8 @@ enum MHD_Result op_openapi(req *r);
 /* metrics.c */
 struct metrics *metrics_new(void);
 void metrics_free(struct metrics *m);
-void metrics_request(struct metrics *m, const char *endpoint, int status, double seconds,
-                     size_t chars);
+void metrics_request(struct metrics *m, const char *endpoint, const char *direction, int status,
+                     double seconds, size_t chars);
 /* Appends the Prometheus text of the request counters to a malloc'd buffer. */
 char *metrics_render(fy_server *s, size_t *len);
 

@@ -22,6 +22,12 @@ struct metrics {
         uint64_t count;
     } s[MAX_SERIES];
     int n;
+    struct dseries {
+        char direction[3 * FY_LANG_MAX]; /* "zh-en", "de-en-zh", "mixed" */
+        int status;
+        uint64_t count;
+    } d[MAX_SERIES];
+    int nd;
     uint64_t lat[NLAT + 1], lat_count;
     double lat_sum;
     uint64_t chars;
@@ -41,14 +47,29 @@ void metrics_free(struct metrics *m)
     free(m);
 }
 
-void metrics_request(struct metrics *m, const char *endpoint, int status, double seconds,
-                     size_t chars)
+/* Counts a translation request of direction (copied) with status. Lock held. */
+static void count_direction(struct metrics *m, const char *direction, int status)
+{
+    int i = 0;
+    while (i < m->nd && (m->d[i].status != status || strcmp(m->d[i].direction, direction))) i++;
+    if (i == m->nd && m->nd < MAX_SERIES) {
+        m->d[i].status = status;
+        m->d[i].count = 0;
+        snprintf(m->d[i].direction, sizeof m->d[i].direction, "%s", direction);
+        m->nd++;
+    }
+    if (i < m->nd) m->d[i].count++;
+}
+
+void metrics_request(struct metrics *m, const char *endpoint, const char *direction, int status,
+                     double seconds, size_t chars)
 {
     pthread_mutex_lock(&m->lock);
     int i = 0;
     while (i < m->n && (m->s[i].status != status || strcmp(m->s[i].endpoint, endpoint))) i++;
     if (i == m->n && m->n < MAX_SERIES) m->s[m->n++] = (struct series){endpoint, status, 0};
     if (i < m->n) m->s[i].count++;
+    if (direction && *direction) count_direction(m, direction, status);
     int b = 0;
     while (b < NLAT && seconds > lat_bounds[b]) b++;
     m->lat[b]++;
@@ -106,6 +127,11 @@ static void render_requests(buf *b, struct metrics *m)
     for (int i = 0; i < m->n; i++)
         put(b, "fanyi_requests_total{endpoint=\"%s\",status=\"%d\"} %llu\n", m->s[i].endpoint,
             m->s[i].status, (unsigned long long)m->s[i].count);
+    put(b, "# HELP fanyi_direction_requests_total Translation requests by direction and status.\n"
+           "# TYPE fanyi_direction_requests_total counter\n");
+    for (int i = 0; i < m->nd; i++)
+        put(b, "fanyi_direction_requests_total{direction=\"%s\",status=\"%d\"} %llu\n",
+            m->d[i].direction, m->d[i].status, (unsigned long long)m->d[i].count);
     put(b, "# HELP fanyi_request_duration_seconds Time from request headers to response.\n"
            "# TYPE fanyi_request_duration_seconds histogram\n");
     uint64_t cum = 0;
@@ -172,12 +198,51 @@ static void render_scheduler(buf *b, fy_server *s)
         (unsigned long long)st.batch_sentences, (unsigned long long)st.batches);
 }
 
+/* One labelled sample per direction of the registry. */
+static void render_models(buf *b, fy_server *s)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } m[] = {
+        {"fanyi_model_loaded", "gauge", "1 while the direction's model is loaded."},
+        {"fanyi_model_memory_bytes", "gauge", "Memory the model took at its last load."},
+        {"fanyi_model_loads_total", "counter", "Times the model was loaded."},
+        {"fanyi_model_unloads_total", "counter", "Times the model was unloaded to make room."},
+        {"fanyi_model_sentences_total", "counter", "Sentences the model translated."},
+        {"fanyi_model_batches_total", "counter", "Engine batches the model ran."},
+        {"fanyi_model_cache_hits_total", "counter",
+         "Sentences of the direction the cache answered."},
+    };
+    size_t n = fy_registry_count(s->reg);
+    fy_direction_info *d = calloc(n ? n : 1, sizeof *d);
+    if (!d) {
+        b->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) fy_registry_info(s->reg, i, &d[i]);
+    for (size_t k = 0; k < sizeof m / sizeof *m; k++) {
+        put(b, "# HELP %s %s\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name, m[k].type);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v[] = {(uint64_t)d[i].loaded, d[i].bytes,          d[i].loads,
+                            d[i].unloads,          d[i].work.sentences, d[i].work.batches,
+                            d[i].work.cache_hits};
+            put(b, "%s{direction=\"%s\"} %llu\n", m[k].name, d[i].name, (unsigned long long)v[k]);
+        }
+    }
+    free(d);
+    size_t budget, used = fy_registry_memory(s->reg, &budget);
+    metric(b, "fanyi_models_memory_bytes", "gauge", "Memory the loaded models take.", used);
+    metric(b, "fanyi_models_memory_budget_bytes", "gauge", "--models-memory (0: no limit).",
+           budget);
+}
+
 char *metrics_render(fy_server *s, size_t *len)
 {
     buf b = {malloc(8192), 0, 8192, 0};
     if (!b.p) return NULL;
     render_requests(&b, s->metrics);
     render_scheduler(&b, s);
+    render_models(&b, s);
     fy_cache_stats cs;
     fy_cache_get_stats(s->cache, &cs);
     metric(&b, "fanyi_cache_hits_total", "counter", "Sentence cache hits.", cs.hits);

@@ -10,8 +10,24 @@ enum MHD_Result op_health(req *r)
     return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
-/* Ready: the model is loaded (it is, or we would not be listening) and the
- * queue has room; a load balancer stops sending when it does not. */
+/* The models: direction, file name and whether loaded (never a path:
+ * anyone may read /ready and /version). */
+static json_t *models_json(fy_server *s)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < fy_registry_count(s->reg); i++) {
+        fy_direction_info d;
+        fy_registry_info(s->reg, i, &d);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s,s:b}", "direction", d.name,
+                                              "source", d.source, "target", d.target, "model",
+                                              d.model, "loaded", d.loaded));
+    }
+    return list;
+}
+
+/* Ready: models load on demand, so the server is ready while it is not
+ * draining and the queue has room; a load balancer stops sending when it
+ * is not. */
 enum MHD_Result op_ready(req *r)
 {
     fy_scheduler_stats st;
@@ -19,9 +35,11 @@ enum MHD_Result op_ready(req *r)
     int saturated = st.queue_depth * 10 >= st.queue_max * 9;
     int draining = atomic_load(&r->srv->draining);
     const char *status = draining ? "draining" : saturated ? "saturated" : "ready";
-    json_t *body =
-        json_pack("{s:s,s:s,s:I,s:I}", "status", status, "model", r->srv->model_name, "queue_depth",
-                  (json_int_t)st.queue_depth, "queue_capacity", (json_int_t)st.queue_max);
+    size_t budget, used = fy_registry_memory(r->srv->reg, &budget);
+    json_t *body = json_pack(
+        "{s:s,s:o,s:I,s:I,s:I,s:I}", "status", status, "models", models_json(r->srv),
+        "models_memory_bytes", (json_int_t)used, "models_memory_budget_bytes", (json_int_t)budget,
+        "queue_depth", (json_int_t)st.queue_depth, "queue_capacity", (json_int_t)st.queue_max);
     return reply_json(r, draining || saturated ? 503 : 200, body);
 }
 
@@ -39,6 +57,22 @@ enum MHD_Result op_metrics(req *r)
     return reply_queue(r, 200, resp);
 }
 
+/* Every pair a request may ask for, pivots through English included. */
+static json_t *pairs_json(fy_registry *reg)
+{
+    char src[64][FY_LANG_MAX], tgt[64][FY_LANG_MAX];
+    json_t *list = json_array();
+    size_t ns = fy_registry_sources(reg, src, 64);
+    for (size_t i = 0; i < ns; i++) {
+        size_t nt = fy_registry_targets(reg, src[i], tgt, 64);
+        for (size_t k = 0; k < nt; k++)
+            json_array_append_new(
+                list, json_pack("{s:s,s:s,s:b}", "source", src[i], "target", tgt[k], "pivot",
+                                fy_registry_route_kind(reg, src[i], tgt[k]) == 2));
+    }
+    return list;
+}
+
 enum MHD_Result op_version(req *r)
 {
     fy_server *s = r->srv;
@@ -46,11 +80,11 @@ enum MHD_Result op_version(req *r)
     fy_scheduler_get_stats(s->sched, &st);
     /* The limits let clients (the web UI's character counter) follow the
      * server's configuration instead of guessing it. */
-    json_t *body = json_pack("{s:s,s:s,s:s,s:i,s:[{s:s,s:s}],s:I,s:I,s:b}", "version", s->version,
-                             "model", s->model_name, "model_dir", s->model_dir, "threads",
-                             st.threads, "languages", "source", "zh", "target", "en", "max_chars",
-                             (json_int_t)s->o.max_chars, "max_items", (json_int_t)s->o.max_items,
-                             "auth_required", s->o.api_token && *s->o.api_token);
+    json_t *body =
+        json_pack("{s:s,s:o,s:i,s:o,s:I,s:I,s:b}", "version", s->version, "models", models_json(s),
+                  "threads", st.threads, "languages", pairs_json(s->reg), "max_chars",
+                  (json_int_t)s->o.max_chars, "max_items", (json_int_t)s->o.max_items,
+                  "auth_required", s->o.api_token && *s->o.api_token);
     return reply_json(r, 200, body);
 }
 

@@ -15,6 +15,8 @@
  * request has not fully arrived within --read-timeout is closed.
  */
 #include "server/internal.h"
+#include "util/clock.h"
+#include "util/list.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -41,8 +43,11 @@ static const route routes[] = {
     {"GET", "/languages", "languages", D_LIBRE, 0, api_libre_languages},
     {"POST", "/detect", "detect", D_LIBRE, 1, api_libre_detect},
     {"POST", "/v2/translate", "deepl", D_DEEPL, 1, api_deepl},
+    {"GET", "/v2/languages", "deepl_languages", D_DEEPL, 0, api_deepl_languages},
     {"POST", "/deeplx", "deeplx", D_DEEPLX, 1, api_deeplx},
     {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
+    {"GET", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
+     api_google_languages},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
 };
@@ -53,13 +58,6 @@ enum { NROUTES = sizeof routes / sizeof *routes };
 static size_t body_limit(const fy_server *s)
 {
     return s->o.max_chars * 6 + s->o.max_items * 16 + 65536;
-}
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 void fy_server_options_default(fy_server_options *o)
@@ -75,7 +73,6 @@ void fy_server_options_default(fy_server_options *o)
     o->max_per_ip = 512;
     o->conn_timeout_s = 15;
     o->read_timeout_s = 30;
-    o->model_name = "";
     o->version = "";
 }
 
@@ -465,7 +462,7 @@ static req *req_new(fy_server *s, struct MHD_Connection *conn)
     if (!r) return NULL;
     r->srv = s;
     r->conn = conn;
-    r->start_us = now_us();
+    r->start_us = fy_now_us();
     r->endpoint = "unknown";
     pthread_mutex_init(&r->lock, NULL);
     const union MHD_ConnectionInfo *ci =
@@ -492,11 +489,7 @@ static void req_free(req *r)
     if (r->next) r->next->prev = r->prev;
     s->nlive--;
     pthread_mutex_unlock(&s->lock);
-    if (r->job) {
-        fy_job_cancel(r->job); /* no callbacks after this: safe to free r */
-        fy_job_release(r->job);
-    }
-    task_free(&r->t);
+    fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
     json_decref(r->in);
     free(r->body);
     free(r->ev);
@@ -747,16 +740,17 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     req *r = *con_cls;
     if (!r) return;
     *con_cls = NULL;
-    double secs = (double)(now_us() - r->start_us) / 1e6;
+    double secs = (double)(fy_now_us() - r->start_us) / 1e6;
     int status = r->status && !r->gone ? r->status : 499; /* 499: the client went away */
     int cut = conn_set_receiving(s, r->cn, 1); /* keep-alive: the next request's deadline */
     if (cut && !r->status) status = 408;       /* too slow: cut by the watcher */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 200 && r->sse && !r->ev_end)
         status = 499;
-    metrics_request(s->metrics, r->endpoint, status, secs, r->chars);
+    const char *dir = r->direction ? r->direction : "";
+    metrics_request(s->metrics, r->endpoint, dir, status, secs, r->chars);
     if (!s->o.quiet)
-        fprintf(stderr, "fanyi serve: id=%s endpoint=%s status=%d chars=%zu ms=%.1f\n", r->id,
-                r->endpoint, status, r->chars, secs * 1000);
+        fprintf(stderr, "fanyi serve: id=%s endpoint=%s direction=%s status=%d chars=%zu ms=%.1f\n",
+                r->id, r->endpoint, dir[0] ? dir : "-", status, r->chars, secs * 1000);
     req_free(r);
 }
 
@@ -783,10 +777,10 @@ static void watch_once(fy_server *s)
     for (req *r = s->live; r; r = r->next) {
         pthread_mutex_lock(&r->lock);
         int check = r->suspended && !r->gone;
-        fy_job *j = r->job;
+        fy_request *q = r->submitted ? r->q : NULL;
         pthread_mutex_unlock(&r->lock);
         if (!check || !peer_closed(r->conn)) continue;
-        if (j) fy_job_cancel(j); /* no job callbacks after this */
+        fy_request_cancel(q); /* no job callbacks after this */
         pthread_mutex_lock(&r->lock);
         r->gone = 1;
         if (!r->job_done) {
@@ -859,25 +853,24 @@ static char *dup_or_null(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
-fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_cache *cache,
-                           fy_error *err)
+fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_scheduler *sched,
+                           fy_cache *cache, fy_error *err)
 {
     fy_server *s = calloc(1, sizeof *s);
     if (!s) goto nomem;
     s->o = *o;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->conn_lock, NULL);
+    s->reg = reg;
     s->sched = sched;
     s->cache = cache;
     s->started_s = (int64_t)time(NULL);
     s->host = strdup(o->host && *o->host ? o->host : "127.0.0.1");
     s->token = dup_or_null(o->api_token);
     s->cors = dup_or_null(o->cors_origin);
-    s->model_name = strdup(o->model_name ? o->model_name : "");
-    s->model_dir = strdup(o->model_dir ? o->model_dir : "");
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
-    if (!s->host || !s->model_name || !s->model_dir || !s->version || !s->metrics) goto nomem;
+    if (!s->host || !s->version || !s->metrics) goto nomem;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
     if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
     s->o.host = s->host;
@@ -936,11 +929,11 @@ static int cut_waiting(fy_server *s)
     pthread_mutex_lock(&s->lock);
     for (req *r = s->live; r; r = r->next) {
         pthread_mutex_lock(&r->lock);
-        fy_job *j = r->job;
+        fy_request *q = r->submitted ? r->q : NULL;
         pthread_mutex_unlock(&r->lock);
-        if (j) fy_job_cancel(j);
+        fy_request_cancel(q);
         pthread_mutex_lock(&r->lock);
-        if (j && !r->job_done) {
+        if (q && !r->job_done) {
             r->job_done = 1;
             r->job_status = FY_ECANCELED;
             n++;
@@ -986,8 +979,6 @@ void fy_server_free(fy_server *s)
     free(s->host);
     free(s->token);
     free(s->cors);
-    free(s->model_name);
-    free(s->model_dir);
     free(s->version);
     pthread_mutex_destroy(&s->conn_lock);
     pthread_mutex_destroy(&s->lock);

@@ -1,9 +1,11 @@
 /* server.h - the HTTP translation service behind `fanyi serve`.
  *
- * One libmicrohttpd daemon (thread pool + epoll) in front of the scheduler:
- * HTTP threads parse, authenticate, validate, split documents into
- * sentences and submit them; the scheduler's workers translate; HTTP
- * threads join the translations and format each client dialect's JSON.
+ * One libmicrohttpd daemon (thread pool + epoll) in front of the request
+ * pipeline (translate/pipeline.h): HTTP threads parse, authenticate and
+ * validate, turn each dialect's JSON into a request and submit it; the
+ * scheduler's workers translate; HTTP threads format the request's
+ * results as the dialect's JSON. The server is JSON <-> request and nothing
+ * else.
  * HTTP threads never block on the engine: a connection waiting for its
  * translation is suspended and resumed when the job completes.
  */
@@ -13,6 +15,7 @@
 #include <stddef.h>
 
 #include "translate/cache.h"
+#include "translate/models.h"
 #include "translate/scheduler.h"
 #include "util/error.h"
 
@@ -29,22 +32,19 @@ typedef struct fy_server_options {
     int max_per_ip;          /* default 512 (0: no per-address limit) */
     int conn_timeout_s;      /* idle connection timeout (default 15) */
     int read_timeout_s;      /* a whole request must arrive within (default 30) */
-    const char *model_name;  /* for /version and logs */
-    const char *model_dir;
-    const char *version;      /* program version */
-    fy_count_fn count_tokens; /* for sentence splitting; may be NULL */
-    void *count_ctx;
-    int quiet; /* no per-request log lines */
+    const char *version;     /* program version */
+    int quiet;               /* no per-request log lines */
 } fy_server_options;
 
 void fy_server_options_default(fy_server_options *o);
 
 typedef struct fy_server fy_server;
 
-/* Starts listening. sched and cache are borrowed and must outlive the
- * server. Strings in o are copied. NULL with FY_EIO (cannot bind) etc. */
-fy_server *fy_server_start(const fy_server_options *o, fy_scheduler *sched, fy_cache *cache,
-                           fy_error *err);
+/* Starts listening. reg (the directions), sched (the workers) and cache
+ * are borrowed and must outlive the server. Strings in o are copied. NULL
+ * with FY_EIO (cannot bind) etc. */
+fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_scheduler *sched,
+                           fy_cache *cache, fy_error *err);
 
 /* The port actually bound. */
 int fy_server_port(const fy_server *s);

@@ -1,11 +1,14 @@
 /* task.c - what every dialect shares: reading fields with errors that name
- * them, the language pair, the limits, splitting texts into sentences,
- * submitting them to the scheduler and joining the translations back. */
+ * them, the language pair, the limits, and the request (translate/pipeline.h)
+ * that turns the texts into translations: JSON in, a request, JSON out. */
 #include "server/internal.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "util/clock.h"
 
 size_t srv_utf8_chars(const char *s, size_t len)
 {
@@ -68,84 +71,140 @@ int field_bool(req *r, json_t *o, const char *field, int def, int *out)
 
 /* ---- languages ----------------------------------------------------------- */
 
-/* 1 if code names language lang ("zh", "ZH", "zh-CN", "zh_Hans", ...). */
-static int lang_is(const char *code, const char *lang)
+int task_langs(req *r, const char *sfield, const char *src, const char *tfield, const char *tgt,
+               int tgt_required, langs *out)
 {
-    size_t n = strlen(lang);
-    return !strncasecmp(code, lang, n) && (code[n] == '\0' || code[n] == '-' || code[n] == '_');
-}
-
-int lang_check(req *r, const char *sfield, const char *src, const char *tfield, const char *tgt)
-{
-    int src_ok = !src || !*src || !strcasecmp(src, "auto") || lang_is(src, "zh");
-    int tgt_ok = tgt && lang_is(tgt, "en");
-    if (!tgt || !*tgt) {
-        reply_error(r, 400, "field '%s' is required; supported language pairs: zh->en", tfield);
+    memset(out, 0, sizeof *out);
+    out->sfield = sfield;
+    out->tfield = tfield;
+    if (fy_lang_normalize(src, out->src) < 0) {
+        reply_error(r, 400, "field '%s': '%.40s' is not a language code (e.g. zh, en, auto)",
+                    sfield, src);
         return -1;
     }
-    if (src_ok && tgt_ok) return 0;
-    reply_error(r, 400,
-                "unsupported language pair '%s'->'%s' (fields '%s', '%s'); supported: zh->en "
-                "(source may also be auto)",
-                src && *src ? src : "auto", tgt, sfield, tfield);
-    return -1;
+    int t = fy_lang_normalize(tgt, out->tgt);
+    if (t < 0 || (t == 1 && tgt && *tgt)) {
+        reply_error(r, 400, "field '%s': '%.40s' is not a language code (e.g. en, zh)", tfield,
+                    tgt);
+        return -1;
+    }
+    if (t == 1 && tgt_required) {
+        char pairs[512];
+        fy_registry_describe(r->srv->reg, pairs, sizeof pairs);
+        reply_error(r, 400, "field '%s' is required; this server translates %s", tfield, pairs);
+        return -1;
+    }
+    /* The pair is known now even when the source is detected per text:
+     * refuse a target nothing reaches before reading the texts. */
+    if (out->src[0] && out->tgt[0] && strcmp(out->src, out->tgt) &&
+        !fy_registry_route_kind(r->srv->reg, out->src, out->tgt)) {
+        char pairs[512];
+        fy_registry_describe(r->srv->reg, pairs, sizeof pairs);
+        reply_error(r, 400,
+                    "unsupported language pair '%s'->'%s' (fields '%s', '%s'); this server "
+                    "translates %s, and through English between them",
+                    out->src, out->tgt, sfield, tfield, pairs);
+        return -1;
+    }
+    return 0;
+}
+
+/* The code of a language as dialect d writes it. */
+const char *task_code(req *r, const char *tag, char *buf, size_t cap)
+{
+    if (!tag || !*tag) return "";
+    if (r->dialect == D_GOOGLE) {
+        if (!strcmp(tag, "zh")) return "zh-CN";
+        if (!strcmp(tag, "zh-Hant")) return "zh-TW";
+        return tag;
+    }
+    if (r->dialect == D_DEEPL || r->dialect == D_DEEPLX) {
+        size_t i = 0;
+        for (; tag[i] && i + 1 < cap; i++) buf[i] = (char)toupper((unsigned char)tag[i]);
+        buf[i] = '\0';
+        return buf;
+    }
+    return tag;
 }
 
 /* ---- texts --------------------------------------------------------------- */
 
-void task_free(task *t)
+/* Checks every text's type and the character limit; -1 after a reply. */
+static int check_texts(req *r, json_t **texts, size_t n, const char *field, int allow_array)
 {
-    for (size_t i = 0; t->docs && i < t->ndocs; i++) fy_doc_free(t->docs[i]);
-    free(t->docs);
-    free(t->first);
-    free(t->sent);
-    memset(t, 0, sizeof *t);
-}
-
-/* Splits the texts (already type-checked) into r->t. -1 after a reply. */
-static int split_all(req *r, json_t **texts, size_t n, const char *field, int html)
-{
-    fy_server *s = r->srv;
-    task *t = &r->t;
-    t->docs = calloc(n ? n : 1, sizeof *t->docs);
-    t->first = calloc(n + 1, sizeof *t->first);
-    if (!t->docs || !t->first) goto nomem;
-    t->ndocs = n;
-    t->html = html;
-    fy_split_options so;
-    fy_split_options_default(&so);
-    so.html = html;
-    so.count_tokens = s->o.count_tokens;
-    so.count_ctx = s->o.count_ctx;
+    size_t chars = 0;
     for (size_t i = 0; i < n; i++) {
-        fy_error err = {0};
-        t->docs[i] =
-            fy_doc_split(json_string_value(texts[i]), json_string_length(texts[i]), &so, &err);
-        if (!t->docs[i]) {
-            if (err.code == FY_ENOMEM) goto nomem;
-            if (t->array)
-                reply_error(r, 400, "field '%s[%zu]': %s", field, i, err.msg);
+        if (!json_is_string(texts[i])) {
+            if (r->array)
+                reply_error(r, 400, "field '%s[%zu]' must be a string, not %s", field, i,
+                            type_name(texts[i]));
             else
-                reply_error(r, 400, "field '%s': %s", field, err.msg);
+                reply_error(r, 400, "field '%s' must be a string%s, not %s", field,
+                            allow_array ? " or an array of strings" : "", type_name(texts[i]));
             return -1;
         }
-        t->first[i] = t->nsent;
-        t->nsent += fy_doc_sentence_count(t->docs[i]);
+        const char *str = json_string_value(texts[i]);
+        size_t len = json_string_length(texts[i]);
+        if (strlen(str) != len) {
+            reply_error(r, 400, "field '%s' contains a NUL character", field);
+            return -1;
+        }
+        chars += srv_utf8_chars(str, len);
     }
-    t->first[n] = t->nsent;
-    t->sent = calloc(t->nsent ? t->nsent : 1, sizeof *t->sent);
-    if (!t->sent) goto nomem;
-    for (size_t i = 0, k = 0; i < n; i++) {
-        size_t m = fy_doc_sentence_count(t->docs[i]);
-        for (size_t j = 0; j < m; j++) t->sent[k++] = fy_doc_sentence(t->docs[i], j, NULL);
+    r->chars = chars;
+    if (chars > r->srv->o.max_chars) {
+        reply_error(r, 413, "text has %zu characters; the limit is %zu characters per request",
+                    chars, r->srv->o.max_chars);
+        return -1;
     }
     return 0;
-nomem:
-    reply_error(r, 500, "out of memory");
+}
+
+/* The request for the texts; -1 after a reply. */
+static int make_request(req *r, json_t **texts, size_t n, const char *field, int html,
+                        const langs *lg)
+{
+    const char **s = calloc(n ? n : 1, sizeof *s);
+    size_t *len = calloc(n ? n : 1, sizeof *len);
+    if (!s || !len) {
+        free(s);
+        free(len);
+        return reply_error(r, 500, "out of memory"), -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s[i] = json_string_value(texts[i]);
+        len[i] = json_string_length(texts[i]);
+    }
+    int timeout = r->srv->o.timeout_ms;
+    fy_request_options o = {lg->src, lg->tgt, html, 0, timeout > 0 ? fy_now_ms() + timeout : 0};
+    fy_error err = {0};
+    size_t bad;
+    fy_request *q = fy_request_new(r->srv->reg, s, len, n, &o, &bad, &err);
+    free(s);
+    free(len);
+    if (q) {
+        pthread_mutex_lock(&r->lock); /* the watcher reads it */
+        r->q = q;
+        pthread_mutex_unlock(&r->lock);
+        r->direction = fy_request_label(q);
+        return 0;
+    }
+    char where[96];
+    if (r->array && bad < n)
+        snprintf(where, sizeof where, "field '%s[%zu]'", field, bad);
+    else
+        snprintf(where, sizeof where, "field '%s'", field);
+    if (err.code == FY_ENOTFOUND)
+        reply_error(r, 400, "%s (languages in '%s'/'%s'): %s", where, lg->sfield, lg->tfield,
+                    err.msg);
+    else if (err.code == FY_EINVAL || err.code == FY_ELIMIT)
+        reply_error(r, 400, "%s: %s", where, err.msg);
+    else
+        reply_error(r, err.code == FY_ENOMEM ? 500 : 503, "%s", err.msg);
     return -1;
 }
 
-int task_texts(req *r, json_t *o, const char *field, int allow_array, int html)
+int task_texts(req *r, json_t *o, const char *field, int allow_array, int html, const langs *lg)
 {
     fy_server *s = r->srv;
     json_t *v = json_object_get(o, field);
@@ -157,7 +216,7 @@ int task_texts(req *r, json_t *o, const char *field, int allow_array, int html)
     json_t **texts = one;
     size_t n = 1;
     if (json_is_array(v) && allow_array) {
-        r->t.array = 1;
+        r->array = 1;
         n = json_array_size(v);
         if (n > s->o.max_items) {
             reply_error(r, 413, "field '%s' has %zu items; the limit is %zu per request", field, n,
@@ -168,49 +227,20 @@ int task_texts(req *r, json_t *o, const char *field, int allow_array, int html)
         if (!texts) return reply_error(r, 500, "out of memory"), -1;
         for (size_t i = 0; i < n; i++) texts[i] = json_array_get(v, i);
     }
-    int rc = 0;
-    size_t chars = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (!json_is_string(texts[i])) {
-            if (r->t.array)
-                reply_error(r, 400, "field '%s[%zu]' must be a string, not %s", field, i,
-                            type_name(texts[i]));
-            else
-                reply_error(r, 400, "field '%s' must be a string%s, not %s", field,
-                            allow_array ? " or an array of strings" : "", type_name(texts[i]));
-            rc = -1;
-            break;
-        }
-        const char *str = json_string_value(texts[i]);
-        size_t len = json_string_length(texts[i]);
-        if (strlen(str) != len) {
-            reply_error(r, 400, "field '%s' contains a NUL character", field);
-            rc = -1;
-            break;
-        }
-        chars += srv_utf8_chars(str, len);
-    }
-    r->chars = chars;
-    if (!rc && chars > s->o.max_chars) {
-        reply_error(r, 413, "text has %zu characters; the limit is %zu characters per request",
-                    chars, s->o.max_chars);
-        rc = -1;
-    }
-    if (!rc) rc = split_all(r, texts, n, field, html);
+    int rc = check_texts(r, texts, n, field, allow_array);
+    if (!rc) rc = make_request(r, texts, n, field, html, lg);
     if (texts != one) free(texts);
     return rc;
 }
 
-const char *task_doc_lang(req *r, size_t i)
+size_t task_count(req *r)
 {
-    return fy_doc_sentence_count(r->t.docs[i]) ? "zh" : "en";
+    return fy_request_count(r->q);
 }
 
-const char *task_detected(req *r)
+const char *task_lang(req *r, size_t i)
 {
-    for (size_t i = 0; i < r->t.ndocs; i++)
-        if (fy_doc_sentence_count(r->t.docs[i])) return "zh";
-    return "en";
+    return fy_request_source(r->q, i, NULL);
 }
 
 /* ---- the job ------------------------------------------------------------- */
@@ -230,27 +260,17 @@ static void job_done(void *user, int status)
 
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
 {
-    fy_server *s = r->srv;
-    fy_job_callbacks cb = {r->sse ? sse_sentence : NULL, job_done, r};
+    fy_request_callbacks cb = {r->sse ? sse_sentence : NULL, job_done, r};
     fy_error err = {0};
-    int64_t deadline = s->o.timeout_ms > 0 ? fy_now_ms() + s->o.timeout_ms : 0;
     r->finish = finish;
-    /* More sentences than the queue can ever hold: a 503 "try again" would
-     * never succeed, so say what is too big. */
-    fy_scheduler_stats st;
-    fy_scheduler_get_stats(s->sched, &st);
-    if (st.queue_max && r->t.nsent > st.queue_max)
-        return reply_error(r, 413,
-                           "the text splits into %zu sentences; the server queues at most %zu "
-                           "(--queue); send it in smaller requests",
-                           r->t.nsent, st.queue_max);
-    fy_job *j = fy_scheduler_submit(s->sched, r->t.sent, r->t.nsent, deadline, &cb, &err);
-    if (!j) {
-        int status = err.code == FY_EBUSY || err.code == FY_ECANCELED ? 503 : 500;
+    if (fy_request_submit(r->q, r->srv->sched, &cb, &err)) {
+        int status = err.code == FY_ELIMIT                              ? 413
+                     : err.code == FY_EBUSY || err.code == FY_ECANCELED ? 503
+                                                                        : 500;
         return reply_error(r, status, "%s", err.msg);
     }
     pthread_mutex_lock(&r->lock);
-    r->job = j;
+    r->submitted = 1; /* from now on the watcher may cancel it */
     if (r->sse) {
         pthread_mutex_unlock(&r->lock);
         return finish(r); /* the stream is its own answer */
@@ -274,7 +294,7 @@ enum MHD_Result task_resumed(req *r)
     if (!done) return MHD_YES; /* spurious wake-up */
     if (st == 0) return r->finish(r);
     fy_error err = {0};
-    fy_job_status(r->job, &err);
+    fy_request_status(r->q, &err);
     if (st == FY_ETIMEOUT)
         return reply_error(r, 504, "translation took longer than %d ms", r->srv->o.timeout_ms);
     if (st == FY_ECANCELED) return reply_error(r, 503, "the server is shutting down");
@@ -283,21 +303,14 @@ enum MHD_Result task_resumed(req *r)
 
 char *task_join(req *r, size_t i)
 {
-    task *t = &r->t;
-    size_t n = t->first[i + 1] - t->first[i];
-    const char **out = calloc(n ? n : 1, sizeof *out);
-    if (!out) return NULL;
-    for (size_t k = 0; k < n; k++) out[k] = fy_job_result(r->job, t->first[i] + k);
     fy_error err = {0};
-    char *joined = fy_doc_join(t->docs[i], out, &err);
-    free(out);
-    return joined;
+    return fy_request_text(r->q, i, NULL, NULL, &err);
 }
 
 json_t *task_join_json(req *r)
 {
-    json_t *arr = r->t.array ? json_array() : NULL;
-    for (size_t i = 0; i < r->t.ndocs; i++) {
+    json_t *arr = r->array ? json_array() : NULL;
+    for (size_t i = 0; i < task_count(r); i++) {
         char *s = task_join(r, i);
         json_t *v = s ? json_string(s) : NULL;
         free(s);

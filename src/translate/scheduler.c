@@ -1,26 +1,43 @@
-/* scheduler.c - one queue of sentences, N workers, batches by length.
+/* scheduler.c - one queue of sentences, N workers, batches by engine and
+ * length.
  *
- * Locks: the scheduler lock guards the queue, the active-job list and the
- * counters; each job's lock guards its results and callbacks. The order is
- * always scheduler lock, then job lock. Jobs are reference counted: the
- * caller holds one, every queued or in-flight sentence one, and the
- * active-job list one, so a job lives until the last of them lets go.
+ * Locks: the scheduler lock guards the queue, the engine slots, the
+ * active-job list and the counters; each job's lock guards its results and
+ * callbacks. The order is always scheduler lock, then job lock. Jobs are
+ * reference counted: the caller holds one, every queued or in-flight
+ * sentence one, and the active-job list one, so a job lives until the last
+ * of them lets go.
  */
 #include "translate/scheduler.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+#include "util/list.h"
+
 enum { ITEM_NONE, ITEM_QUEUED, ITEM_INFLIGHT };
+
+/* What the scheduler keeps per engine: its workers' states and counters. */
+typedef struct slot {
+    const fy_engine *e;
+    void **state; /* [threads] each worker's, made on its first batch */
+    size_t queued, in_flight;
+    fy_engine_stats st;
+    struct slot *prev, *next;
+} slot;
 
 typedef struct item {
     struct item *prev, *next; /* queue links while queued */
     fy_job *job;
-    char *text; /* trimmed copy */
+    fy_route route; /* a copy: a cancelled job's batch may outlive the caller's */
+    int leg;        /* the route's engine this sentence is at */
+    slot *slot;     /* that engine's, while queued or in flight */
+    char *text;     /* this leg's input (a trimmed copy) */
     int64_t enqueued_us;
     int tokens;
     int state; /* ITEM_*, under the scheduler lock */
@@ -32,22 +49,24 @@ struct fy_job {
     pthread_mutex_t lock;
     size_t n, next_emit; /* sentences delivered in order so far */
     char **out;          /* [n] translations, NULL until known */
+    float *gap;          /* [n] */
     item *items;         /* [n] queue entries (text NULL for cache hits) */
     int done, canceled, status;
     fy_error err;
     int64_t deadline_ms;
     fy_job_callbacks cb;
-    struct fy_job *prev_active, *next_active;
+    struct fy_job *prev, *next; /* the active list */
 };
 
 typedef struct worker {
     fy_scheduler *s;
+    int index;
     pthread_t thread;
-    void *state;
     item **cand;      /* [4 * max_batch_sentences] candidates */
     item **batch;     /* [max_batch_sentences] */
     const char **src; /* [max_batch_sentences] */
     char **out;       /* [max_batch_sentences] */
+    float *gap;       /* [max_batch_sentences] */
     int *codes;       /* [max_batch_sentences] per-sentence error codes */
     fy_error *errs;   /* [max_batch_sentences] and their messages */
     int started;
@@ -55,16 +74,17 @@ typedef struct worker {
 
 struct fy_scheduler {
     fy_scheduler_options o;
-    char *model;
     pthread_mutex_t lock;
-    pthread_cond_t work;   /* queue grew or stopping */
-    pthread_cond_t reaper; /* stopping */
+    pthread_cond_t work;    /* queue grew or stopping */
+    pthread_cond_t reaper;  /* stopping */
+    pthread_cond_t settled; /* an engine's last batch finished */
     item *head, *tail;
     size_t depth;
     long queued_tokens;
     size_t in_flight;
     int idle; /* workers waiting for work */
     fy_job *active;
+    slot *slots;
     int stop;
     worker *workers;
     pthread_t reaper_thread;
@@ -74,26 +94,6 @@ struct fy_scheduler {
 
 const int fy_sched_hist_bounds[FY_SCHED_HIST - 1] = {1, 2, 4, 8, 16, 32, 64, 128};
 
-int64_t fy_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static struct timespec abs_time_us(int64_t us)
-{
-    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-    return ts;
-}
-
 void fy_scheduler_options_default(fy_scheduler_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -101,6 +101,41 @@ void fy_scheduler_options_default(fy_scheduler_options *o)
     o->max_batch_tokens = 2048;
     o->max_batch_sentences = 32;
     o->window_us = 2000;
+}
+
+/* ---- engines ------------------------------------------------------------- */
+
+/* The slot of engine e, made on first sight; NULL when out of memory.
+ * Scheduler lock held. */
+static slot *slot_get(fy_scheduler *s, const fy_engine *e)
+{
+    for (slot *p = s->slots; p; p = p->next)
+        if (p->e == e) return p;
+    slot *p = calloc(1, sizeof *p);
+    if (p) p->state = calloc((size_t)s->o.threads, sizeof *p->state);
+    if (!p || !p->state) {
+        free(p);
+        return NULL;
+    }
+    p->e = e;
+    FY_LIST_PUSH(s->slots, p);
+    return p;
+}
+
+static void slot_free(fy_scheduler *s, slot *p)
+{
+    for (int i = 0; i < s->o.threads; i++)
+        if (p->state[i] && p->e->worker_free) p->e->worker_free(p->state[i]);
+    free(p->state);
+    free(p);
+}
+
+static long count_tokens(const fy_engine *e, const char *text)
+{
+    size_t len = strlen(text);
+    long t = e->count_tokens ? e->count_tokens(e->ctx, text, len) : -1;
+    if (t < 1) t = (long)(len / 3 + 1);
+    return t > 1 << 20 ? 1 << 20 : t;
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -113,9 +148,15 @@ static void job_unref(fy_job *j)
         free(j->items[i].text);
     }
     free(j->out);
+    free(j->gap);
     free(j->items);
     pthread_mutex_destroy(&j->lock);
     free(j);
+}
+
+static void drop_refs(fy_job *j, int n)
+{
+    while (n-- > 0) job_unref(j);
 }
 
 /* Emits the translations now contiguous from next_emit, then completion.
@@ -143,24 +184,27 @@ static void job_fail(fy_job *j, int code, const char *msg)
     if (j->cb.on_done) j->cb.on_done(j->cb.user, code);
 }
 
-/* Takes a job's still-queued sentences off the queue; scheduler lock held.
- * Returns how many references the caller must drop (after unlocking). */
+static void enqueue(fy_scheduler *s, item *it, int64_t now)
+{
+    it->state = ITEM_QUEUED;
+    it->enqueued_us = now;
+    it->slot->queued++;
+    FY_LIST_APPEND(s->head, s->tail, it);
+    s->depth++;
+    s->queued_tokens += it->tokens;
+}
+
 /* Takes a queued item out of the queue (lock held); the caller sets its state. */
 static void queue_unlink(fy_scheduler *s, item *it)
 {
-    if (it->prev)
-        it->prev->next = it->next;
-    else
-        s->head = it->next;
-    if (it->next)
-        it->next->prev = it->prev;
-    else
-        s->tail = it->prev;
-    it->prev = it->next = NULL;
+    FY_LIST_UNLINK2(s->head, s->tail, it);
+    it->slot->queued--;
     s->depth--;
     s->queued_tokens -= it->tokens;
 }
 
+/* Takes a job's still-queued sentences off the queue; scheduler lock held.
+ * Returns how many references the caller must drop (after unlocking). */
 static int job_dequeue(fy_scheduler *s, fy_job *j)
 {
     int drop = 0;
@@ -188,11 +232,6 @@ static int job_expire(fy_scheduler *s, fy_job *j, int code, const char *msg)
     job_fail(j, code, msg);
     pthread_mutex_unlock(&j->lock);
     return drop;
-}
-
-static void drop_refs(fy_job *j, int n)
-{
-    while (n-- > 0) job_unref(j);
 }
 
 void fy_job_cancel(fy_job *j)
@@ -236,6 +275,14 @@ const char *fy_job_result(fy_job *j, size_t i)
     return r;
 }
 
+float fy_job_gap(fy_job *j, size_t i)
+{
+    pthread_mutex_lock(&j->lock);
+    float g = i < j->n ? j->gap[i] : INFINITY;
+    pthread_mutex_unlock(&j->lock);
+    return g;
+}
+
 void fy_job_release(fy_job *j)
 {
     job_unref(j);
@@ -249,43 +296,60 @@ static char *trim_copy(const char *text)
     while (*text && strchr(ws, *text)) text++;
     size_t len = strlen(text);
     while (len && strchr(ws, text[len - 1])) len--;
-    char *c = malloc(len + 1);
-    if (c) {
-        memcpy(c, text, len);
-        c[len] = '\0';
+    return strndup(text, len);
+}
+
+/* Moves item it past the legs the cache (or an empty input) answers. Takes
+ * text (its current leg's input). Returns the final translation when no
+ * leg is left to run, else NULL with it->text set for the leg to run. */
+static char *skip_cached(fy_scheduler *s, item *it, char *text)
+{
+    while (it->leg < it->route.n) {
+        if (!*text) return text; /* nothing to translate: "" */
+        const fy_engine *e = it->route.legs[it->leg];
+        char *hit = fy_cache_get(s->o.cache, e->name, text);
+        if (!hit) {
+            it->text = text;
+            return NULL;
+        }
+        free(text);
+        text = hit;
+        it->leg++;
+        pthread_mutex_lock(&s->lock);
+        slot *p = slot_get(s, e);
+        if (p) p->st.cache_hits++;
+        pthread_mutex_unlock(&s->lock);
     }
-    return c;
+    return text;
 }
 
 /* Fills out[] from the cache (or "" for empty sentences) and prepares the
  * queue items of the rest; returns how many must be queued, or -1. */
-static long job_prepare(fy_scheduler *s, fy_job *j, const char *const *sentences)
+static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
 {
     long misses = 0;
     for (size_t i = 0; i < j->n; i++) {
-        char *t = trim_copy(sentences[i]);
-        if (!t) return -1;
-        if (!*t) {
-            j->out[i] = t;
-            continue;
-        }
-        j->out[i] = fy_cache_get(s->o.cache, s->model, t);
-        if (j->out[i]) {
-            free(t);
-            continue;
-        }
         item *it = &j->items[i];
+        j->gap[i] = INFINITY;
         it->job = j;
-        it->text = t;
-        long tok = s->o.count_tokens ? s->o.count_tokens(s->o.ctx, t, strlen(t))
-                                     : (long)(strlen(t) / 3 + 1);
-        it->tokens = tok < 1 ? 1 : tok > 1 << 20 ? 1 << 20 : (int)tok;
+        if (in[i].route) it->route = *in[i].route;
+        char *t = trim_copy(in[i].text ? in[i].text : "");
+        if (!t) return -1;
+        if (it->route.n < 1) {
+            j->out[i] = t; /* nothing to go through: the text as it is */
+            continue;
+        }
+        j->out[i] = skip_cached(s, it, t);
+        if (j->out[i]) continue;
+        const fy_engine *e = it->route.legs[it->leg];
+        long tok = it->leg == 0 && in[i].tokens > 0 ? in[i].tokens : count_tokens(e, it->text);
+        it->tokens = tok > 1 << 20 ? 1 << 20 : (int)tok;
         misses++;
     }
     return misses;
 }
 
-fy_job *fy_scheduler_submit(fy_scheduler *s, const char *const *sentences, size_t n,
+fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err)
 {
     fy_job *j = calloc(1, sizeof *j);
@@ -297,44 +361,39 @@ fy_job *fy_scheduler_submit(fy_scheduler *s, const char *const *sentences, size_
     j->deadline_ms = deadline_ms;
     if (cb) j->cb = *cb;
     j->out = calloc(n ? n : 1, sizeof *j->out);
+    j->gap = calloc(n ? n : 1, sizeof *j->gap);
     j->items = calloc(n ? n : 1, sizeof *j->items);
-    if (!j->out || !j->items) goto nomem;
-    long misses = job_prepare(s, j, sentences);
+    if (!j->out || !j->gap || !j->items) goto nomem;
+    long misses = job_prepare(s, j, in);
     if (misses < 0) goto nomem;
 
     pthread_mutex_lock(&s->lock);
-    if (s->stop || s->depth + (size_t)misses > s->o.queue_max) {
+    int oom = 0;
+    for (size_t i = 0; i < n && !oom; i++) {
+        item *it = &j->items[i];
+        if (it->text && !(it->slot = slot_get(s, it->route.legs[it->leg]))) oom = 1;
+    }
+    int full = s->depth + (size_t)misses > s->o.queue_max;
+    if (s->stop || full || oom) {
         int stopping = s->stop;
-        if (!stopping) s->st.rejected++;
+        if (!stopping && full) s->st.rejected++;
         size_t depth = s->depth;
         pthread_mutex_unlock(&s->lock);
         if (stopping)
             fy_err(err, FY_ECANCELED, "the server is shutting down");
-        else
+        else if (full)
             fy_err(err, FY_EBUSY, "queue full (%zu of %zu sentences waiting), try again later",
                    depth, s->o.queue_max);
+        else
+            fy_err(err, FY_ENOMEM, "out of memory");
         job_unref(j);
         return NULL;
     }
-    int64_t t = now_us();
-    for (size_t i = 0; i < n; i++) {
-        item *it = &j->items[i];
-        if (!it->text) continue;
-        it->state = ITEM_QUEUED;
-        it->enqueued_us = t;
-        it->prev = s->tail;
-        if (s->tail)
-            s->tail->next = it;
-        else
-            s->head = it;
-        s->tail = it;
-        s->depth++;
-        s->queued_tokens += it->tokens;
-    }
+    int64_t t = fy_now_us();
+    for (size_t i = 0; i < n; i++)
+        if (j->items[i].text) enqueue(s, &j->items[i], t);
     atomic_fetch_add(&j->refs, (int)misses + 1); /* items + active list */
-    j->next_active = s->active;
-    if (s->active) s->active->prev_active = j;
-    s->active = j;
+    FY_LIST_PUSH(s->active, j);
     s->st.jobs++;
     s->st.cache_sentences += n - (size_t)misses;
     if (misses) pthread_cond_broadcast(&s->work);
@@ -359,10 +418,11 @@ static int cmp_tokens(const void *a, const void *b)
     return x->enqueued_us < y->enqueued_us ? -1 : x->enqueued_us > y->enqueued_us;
 }
 
-/* Picks a batch around the oldest sentence: among the first candidates
- * sorted by length, grow a run of neighbours of similar length while the
- * padded cost (count x longest) stays within the token budget. Scheduler
- * lock held; the chosen items leave the queue. Returns the batch size. */
+/* Picks a batch around the oldest sentence, from the sentences waiting for
+ * the same engine: among the first candidates sorted by length, grow a run
+ * of neighbours of similar length while the padded cost (count x longest)
+ * stays within the token budget. Scheduler lock held; the chosen items
+ * leave the queue. Returns the batch size. */
 static size_t pick_batch(fy_scheduler *s, worker *w)
 {
     size_t max_sent = (size_t)s->o.max_batch_sentences, nc = 0;
@@ -370,8 +430,9 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
      * a core would otherwise sit still. */
     size_t share = (s->depth + (size_t)s->idle - 1) / (size_t)(s->idle > 0 ? s->idle : 1);
     if (share >= 1 && share < max_sent) max_sent = share;
-    for (item *it = s->head; it && nc < 4 * max_sent; it = it->next) w->cand[nc++] = it;
     item *anchor = s->head;
+    for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
+        if (it->slot == anchor->slot) w->cand[nc++] = it;
     qsort(w->cand, nc, sizeof *w->cand, cmp_tokens);
     size_t p = 0;
     while (w->cand[p] != anchor) p++;
@@ -397,6 +458,7 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
         it->state = ITEM_INFLIGHT;
         w->batch[n++] = it;
     }
+    anchor->slot->in_flight += n;
     return n;
 }
 
@@ -427,8 +489,8 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
         int64_t until = s->head->enqueued_us + s->o.window_us;
         int full = s->depth >= (size_t)s->o.max_batch_sentences ||
                    s->queued_tokens >= s->o.max_batch_tokens;
-        if (!full && now_us() < until) {
-            struct timespec ts = abs_time_us(until);
+        if (!full && fy_now_us() < until) {
+            struct timespec ts = fy_timespec_us(until);
             pthread_cond_timedwait(&s->work, &s->lock, &ts);
             continue;
         }
@@ -443,15 +505,17 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
     return 0;
 }
 
-/* Stores one sentence's result (taking translation) or its failure into its
- * job. Returns 1 when this failed the job. */
-static int deliver(item *it, char *translation, int code, const char *msg)
+/* Stores one sentence's final result (taking translation) or its failure
+ * into its job. Returns 1 when this failed the job. */
+static int deliver(item *it, char *translation, float gap, int code, const char *msg)
 {
     fy_job *j = it->job;
     int failed = 0;
+    size_t i = (size_t)(it - j->items);
     pthread_mutex_lock(&j->lock);
+    if (gap < j->gap[i]) j->gap[i] = gap;
     if (!j->done && translation) {
-        j->out[it - j->items] = translation;
+        j->out[i] = translation;
         translation = NULL;
         job_emit(j);
     } else if (!j->done) {
@@ -463,15 +527,47 @@ static int deliver(item *it, char *translation, int code, const char *msg)
     return failed;
 }
 
+/* After a leg: the next leg's input is translation. Returns 1 when the
+ * item went back into the queue (it keeps its job reference), 0 when
+ * translation (maybe replaced by cached later legs) is final. */
+static int next_leg(fy_scheduler *s, item *it, char **translation, float gap)
+{
+    it->leg++;
+    free(it->text);
+    it->text = NULL;
+    char *final = skip_cached(s, it, *translation);
+    *translation = final;
+    if (final) return 0;
+    const fy_engine *e = it->route.legs[it->leg];
+    it->tokens = (int)count_tokens(e, it->text);
+    fy_job *j = it->job;
+    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&j->lock);
+    int alive = !j->done && !s->stop;
+    size_t i = (size_t)(it - j->items);
+    if (gap < j->gap[i]) j->gap[i] = gap;
+    pthread_mutex_unlock(&j->lock);
+    if (alive && (it->slot = slot_get(s, e))) {
+        enqueue(s, it, fy_now_us());
+        pthread_cond_broadcast(&s->work);
+        pthread_mutex_unlock(&s->lock);
+        return 1;
+    }
+    it->state = ITEM_NONE;
+    pthread_mutex_unlock(&s->lock);
+    *translation = strdup(""); /* the job is over: deliver() ignores it */
+    return 0;
+}
+
 /* Translates the batch; a failed batch is retried one sentence at a time
  * so that one bad sentence does not sink its neighbours. Afterwards out[i]
  * is NULL exactly for the sentences that failed (code and message in
  * w->codes / w->errs). */
-static void translate_batch(fy_scheduler *s, worker *w, size_t n)
+static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n)
 {
     fy_error err = {0};
-    for (size_t i = 0; i < n; i++) w->out[i] = NULL;
-    int rc = s->o.translate(s->o.ctx, w->state, w->src, n, w->out, &err);
+    for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->gap[i] = INFINITY;
+    int rc = e->translate(e->ctx, state, w->src, n, w->out, w->gap, &err);
     if (rc >= 0) {
         for (size_t i = 0; i < n; i++) {
             w->codes[i] = w->out[i] ? 0 : FY_EFORMAT;
@@ -490,7 +586,7 @@ static void translate_batch(fy_scheduler *s, worker *w, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         fy_error e1 = {0};
-        int r1 = s->o.translate(s->o.ctx, w->state, &w->src[i], 1, &w->out[i], &e1);
+        int r1 = e->translate(e->ctx, state, &w->src[i], 1, &w->out[i], &w->gap[i], &e1);
         if (r1 < 0) {
             free(w->out[i]);
             w->out[i] = NULL;
@@ -500,18 +596,41 @@ static void translate_batch(fy_scheduler *s, worker *w, size_t n)
     }
 }
 
-static void run_batch(fy_scheduler *s, worker *w, size_t n)
+/* This worker's state for the batch's engine, made on first use. The slot
+ * cannot go away meanwhile: its in_flight count is not zero. */
+static void *worker_state(fy_scheduler *s, worker *w, slot *p, fy_error *err)
 {
-    long tokens = 0;
-    for (size_t i = 0; i < n; i++) {
-        w->src[i] = w->batch[i]->text;
-        tokens += w->batch[i]->tokens;
-    }
-    translate_batch(s, w, n);
-    for (size_t i = 0; i < n; i++)
-        if (w->out[i]) fy_cache_put(s->o.cache, s->model, w->src[i], w->out[i]);
-    /* Counters first, so that a client woken by its answer already sees them. */
     pthread_mutex_lock(&s->lock);
+    void *st = p->state[w->index];
+    pthread_mutex_unlock(&s->lock);
+    if (st || !p->e->worker_new) return st;
+    st = p->e->worker_new(p->e->ctx, err);
+    if (!st) return NULL;
+    pthread_mutex_lock(&s->lock);
+    p->state[w->index] = st;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* Runs the engine, or records why it could not run for every sentence. */
+static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n)
+{
+    fy_error err = {0};
+    void *st = worker_state(s, w, p, &err);
+    if (st || !p->e->worker_new) {
+        translate_batch(p->e, st, w, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        w->out[i] = NULL;
+        w->gap[i] = INFINITY;
+        w->codes[i] = err.code ? err.code : FY_ENOMEM;
+        w->errs[i] = err;
+    }
+}
+
+static void record_batch(fy_scheduler *s, slot *p, size_t n, long tokens)
+{
     s->in_flight -= n;
     s->st.batches++;
     s->st.batch_sentences += n;
@@ -519,19 +638,46 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
     int b = 0;
     while (b < FY_SCHED_HIST - 1 && (int)n > fy_sched_hist_bounds[b]) b++;
     s->st.batch_hist[b]++;
+    p->st.batches++;
+    p->st.sentences += n;
+    p->in_flight -= n;
+    if (!p->in_flight) pthread_cond_broadcast(&s->settled);
+}
+
+static void run_batch(fy_scheduler *s, worker *w, size_t n)
+{
+    slot *p = w->batch[0]->slot;
+    long tokens = 0;
+    for (size_t i = 0; i < n; i++) {
+        w->src[i] = w->batch[i]->text;
+        tokens += w->batch[i]->tokens;
+    }
+    run_engine(s, w, p, n);
+    for (size_t i = 0; i < n; i++)
+        if (w->out[i]) fy_cache_put(s->o.cache, p->e->name, w->src[i], w->out[i]);
+    /* Counters first, so that a client woken by its answer already sees them. */
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
+    record_batch(s, p, n, tokens);
     pthread_mutex_unlock(&s->lock);
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (w->out[i])
-            deliver(w->batch[i], w->out[i], 0, NULL);
-        else
-            failed += deliver(w->batch[i], NULL, w->codes[i], w->errs[i].msg);
+        item *it = w->batch[i];
+        fy_job *j = it->job;
+        if (!w->out[i]) {
+            failed += deliver(it, NULL, INFINITY, w->codes[i], w->errs[i].msg);
+        } else if (it->leg + 1 < it->route.n && next_leg(s, it, &w->out[i], w->gap[i])) {
+            continue; /* queued for its next leg: still holds its reference */
+        } else {
+            deliver(it, w->out[i], w->gap[i], 0, NULL);
+        }
+        job_unref(j);
     }
-    pthread_mutex_lock(&s->lock);
-    s->st.failed += (uint64_t)failed;
-    for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
-    pthread_mutex_unlock(&s->lock);
-    for (size_t i = 0; i < n; i++) job_unref(w->batch[i]->job);
+    if (failed) {
+        pthread_mutex_lock(&s->lock);
+        s->st.failed += (uint64_t)failed;
+        pthread_mutex_unlock(&s->lock);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -548,11 +694,11 @@ static void *reaper_main(void *arg)
     fy_scheduler *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
-        struct timespec ts = abs_time_us(now_us() + 10000);
+        struct timespec ts = fy_timespec_us(fy_now_us() + 10000);
         pthread_cond_timedwait(&s->reaper, &s->lock, &ts);
         int64_t now = fy_now_ms();
         for (fy_job *j = s->active, *next; j; j = next) {
-            next = j->next_active;
+            next = j->next;
             pthread_mutex_lock(&j->lock);
             int done = j->done;
             pthread_mutex_unlock(&j->lock);
@@ -562,11 +708,7 @@ static void *reaper_main(void *arg)
                 done = 1;
             }
             if (!done) continue;
-            if (j->prev_active)
-                j->prev_active->next_active = j->next_active;
-            else
-                s->active = j->next_active;
-            if (j->next_active) j->next_active->prev_active = j->prev_active;
+            FY_LIST_UNLINK(s->active, j);
             job_unref(j); /* the active list's reference; items hold their own */
         }
     }
@@ -574,24 +716,49 @@ static void *reaper_main(void *arg)
     return NULL;
 }
 
+void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *final)
+{
+    if (final) memset(final, 0, sizeof *final);
+    if (!s || !e) return;
+    pthread_mutex_lock(&s->lock);
+    slot *p = NULL;
+    for (slot *q = s->slots; q && !p; q = q->next)
+        if (q->e == e) p = q;
+    if (!p) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    while (p->queued) {
+        fy_job *j = NULL;
+        for (item *it = s->head; it && !j; it = it->next)
+            if (it->slot == p) j = it->job;
+        atomic_fetch_add(&j->refs, 1); /* keep it while its references drop */
+        drop_refs(j, job_expire(s, j, FY_ECANCELED, "the model was unloaded"));
+        job_unref(j);
+    }
+    while (p->in_flight) pthread_cond_wait(&s->settled, &s->lock);
+    if (final) *final = p->st;
+    FY_LIST_UNLINK(s->slots, p);
+    pthread_mutex_unlock(&s->lock);
+    slot_free(s, p);
+}
+
 /* ---- lifecycle ----------------------------------------------------------- */
 
-static int worker_init(fy_scheduler *s, worker *w, fy_error *err)
+static int worker_init(fy_scheduler *s, worker *w, int index, fy_error *err)
 {
     size_t m = (size_t)s->o.max_batch_sentences;
     w->s = s;
+    w->index = index;
     w->cand = calloc(4 * m, sizeof *w->cand);
     w->batch = calloc(m, sizeof *w->batch);
     w->src = calloc(m, sizeof *w->src);
     w->out = calloc(m, sizeof *w->out);
+    w->gap = calloc(m, sizeof *w->gap);
     w->codes = calloc(m, sizeof *w->codes);
     w->errs = calloc(m, sizeof *w->errs);
-    if (!w->cand || !w->batch || !w->src || !w->out || !w->codes || !w->errs)
+    if (!w->cand || !w->batch || !w->src || !w->out || !w->gap || !w->codes || !w->errs)
         return fy_err(err, FY_ENOMEM, "scheduler: out of memory");
-    if (s->o.worker_new) {
-        w->state = s->o.worker_new(s->o.ctx, err);
-        if (!w->state) return err ? err->code : FY_ENOMEM;
-    }
     if (pthread_create(&w->thread, NULL, worker_main, w))
         return fy_err(err, FY_ENOMEM, "scheduler: cannot start a worker thread");
     w->started = 1;
@@ -600,16 +767,15 @@ static int worker_init(fy_scheduler *s, worker *w, fy_error *err)
 
 fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
 {
-    if (!o || !o->translate) {
-        fy_err(err, FY_EINVAL, "scheduler: no translate function");
-        return NULL;
-    }
     fy_scheduler *s = calloc(1, sizeof *s);
     if (!s) {
         fy_err(err, FY_ENOMEM, "scheduler: out of memory");
         return NULL;
     }
-    s->o = *o;
+    if (o)
+        s->o = *o;
+    else
+        fy_scheduler_options_default(&s->o);
     if (s->o.threads <= 0) s->o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (s->o.threads <= 0) s->o.threads = 1;
     if (!s->o.queue_max) s->o.queue_max = 1024;
@@ -622,15 +788,15 @@ fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are monotonic */
     pthread_cond_init(&s->work, &ca);
     pthread_cond_init(&s->reaper, &ca);
+    pthread_cond_init(&s->settled, &ca);
     pthread_condattr_destroy(&ca);
-    s->model = strdup(o->model ? o->model : "");
     s->workers = calloc((size_t)s->o.threads, sizeof *s->workers);
-    if (!s->model || !s->workers) {
+    if (!s->workers) {
         fy_err(err, FY_ENOMEM, "scheduler: out of memory");
         goto fail;
     }
     for (int i = 0; i < s->o.threads; i++)
-        if (worker_init(s, &s->workers[i], err) < 0) goto fail;
+        if (worker_init(s, &s->workers[i], i, err) < 0) goto fail;
     if (pthread_create(&s->reaper_thread, NULL, reaper_main, s)) {
         fy_err(err, FY_ENOMEM, "scheduler: cannot start the reaper thread");
         goto fail;
@@ -653,11 +819,11 @@ void fy_scheduler_free(fy_scheduler *s)
     for (int i = 0; s->workers && i < s->o.threads; i++) {
         worker *w = &s->workers[i];
         if (w->started) pthread_join(w->thread, NULL);
-        if (w->state && s->o.worker_free) s->o.worker_free(w->state);
         free(w->cand);
         free(w->batch);
         free(w->src);
         free(w->out);
+        free(w->gap);
         free(w->codes);
         free(w->errs);
     }
@@ -668,16 +834,21 @@ void fy_scheduler_free(fy_scheduler *s)
         drop_refs(j, job_expire(s, j, FY_ECANCELED, "the server is shutting down"));
     }
     for (fy_job *j = s->active, *next; j; j = next) {
-        next = j->next_active;
+        next = j->next;
         job_unref(j);
     }
     s->active = NULL;
+    while (s->slots) {
+        slot *p = s->slots;
+        FY_LIST_UNLINK(s->slots, p);
+        slot_free(s, p);
+    }
     pthread_mutex_unlock(&s->lock);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->reaper);
+    pthread_cond_destroy(&s->settled);
     pthread_mutex_destroy(&s->lock);
     free(s->workers);
-    free(s->model);
     free(s);
 }
 
@@ -689,5 +860,18 @@ void fy_scheduler_get_stats(fy_scheduler *s, fy_scheduler_stats *out)
     out->queue_max = s->o.queue_max;
     out->in_flight = s->in_flight;
     out->threads = s->o.threads;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void fy_scheduler_engine_stats(fy_scheduler *s, const fy_engine *e, fy_engine_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->lock);
+    for (slot *p = s->slots; p; p = p->next) {
+        if (p->e != e) continue;
+        *out = p->st;
+        out->queued = p->queued;
+        out->in_flight = p->in_flight;
+    }
     pthread_mutex_unlock(&s->lock);
 }

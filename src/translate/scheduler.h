@@ -1,19 +1,26 @@
-/* scheduler.h - dynamic batching of sentences from many requests.
+/* scheduler.h - dynamic batching of sentences from many requests and models.
  *
- * Every request (a "job") is a list of sentences. Sentences not found in
- * the cache go into ONE bounded queue shared by all jobs; N worker threads,
- * each with its own engine worker state, take batches of similar length
- * under a token budget, waiting a short window (a few ms) so that concurrent
- * requests share batches. The engine is batch-invariant, so a sentence's
- * translation does not depend on its neighbours in a batch.
+ * Every request (a "job") is a list of sentences, and every sentence has a
+ * route: the engines (models) it goes through in turn, one for a direct
+ * direction, two for a pivot through English. Sentences not found in the
+ * cache go into ONE bounded queue shared by all jobs and all engines; N
+ * worker threads take batches of one engine and similar length under a
+ * token budget, waiting a short window (a few ms) so that concurrent
+ * requests share batches. A sentence whose first leg is done goes back into
+ * the queue for its next leg, so each leg is batched with the other
+ * sentences of that engine. One worker pool serves every engine: each
+ * worker makes its own state for an engine (the engine's scratch arena) on
+ * its first batch of that engine. The engines are batch-invariant, so a
+ * sentence's translation does not depend on its neighbours.
  *
- * The scheduler is generic over the engine: it calls a translate_batch
- * function with per-worker state, so it can be tested with a fake engine.
+ * The scheduler is generic over the engine (function pointers), so it can
+ * be tested with a fake one.
  *
- * Threads: fy_scheduler_submit / fy_job_* may be called from any thread.
- * Callbacks run on worker threads (or in the submitting thread, before
- * submit returns, for cache hits) and must be quick and must not call back
- * into the scheduler except fy_job_result / fy_job_status.
+ * Threads: fy_scheduler_submit / fy_job_* / fy_scheduler_forget may be
+ * called from any thread. Callbacks run on worker threads (or in the
+ * submitting thread, before submit returns, for cache hits) and must be
+ * quick and must not call back into the scheduler except fy_job_result,
+ * fy_job_gap and fy_job_status.
  */
 #ifndef FY_TRANSLATE_SCHEDULER_H
 #define FY_TRANSLATE_SCHEDULER_H
@@ -25,14 +32,42 @@
 #include "util/error.h"
 
 /* Translates n sentences as one batch with per-thread state worker; out[i]
- * receives a malloc'd translation. Returns 0 or a negative FY_E* code. */
+ * receives a malloc'd translation; gap[i] (pre-set to INFINITY) may receive
+ * the sentence's smallest top-1 minus top-2 logit gap. Returns 0 or a
+ * negative FY_E* code. */
 typedef int (*fy_batch_fn)(void *ctx, void *worker, const char *const *src, size_t n, char **out,
-                           fy_error *err);
-/* Creates / frees one worker's state (called once per worker thread). */
+                           float *gap, fy_error *err);
+/* Creates / frees one worker thread's state for an engine. */
 typedef void *(*fy_worker_new_fn)(void *ctx, fy_error *err);
 typedef void (*fy_worker_free_fn)(void *worker);
 /* Token count of a sentence (for batching); NULL: bytes / 3 + 1. */
 typedef long (*fy_count_fn)(void *ctx, const char *text, size_t len);
+
+/* One model the workers can translate with. Borrowed by the scheduler from
+ * the first job routed through it until fy_scheduler_forget returns. */
+typedef struct fy_engine {
+    fy_batch_fn translate; /* required */
+    fy_worker_new_fn worker_new;
+    fy_worker_free_fn worker_free;
+    fy_count_fn count_tokens; /* tokens of a later leg's input (the first leg's come with it) */
+    void *ctx;                /* passed to the functions above */
+    const char *name;         /* names the model in cache keys and stats, e.g. "zh-en" */
+} fy_engine;
+
+#define FY_ROUTE_MAX 2
+
+/* The engines a sentence goes through, in order (n = 1, or 2 for a pivot). */
+typedef struct fy_route {
+    const fy_engine *legs[FY_ROUTE_MAX];
+    int n;
+} fy_route;
+
+/* One sentence of a job. */
+typedef struct fy_sentence_in {
+    const char *text;      /* copied */
+    long tokens;           /* first leg's source tokens; <= 0: count with the engine */
+    const fy_route *route; /* copied; its engines must stay valid (see fy_engine) */
+} fy_sentence_in;
 
 typedef struct fy_scheduler_options {
     int threads;             /* worker threads; <= 0: online CPUs */
@@ -40,28 +75,31 @@ typedef struct fy_scheduler_options {
     int max_batch_tokens;    /* padded token budget of a batch (default 2048) */
     int max_batch_sentences; /* default 32 */
     int window_us;           /* how long a worker lets a batch fill (default 2000) */
-    fy_batch_fn translate;   /* required */
-    fy_worker_new_fn worker_new;
-    fy_worker_free_fn worker_free;
-    fy_count_fn count_tokens;
-    void *ctx;         /* passed to the functions above; borrowed */
-    fy_cache *cache;   /* optional; borrowed, must outlive the scheduler */
-    const char *model; /* cache key prefix (copied); default "" */
+    fy_cache *cache;         /* optional; borrowed, must outlive the scheduler */
 } fy_scheduler_options;
 
-/* Fills the defaults above (translate etc. NULL). */
+/* Fills the defaults above (no cache). */
 void fy_scheduler_options_default(fy_scheduler_options *o);
 
 typedef struct fy_scheduler fy_scheduler;
 typedef struct fy_job fy_job;
 
-/* Starts the workers (creating each worker's state). NULL on error. */
+/* Starts the workers. NULL on error. */
 fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err);
 
 /* Stops taking work, fails the jobs still queued with FY_ECANCELED, joins
- * the workers and frees everything. Jobs must have been released first or
- * be released afterwards (jobs outlive the scheduler safely). NULL harmless. */
+ * the workers and frees everything, every engine's worker states included.
+ * Jobs must have been released first or be released afterwards (jobs
+ * outlive the scheduler safely). NULL harmless. */
 void fy_scheduler_free(fy_scheduler *s);
+
+/* Lets go of engine e before its owner frees it: the jobs with a sentence
+ * still queued for e fail with FY_ECANCELED ("model unloaded"), then this
+ * waits until no batch of e is running and frees every worker's state for
+ * e. Callers normally forget an engine only when no job uses it. final
+ * (may be NULL) receives e's counters as they ended. */
+struct fy_engine_stats;
+void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, struct fy_engine_stats *final);
 
 typedef struct fy_job_callbacks {
     /* Sentence index is translated; called in index order, once each. */
@@ -73,14 +111,16 @@ typedef struct fy_job_callbacks {
     void *user;
 } fy_job_callbacks;
 
-/* Submits n sentences (copied; each is trimmed of surrounding whitespace
- * before the cache and the engine see it, an empty one translates to "").
- * deadline_ms: CLOCK_MONOTONIC milliseconds after which the job fails with
- * FY_ETIMEOUT (0: none). Returns the job (the caller owns one reference and
- * must fy_job_release it), or NULL with FY_EBUSY when the queue cannot take
- * the job's uncached sentences, FY_ECANCELED when shutting down, FY_ENOMEM.
+/* Submits n sentences (texts copied; each is trimmed of surrounding white
+ * space before the cache and the engine see it; an empty one, or one with
+ * an empty route, translates to ""). deadline_ms: fy_now_ms() time after
+ * which the job fails with FY_ETIMEOUT (0: none). Returns the job (the
+ * caller owns one reference and must fy_job_release it), or NULL with
+ * FY_EBUSY when the queue cannot take the job's uncached sentences,
+ * FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit applies at
+ * admission: a sentence going on to its next leg always gets back in.
  * Callbacks may run before this returns. cb is copied. */
-fy_job *fy_scheduler_submit(fy_scheduler *s, const char *const *sentences, size_t n,
+fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err);
 
 /* Cancels: pending sentences are dropped; once this returns no callback of
@@ -96,6 +136,10 @@ int fy_job_status(fy_job *j, fy_error *err);
 /* Translation of sentence i once delivered (borrowed until release), else NULL. */
 const char *fy_job_result(fy_job *j, size_t i);
 
+/* Sentence i's smallest logit gap over its legs (INFINITY when unknown:
+ * cached, empty, or the engine does not report it). */
+float fy_job_gap(fy_job *j, size_t i);
+
 /* Drops the caller's reference (cancelling is separate); NULL harmless. */
 void fy_job_release(fy_job *j);
 
@@ -106,7 +150,7 @@ extern const int fy_sched_hist_bounds[FY_SCHED_HIST - 1];
 typedef struct fy_scheduler_stats {
     uint64_t jobs, rejected, timeouts, canceled, failed;
     uint64_t batches, batch_sentences, batch_tokens; /* engine work */
-    uint64_t cache_sentences;                        /* answered by the cache */
+    uint64_t cache_sentences;                        /* sentences the cache answered whole */
     uint64_t batch_hist[FY_SCHED_HIST];              /* batches by size (not cumulative) */
     size_t queue_depth, queue_max, in_flight;
     int threads;
@@ -114,7 +158,15 @@ typedef struct fy_scheduler_stats {
 
 void fy_scheduler_get_stats(fy_scheduler *s, fy_scheduler_stats *out);
 
-/* Current CLOCK_MONOTONIC time in milliseconds (for deadlines). */
-int64_t fy_now_ms(void);
+/* What one engine has done since the scheduler first saw it. */
+typedef struct fy_engine_stats {
+    uint64_t sentences;  /* translated by the engine (each leg counts for its engine) */
+    uint64_t batches;    /* engine calls */
+    uint64_t cache_hits; /* legs answered by the cache */
+    size_t queued, in_flight;
+} fy_engine_stats;
+
+/* Counters of engine e (zeros when the scheduler has not seen it). */
+void fy_scheduler_engine_stats(fy_scheduler *s, const fy_engine *e, fy_engine_stats *out);
 
 #endif

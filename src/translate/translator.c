@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/discover.h"
-#include "model/marian.h"
-#include "model/shortlist.h"
+#include "model/bundle.h"
 #include "nn/decoder.h"
 #include "nn/encoder.h"
 #include "nn/ops.h"
@@ -26,10 +24,9 @@
 
 struct fy_translator {
     fy_translator_options opt;
-    fy_model_files files;
-    fy_marian *model;
-    fy_model_config cfg;
-    fy_spm *src_spm, *trg_spm; /* the same handle when the vocabulary is shared */
+    fy_bundle *b; /* files, architecture, vocabularies, shortlist */
+    const fy_model_config *cfg;
+    fy_spm *src_spm, *trg_spm; /* views of the bundle's */
     int shared_vocab;
     fy_shortlist *shortlist; /* NULL: decode over the whole vocabulary */
     int src_vocab, trg_vocab;
@@ -68,95 +65,47 @@ static int check_options(const fy_translator_options *o, fy_error *err)
     return 0;
 }
 
-/* Refuses architectures whose computation we do not reproduce. */
-static int check_architecture(const fy_translator *t, fy_error *err)
-{
-    const fy_model_config *c = &t->cfg;
-    const char *path = t->files.model;
-    if (strcmp(c->dec_cell, "ssru") != 0)
-        return fy_err(err, FY_EUNSUPPORTED, "%s: dec-cell %s is not supported (only ssru)", path,
-                      c->dec_cell);
-    if (strcmp(c->postprocess, "dan") != 0 || c->preprocess[0] != '\0')
-        return fy_err(err, FY_EUNSUPPORTED,
-                      "%s: transformer-postprocess '%s' / preprocess '%s' not supported (need "
-                      "'dan' / '')",
-                      path, c->postprocess, c->preprocess);
-    if (strcmp(c->ffn_activation, "relu") != 0 || c->ffn_depth != 2 || c->dec_ffn_depth != 2)
-        return fy_err(err, FY_EUNSUPPORTED,
-                      "%s: only relu feed-forward blocks of depth 2 are "
-                      "supported",
-                      path);
-    if (c->heads < 1 || c->dim_emb % c->heads != 0 || c->dim_emb % 8 != 0)
-        return fy_err(err, FY_EFORMAT, "%s: dim-emb %d does not split into %d heads", path,
-                      c->dim_emb, c->heads);
-    if (!c->tied_embeddings && !c->tied_embeddings_all)
-        return fy_err(err, FY_EUNSUPPORTED, "%s: untied output layer is not supported", path);
-    return 0;
-}
-
 /* The float embedding table name: borrowed from the mapping when float32,
  * dequantised (q·(1/mult), as Marian's loader) when intgemm8. */
 static int bind_embedding(fy_translator *t, const char *name, int vocab, int slot, fy_error *err)
 {
-    int d = t->cfg.dim_emb;
-    const fy_tensor *e = fy_marian_find(t->model, name);
-    if (!e) return fy_err(err, FY_EFORMAT, "%s: tensor %s is missing", t->files.model, name);
+    int d = t->cfg->dim_emb;
+    const fy_tensor *e = fy_marian_find(t->b->model, name);
+    if (!e) return fy_err(err, FY_EFORMAT, "%s: tensor %s is missing", t->b->files.model, name);
     if (e->ndim != 2 || e->shape[0] != vocab || e->shape[1] != d)
         return fy_err(err, FY_EFORMAT, "%s: tensor %s has shape [%d, %d], expected [%d, %d]",
-                      t->files.model, name, e->shape[0], e->ndim > 1 ? e->shape[1] : 0, vocab, d);
+                      t->b->files.model, name, e->shape[0], e->ndim > 1 ? e->shape[1] : 0, vocab,
+                      d);
     if (e->type == FY_DT_F32) {
         t->emb[slot] = (fy_nn_embedding){.f32 = e->data};
         return 0;
     }
     if (e->type != FY_DT_INTGEMM8)
-        return fy_err(err, FY_EUNSUPPORTED, "%s: tensor %s has type %s", t->files.model, name,
+        return fy_err(err, FY_EUNSUPPORTED, "%s: tensor %s has type %s", t->b->files.model, name,
                       fy_dtype_name(e->type));
     t->emb[slot] = (fy_nn_embedding){.i8 = e->data, .inv = 1.0f / e->quant_mult};
     return 0;
 }
 
-static int open_vocabs(fy_translator *t, fy_error *err)
+/* Views of the bundle's vocabularies and shortlist. */
+static void bind_bundle(fy_translator *t)
 {
-    t->src_spm = fy_spm_open(t->files.src_vocab, err);
-    if (!t->src_spm) return err->code;
-    t->shared_vocab = strcmp(t->files.src_vocab, t->files.trg_vocab) == 0;
-    t->trg_spm = t->shared_vocab ? t->src_spm : fy_spm_open(t->files.trg_vocab, err);
-    if (!t->trg_spm) return err->code;
-    t->src_vocab = t->cfg.src_vocab_size;
-    t->trg_vocab = t->cfg.trg_vocab_size;
-    if (fy_spm_vocab_size(t->src_spm) != t->src_vocab)
-        return fy_err(err, FY_EFORMAT, "%s: %d pieces, but the model's source vocabulary has %d",
-                      t->files.src_vocab, fy_spm_vocab_size(t->src_spm), t->src_vocab);
-    if (fy_spm_vocab_size(t->trg_spm) != t->trg_vocab)
-        return fy_err(err, FY_EFORMAT, "%s: %d pieces, but the model's target vocabulary has %d",
-                      t->files.trg_vocab, fy_spm_vocab_size(t->trg_spm), t->trg_vocab);
-    t->src_eos = fy_spm_eos_id(t->src_spm);
-    t->trg_eos = fy_spm_eos_id(t->trg_spm);
-    t->trg_unk = fy_spm_unk_id(t->trg_spm);
-    if (t->src_eos < 0 || t->trg_eos < 0)
-        return fy_err(err, FY_EFORMAT, "%s: the vocabulary has no </s> (eos) piece",
-                      t->src_eos < 0 ? t->files.src_vocab : t->files.trg_vocab);
-    return 0;
-}
-
-static int open_shortlist(fy_translator *t, fy_error *err)
-{
-    if (!t->files.shortlist || !t->opt.use_shortlist) return 0;
-    t->shortlist = fy_shortlist_open(t->files.shortlist, err);
-    if (!t->shortlist) return err->code;
-    if (fy_shortlist_src_vocab_size(t->shortlist) > t->src_vocab ||
-        fy_shortlist_max_target(t->shortlist) > t->trg_vocab)
-        return fy_err(err, FY_EFORMAT,
-                      "%s: shortlist vocabulary (%d source ids, target ids up "
-                      "to %d) does not fit the model (%d, %d)",
-                      t->files.shortlist, fy_shortlist_src_vocab_size(t->shortlist),
-                      fy_shortlist_max_target(t->shortlist), t->src_vocab, t->trg_vocab);
-    return 0;
+    fy_bundle *b = t->b;
+    t->cfg = &b->cfg;
+    t->src_spm = b->src_spm;
+    t->trg_spm = b->trg_spm;
+    t->shared_vocab = b->shared_vocab;
+    t->shortlist = b->shortlist;
+    t->src_vocab = b->cfg.src_vocab_size;
+    t->trg_vocab = b->cfg.trg_vocab_size;
+    t->src_eos = b->src_eos;
+    t->trg_eos = b->trg_eos;
+    t->trg_unk = b->trg_unk;
 }
 
 static int open_network(fy_translator *t, fy_error *err)
 {
-    const fy_model_config *c = &t->cfg;
+    const fy_model_config *c = t->cfg;
     int d = c->dim_emb;
     const char *src_name = c->separate_embeddings ? "encoder_Wemb" : "Wemb";
     const char *trg_name = c->separate_embeddings ? "decoder_Wemb" : "Wemb";
@@ -174,9 +123,9 @@ static int open_network(fy_translator *t, fy_error *err)
     if (!t->pos) return fy_err(err, FY_ENOMEM, "out of memory for the position table");
     fy_positional_fill(t->pos, t->npos, d, 0);
 
-    t->enc = fy_encoder_bind(t->model, d, c->dim_ffn, c->enc_depth, c->heads, err);
+    t->enc = fy_encoder_bind(t->b->model, d, c->dim_ffn, c->enc_depth, c->heads, err);
     if (!t->enc) return err->code;
-    t->dec = fy_decoder_bind(t->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8,
+    t->dec = fy_decoder_bind(t->b->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8,
                              &t->emb[t->trg_slot], t->trg_vocab, err);
     if (!t->dec) return err->code;
     return 0;
@@ -198,12 +147,8 @@ fy_translator *fy_translator_open(const char *model_dir, const fy_translator_opt
     else
         fy_translator_options_default(&t->opt);
     if (check_options(&t->opt, err) < 0) goto fail;
-    if (fy_model_discover(model_dir, &t->files, err) < 0) goto fail;
-    if (!(t->model = fy_marian_open(t->files.model, err))) goto fail;
-    if (fy_model_config_read(t->model, &t->cfg, err) < 0) goto fail;
-    if (check_architecture(t, err) < 0) goto fail;
-    if (open_vocabs(t, err) < 0) goto fail;
-    if (open_shortlist(t, err) < 0) goto fail;
+    if (!(t->b = fy_bundle_open(model_dir, t->opt.use_shortlist, err))) goto fail;
+    bind_bundle(t);
     if (open_network(t, err) < 0) goto fail;
     return t;
 fail:
@@ -217,17 +162,18 @@ void fy_translator_free(fy_translator *t)
     fy_encoder_free(t->enc);
     fy_decoder_free(t->dec);
     free(t->pos);
-    fy_shortlist_free(t->shortlist);
-    if (t->trg_spm != t->src_spm) fy_spm_free(t->trg_spm);
-    fy_spm_free(t->src_spm);
-    fy_marian_free(t->model);
-    fy_model_files_free(&t->files);
+    fy_bundle_free(t->b);
     free(t);
 }
 
 const fy_model_config *fy_translator_config(const fy_translator *t)
 {
-    return &t->cfg;
+    return t->cfg;
+}
+
+const fy_bundle *fy_translator_bundle(const fy_translator *t)
+{
+    return t->b;
 }
 
 const fy_translator_options *fy_translator_options_get(const fy_translator *t)
@@ -305,9 +251,9 @@ static void *carve(fy_arena *a, size_t bytes)
 static void worker_layout(fy_worker *w, fy_arena *a)
 {
     const fy_translator *t = w->t;
-    size_t d = (size_t)t->cfg.dim_emb, dffn = (size_t)t->cfg.dim_ffn;
+    size_t d = (size_t)t->cfg->dim_emb, dffn = (size_t)t->cfg->dim_ffn;
     size_t T = (size_t)w->max_tokens, B = (size_t)w->max_rows, V = (size_t)t->trg_vocab;
-    size_t depth = (size_t)t->cfg.dec_depth, f = sizeof(float);
+    size_t depth = (size_t)t->cfg->dec_depth, f = sizeof(float);
 
     w->ids = carve(a, T * sizeof(int32_t));
     w->off = carve(a, B * sizeof(int));
@@ -358,6 +304,24 @@ static void worker_layout(fy_worker *w, fy_arena *a)
     w->lin = carve(a, lin);
     w->enc.lin = w->lin;
     w->dec.lin = w->lin;
+}
+
+size_t fy_translator_worker_bytes(const fy_translator *t)
+{
+    fy_worker w = {
+        .t = t, .max_tokens = t->opt.max_batch_tokens, .max_rows = t->opt.max_batch_sentences};
+    fy_arena a = {NULL, 0};
+    worker_layout(&w, &a);
+    return (a.used + 63) & ~(size_t)63;
+}
+
+size_t fy_translator_heap_bytes(const fy_translator *t)
+{
+    size_t d = (size_t)t->cfg->dim_emb, table = (size_t)t->npos * d * sizeof(float);
+    /* int8 weights are read in place; the output layer is a requantised
+     * copy. Float weights are repacked into panels: about the file again. */
+    if (t->cfg->int8) return table + (size_t)t->trg_vocab * d;
+    return table + (size_t)t->b->model_bytes;
 }
 
 fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
@@ -422,6 +386,29 @@ static int segment_cmp(const void *a, const void *b, void *ctx)
     return x - y;
 }
 
+/* Encodes text once into *ids (malloc'd, one slot more for EOS): a piece
+ * covers at least a byte but for rare normalisations, so a buffer of the
+ * text's length almost always fits; when not, encode again into the size
+ * the first call reported. Returns the piece count or a negative code. */
+static long encode(const fy_translator *t, const char *text, size_t len, int32_t **ids,
+                   fy_error *err)
+{
+    size_t cap = len + 8;
+    for (int round = 0; round < 2; round++) {
+        int32_t *p = malloc((cap + 1) * sizeof *p);
+        if (!p) return fy_err(err, FY_ENOMEM, "out of memory");
+        long n = fy_spm_encode(t->src_spm, text, len, p, cap, err);
+        if (n >= 0 && (size_t)n <= cap) {
+            *ids = p;
+            return n;
+        }
+        free(p);
+        if (n < 0) return n;
+        cap = (size_t)n;
+    }
+    return fy_err(err, FY_EINVAL, "the tokenizer gave two lengths for one text");
+}
+
 /* Encodes every sentence and cuts it into segments. On success *segs_out
  * (caller frees, and every sentence's ids) holds *nseg segments. */
 static int make_segments(const fy_translator *t, const char *const *src, size_t n,
@@ -432,13 +419,9 @@ static int make_segments(const fy_translator *t, const char *const *src, size_t 
     for (size_t i = 0; i < n; i++) {
         if (!src[i]) return fy_err(err, FY_EINVAL, "sentence %zu is NULL", i);
         size_t len = strlen(src[i]);
-        long np = fy_spm_encode(t->src_spm, src[i], len, NULL, 0, err);
+        long np = encode(t, src[i], len, &sent[i].ids, err);
         if (np < 0) return (int)np;
         if (np > (1L << 24)) return fy_err(err, FY_ELIMIT, "sentence %zu is too long", i);
-        sent[i].ids = malloc(((size_t)np + 1) * sizeof(int32_t));
-        if (!sent[i].ids) return fy_err(err, FY_ENOMEM, "out of memory");
-        long again = fy_spm_encode(t->src_spm, src[i], len, sent[i].ids, (size_t)np, err);
-        if (again < 0) return (int)again;
         sent[i].npieces = (int)np;
         sent[i].ids[np] = t->src_eos;
         sent[i].gap = INFINITY;
@@ -503,7 +486,7 @@ static int shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence
 static void embed(const fy_translator *t, int slot, float *x, const int32_t *ids, int rows,
                   const float *pos, int pos_stride)
 {
-    int d = t->cfg.dim_emb;
+    int d = t->cfg->dim_emb;
     const int8_t *q = t->emb[slot].i8;
     if (!q) {
         fy_nn_embed(x, t->emb[slot].f32, ids, rows, d, t->emb_scale, pos, pos_stride);
@@ -529,7 +512,7 @@ static void embed(const fy_translator *t, int slot, float *x, const int32_t *ids
 static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
                        const fy_segment *segs, const int *idx, int ns)
 {
-    int d = t->cfg.dim_emb, ntok = 0;
+    int d = t->cfg->dim_emb, ntok = 0;
     for (int r = 0; r < ns; r++) {
         const fy_segment *g = &segs[idx[r]];
         w->off[r] = ntok;
@@ -573,7 +556,7 @@ static int32_t pick(const fy_translator *t, const float *lg, const int32_t *cols
  * with their SSRU cells. Returns the new row count. */
 static int compact_rows(const fy_translator *t, fy_worker *w, int rows, const uint8_t *done)
 {
-    int d = t->cfg.dim_emb, depth = t->cfg.dec_depth, j = 0;
+    int d = t->cfg->dim_emb, depth = t->cfg->dec_depth, j = 0;
     for (int r = 0; r < rows; r++) {
         if (done[r]) continue;
         if (j != r) {
@@ -594,7 +577,7 @@ static int compact_rows(const fy_translator *t, fy_worker *w, int rows, const ui
  * whole vocabulary (all rows at once). Row r's logits start at r·V. */
 static void score_rows(const fy_translator *t, fy_worker *w, int rows)
 {
-    size_t d = (size_t)t->cfg.dim_emb, V = (size_t)t->trg_vocab;
+    size_t d = (size_t)t->cfg->dim_emb, V = (size_t)t->trg_vocab;
     if (!t->shortlist) {
         fy_decoder_logits(t->dec, w->dx, rows, NULL, t->trg_vocab, w->lin, w->logits);
         return;
@@ -642,7 +625,7 @@ static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sen
 static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
                        const int *idx, int ns, fy_error *err)
 {
-    int d = t->cfg.dim_emb, depth = t->cfg.dec_depth;
+    int d = t->cfg->dim_emb, depth = t->cfg->dec_depth;
     int ntok = encode_rows(t, w, sent, segs, idx, ns);
     if (t->shortlist) {
         for (int r = 0; r < ns; r++) {
@@ -788,35 +771,40 @@ int fy_translate_batch(const fy_translator *t, fy_worker *w, const char *const *
 
 /* ---- the engine behind the scheduler's generic interface ---- */
 
-static int sched_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
-                           fy_error *err)
+static int engine_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
+                            float *gap, fy_error *err)
 {
-    return fy_translate_batch(ctx, worker, src, n, out, err);
+    fy_translate_info info[64];
+    if (!gap || n > sizeof info / sizeof *info)
+        return fy_translate_batch_ex(ctx, worker, src, n, out, NULL, err);
+    int rc = fy_translate_batch_ex(ctx, worker, src, n, out, info, err);
+    for (size_t i = 0; rc >= 0 && i < n; i++) gap[i] = info[i].min_gap;
+    return rc;
 }
 
-static void *sched_worker_new(void *ctx, fy_error *err)
+static void *engine_worker_new(void *ctx, fy_error *err)
 {
     return fy_worker_new(ctx, err);
 }
 
-static void sched_worker_free(void *w)
+static void engine_worker_free(void *w)
 {
     fy_worker_free(w);
 }
 
-static long sched_count(void *ctx, const char *text, size_t len)
+static long engine_count(void *ctx, const char *text, size_t len)
 {
     return fy_translator_count_tokens(ctx, text, len);
 }
 
-void fy_translator_bind_scheduler(const fy_translator *t, fy_scheduler_options *o)
+void fy_translator_engine(const fy_translator *t, const char *name, fy_engine *e)
 {
-    const fy_translator_options *to = fy_translator_options_get(t);
-    o->max_batch_tokens = to->max_batch_tokens;
-    o->max_batch_sentences = to->max_batch_sentences;
-    o->translate = sched_translate;
-    o->worker_new = sched_worker_new;
-    o->worker_free = sched_worker_free;
-    o->count_tokens = sched_count;
-    o->ctx = (void *)t; /* the scheduler's hooks only read through it */
+    *e = (fy_engine){
+        .translate = engine_translate,
+        .worker_new = engine_worker_new,
+        .worker_free = engine_worker_free,
+        .count_tokens = engine_count,
+        .ctx = (void *)t, /* the engine's hooks only read through it */
+        .name = name,
+    };
 }

@@ -40,9 +40,8 @@ typedef struct fy_translator_options {
 /* Fills *o with the defaults (2.0, 1, 2048, 32). */
 void fy_translator_options_default(fy_translator_options *o);
 
-/* Opens the model in model_dir (files found by fy_model_discover), checks
- * that the architecture is one we run (Marian transformer encoder, SSRU
- * decoder, post-norm, relu, tied output) and prepares everything. o may be
+/* Opens the model in model_dir with fy_bundle_open (files, architecture and
+ * every check between them; model/bundle.h) and prepares everything. o may be
  * NULL for the defaults. Returns NULL with a one-line message naming the
  * directory or file and the problem (FY_ENOTFOUND, FY_EFORMAT,
  * FY_EUNSUPPORTED, FY_EINVAL for bad options, FY_ENOMEM). */
@@ -67,6 +66,9 @@ fy_worker *fy_worker_new(const fy_translator *t, fy_error *err);
 
 /* Frees w; NULL is harmless. */
 void fy_worker_free(fy_worker *w);
+
+/* Bytes of scratch one worker of t allocates (without allocating it). */
+size_t fy_translator_worker_bytes(const fy_translator *t);
 
 /* Bytes of scratch the worker holds (for logs and tests). */
 size_t fy_worker_arena_bytes(const fy_worker *w);
@@ -97,11 +99,18 @@ int fy_translate_batch_ex(const fy_translator *t, fy_worker *w, const char *cons
  * and length limits; a negative code if text cannot be encoded. */
 long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t len);
 
-struct fy_scheduler_options;
+struct fy_engine;
 
-/* Points the scheduler's engine hooks (translate, worker_new/free,
- * count_tokens, ctx) at t and sizes its batches to t's workers, so a
- * scheduler opened with *o translates with t (borrowed: t must outlive it). */
-void fy_translator_bind_scheduler(const fy_translator *t, struct fy_scheduler_options *o);
+/* Fills *e so that a scheduler translates with t (borrowed: t must outlive
+ * every job routed through e, and fy_scheduler_forget(e) must run before
+ * t is freed). name (borrowed) names the model in cache keys and stats. */
+void fy_translator_engine(const fy_translator *t, const char *name, struct fy_engine *e);
+
+/* The files, architecture and vocabularies t runs (borrowed). */
+struct fy_bundle;
+const struct fy_bundle *fy_translator_bundle(const fy_translator *t);
+
+/* Bytes t holds beyond its mapped files: prepared weights and tables. */
+size_t fy_translator_heap_bytes(const fy_translator *t);
 
 #endif

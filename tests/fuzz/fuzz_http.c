@@ -50,6 +50,7 @@
 #include "server/server.h"
 #include "text/spm.h"
 #include "translate/cache.h"
+#include "translate/models.h"
 #include "translate/scheduler.h"
 #include "translate/translator.h"
 #include "web_assets.h"
@@ -57,7 +58,7 @@
 #define TOKEN     "s3cret-T0ken"
 #define FAIL(...) fail_at(__LINE__, __VA_ARGS__)
 
-static fy_translator *engine;
+static fy_registry *registry;
 static fy_scheduler *sched;
 static fy_cache *cache;
 static fy_server *servers[2]; /* [0] open, [1] token + CORS */
@@ -158,8 +159,8 @@ static void stop_all(void)
         if (seen[i]) fprintf(stderr, " %d x%lu", i, seen[i]);
     fprintf(stderr, "\n");
     for (int i = 0; i < 2; i++) fy_server_free(servers[i]);
+    fy_registry_free(registry);
     fy_scheduler_free(sched);
-    fy_translator_free(engine);
     fy_cache_free(cache);
 }
 
@@ -170,23 +171,30 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc, (void)argv;
     fy_error err = {0};
     write_model();
-    fy_translator_options to;
-    fy_translator_options_default(&to);
-    to.max_length_factor = 0.5f; /* the random toy model never ends a sentence by itself */
-    engine = fy_translator_open(tmpdir, &to, &err);
-    remove_model(); /* mapped: the files are not needed any more */
-    if (!engine) die("translator", err.msg);
     cache = fy_cache_new(0, &err); /* off: a cache would hold memory across inputs */
     if (!cache) die("cache", err.msg);
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
-    fy_translator_bind_scheduler(engine, &so);
     so.threads = 1;
     so.queue_max = 64;
     so.window_us = 0;
     so.cache = cache;
     sched = fy_scheduler_open(&so, &err);
     if (!sched) die("scheduler", err.msg);
+    fy_registry_options ro;
+    fy_registry_options_default(&ro);
+    const char *dirs[1] = {tmpdir};
+    ro.dirs = dirs;
+    ro.ndirs = 1;
+    ro.topt.max_length_factor = 0.5f; /* the random toy model never ends a sentence by itself */
+    ro.sched = sched;
+    registry = fy_registry_open(&ro, &err);
+    if (!registry) die("registry", err.msg);
+    /* Loaded now, with no memory budget it stays: the files can go. */
+    fy_lease *l = fy_registry_acquire(registry, "zh", "en", &err);
+    if (!l) die("model", err.msg);
+    fy_lease_release(l);
+    remove_model();
     for (int i = 0; i < 2; i++) {
         fy_server_options o;
         fy_server_options_default(&o);
@@ -197,17 +205,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         o.http_threads = 2;
         o.max_connections = 64;
         o.conn_timeout_s = 5;
-        o.model_name = "toy";
-        o.model_dir = "/nonexistent";
         o.version = "fuzz";
-        o.count_tokens = so.count_tokens;
-        o.count_ctx = so.ctx;
         o.quiet = 1;
         if (i == 1) {
             o.api_token = TOKEN;
             o.cors_origin = "https://example.com";
         }
-        servers[i] = fy_server_start(&o, sched, cache, &err);
+        servers[i] = fy_server_start(&o, registry, sched, cache, &err);
         if (!servers[i]) die("server", err.msg);
         body_max = o.max_chars * 6 + o.max_items * 16 + 65536;
     }

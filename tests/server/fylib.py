@@ -11,6 +11,7 @@ Every test script does:
 import http.client
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,7 +68,7 @@ T = Checks()
 class Server:
     """`fanyi serve --port 0 ARGS` running while the with-block runs."""
 
-    def __init__(self, args=(), env=None, model=MODEL):
+    def __init__(self, args=(), env=None, model=MODEL, models=None):
         self.args = list(args)
         # Sanitizer builds translate slowly: a generous deadline unless the
         # test is about deadlines.
@@ -80,7 +81,8 @@ class Server:
                                                     "FANYI_SOURCE_DIR", "FANYI_SHARED_DIR") \
                     and k not in (env or {}):
                 del self.env[k]
-        self.model = model
+        self.model = None if models else model
+        self.models = models
         self.proc = None
         self.port = None
         self.ready_line = ""
@@ -89,6 +91,8 @@ class Server:
         cmd = [BIN, "serve", "--port", "0"]
         if self.model:
             cmd += ["--model", self.model]
+        if self.models:
+            cmd += ["--models", self.models]
         cmd += self.args
         self.stderr_path = f"/tmp/fanyi-serve-{os.getpid()}-{id(self)}.log"
         self.errf = open(self.stderr_path, "w+")
@@ -99,7 +103,7 @@ class Server:
             self.proc.wait(timeout=10)
             self.errf.seek(0)
             raise RuntimeError(f"server did not start: {self.ready_line!r} {self.errf.read()}")
-        self.port = int(self.ready_line.split("model=")[0].rsplit(":", 1)[1])
+        self.port = int(re.search(r":(\d+) models=", self.ready_line).group(1))
         return self
 
     def stop(self, timeout=60):
@@ -171,8 +175,8 @@ class Server:
             out[name] = float(value)
         return out
 
-    def translate(self, text):
-        st, _, body = self.post("/translate", {"text": text})
+    def translate(self, text, **langs):
+        st, _, body = self.post("/translate", dict(text=text, **langs))
         if st != 200:
             raise RuntimeError(f"/translate {st}: {body}")
         return body["translation"]

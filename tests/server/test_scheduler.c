@@ -1,6 +1,8 @@
-/* test_scheduler.c - the scheduler with an injected fake engine: order,
+/* test_scheduler.c - the scheduler with injected fake engines: order,
  * batching across concurrent jobs, queue limit, deadlines, cancellation,
- * failures, the cache, and shutdown. Also run under TSan (-DFANYI_TSAN=ON). */
+ * failures, the cache, shutdown, several engines in one pool, pivot routes
+ * and forgetting an engine. Also run under TSan (-DFANYI_TSAN=ON). */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "translate/scheduler.h"
+#include "util/clock.h"
 
 static int passed, failed;
 
@@ -29,7 +32,10 @@ typedef struct fake {
     pthread_cond_t cond;
     int gate_closed;
     int delay_us;
-    atomic_int calls, workers, max_batch;
+    char open, close; /* brackets it puts around a sentence: "[...]" */
+    atomic_int calls, workers, freed, max_batch, mixed;
+    fy_engine engine;
+    fy_route route; /* this engine alone */
 } fake;
 
 static void *fake_worker_new(void *ctx, fy_error *err)
@@ -40,16 +46,20 @@ static void *fake_worker_new(void *ctx, fy_error *err)
     return malloc(16); /* per-worker state the engine would own */
 }
 
+static atomic_int freed_states;
+
 static void fake_worker_free(void *w)
 {
+    atomic_fetch_add(&freed_states, 1);
     free(w);
 }
 
 static int fake_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
-                          fy_error *err)
+                          float *gap, fy_error *err)
 {
     fake *f = ctx;
     if (!worker) return fy_err(err, FY_EINVAL, "no worker state");
+    for (size_t i = 0; i < n; i++) gap[i] = (float)strlen(src[i]);
     pthread_mutex_lock(&f->lock);
     while (f->gate_closed) pthread_cond_wait(&f->cond, &f->lock);
     pthread_mutex_unlock(&f->lock);
@@ -63,18 +73,28 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(src[i]);
         out[i] = malloc(len + 3);
-        out[i][0] = '[';
+        out[i][0] = f->open;
         memcpy(out[i] + 1, src[i], len);
-        memcpy(out[i] + 1 + len, "]", 2);
+        out[i][len + 1] = f->close;
+        out[i][len + 2] = '\0';
     }
     return 0;
 }
 
-static void fake_init(fake *f)
+static void fake_init_as(fake *f, const char *name, char open, char close)
 {
     memset(f, 0, sizeof *f);
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->cond, NULL);
+    f->open = open;
+    f->close = close;
+    f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name};
+    f->route = (fy_route){{&f->engine}, 1};
+}
+
+static void fake_init(fake *f)
+{
+    fake_init_as(f, "fake", '[', ']');
 }
 
 static void fake_gate(fake *f, int closed)
@@ -85,6 +105,9 @@ static void fake_gate(fake *f, int closed)
     pthread_mutex_unlock(&f->lock);
 }
 
+/* The fake engine whose route submit() uses. */
+static fake *current;
+
 static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *cache)
 {
     fy_scheduler_options o;
@@ -92,12 +115,8 @@ static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *ca
     o.threads = threads;
     o.queue_max = queue;
     o.window_us = 5000;
-    o.translate = fake_translate;
-    o.worker_new = fake_worker_new;
-    o.worker_free = fake_worker_free;
-    o.ctx = f;
     o.cache = cache;
-    o.model = "fake";
+    current = f;
     fy_error err = {0};
     fy_scheduler *s = fy_scheduler_open(&o, &err);
     if (!s) fprintf(stderr, "open: %s\n", err.msg);
@@ -151,11 +170,19 @@ static int waiter_wait(waiter *w)
     return st;
 }
 
+static fy_job *submit_via(fy_scheduler *s, const fy_route *route, const char *const *src, size_t n,
+                          int64_t deadline, waiter *w, fy_error *err)
+{
+    fy_job_callbacks cb = {on_sentence, on_done, w};
+    fy_sentence_in in[16];
+    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, route};
+    return fy_scheduler_submit(s, in, n, deadline, &cb, err);
+}
+
 static fy_job *submit(fy_scheduler *s, const char *const *src, size_t n, int64_t deadline,
                       waiter *w, fy_error *err)
 {
-    fy_job_callbacks cb = {on_sentence, on_done, w};
-    return fy_scheduler_submit(s, src, n, deadline, &cb, err);
+    return submit_via(s, &current->route, src, n, deadline, w, err);
 }
 
 /* ---- tests ---- */
@@ -166,7 +193,7 @@ static void test_order(void)
     fake_init(&f);
     fy_scheduler *s = open_sched(&f, 3, 100, NULL);
     CHECK(s != NULL);
-    CHECK(atomic_load(&f.workers) == 3);
+    CHECK(atomic_load(&f.workers) == 0); /* states are made on a worker's first batch */
     const char *src[] = {"一", "  二二  ", "三三三", "", "五"};
     waiter w;
     waiter_init(&w);
@@ -179,6 +206,8 @@ static void test_order(void)
     CHECK(!strcmp(fy_job_result(j, 3), ""));       /* empty: no engine call */
     CHECK(!strcmp(fy_job_result(j, 4), "[五]"));
     CHECK(fy_job_done(j) && fy_job_status(j, NULL) == 0);
+    CHECK(fy_job_gap(j, 0) == (float)strlen("一") && fy_job_gap(j, 3) == INFINITY);
+    CHECK(atomic_load(&f.workers) >= 1 && atomic_load(&f.workers) <= 3);
     fy_job_release(j);
     /* zero sentences completes at once */
     waiter w0;
@@ -407,6 +436,104 @@ static void test_shutdown_with_queued(void)
     fy_job_release(jb);
 }
 
+/* Two engines share the pool: every batch is one engine's. */
+static int mixed_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
+                           float *gap, fy_error *err)
+{
+    fake *f = ctx;
+    for (size_t i = 0; i < n; i++)
+        if ((src[i][0] == 'B') != (f->open == '<')) atomic_fetch_add(&f->mixed, 1);
+    return fake_translate(ctx, worker, src, n, out, gap, err);
+}
+
+static void test_two_engines(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    a.engine.translate = b.engine.translate = mixed_translate;
+    fy_scheduler *s = open_sched(&a, 2, 100, NULL);
+    waiter wa, wb;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    const char *sa[] = {"A1", "A2", "A3", "A4"}, *sb[] = {"B1", "B2", "B3"};
+    fy_job *ja = submit_via(s, &a.route, sa, 4, 0, &wa, NULL);
+    fy_job *jb = submit_via(s, &b.route, sb, 3, 0, &wb, NULL);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wb) == 0);
+    CHECK(!strcmp(fy_job_result(ja, 3), "[A4]") && !strcmp(fy_job_result(jb, 2), "<B3>"));
+    CHECK(atomic_load(&a.mixed) == 0 && atomic_load(&b.mixed) == 0);
+    fy_engine_stats st;
+    fy_scheduler_engine_stats(s, &b.engine, &st);
+    CHECK(st.sentences == 3 && st.queued == 0 && st.in_flight == 0);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_scheduler_free(s);
+}
+
+/* A pivot: each sentence goes through a, then b; each leg is cached. */
+static void test_pivot(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    fy_cache *cache = fy_cache_new(1 << 20, NULL);
+    fy_scheduler *s = open_sched(&a, 2, 100, cache);
+    fy_route both = {{&a.engine, &b.engine}, 2};
+    const char *src[] = {"x", "", "yy"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit_via(s, &both, src, 3, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == 0 && w.order_ok);
+    CHECK(!strcmp(fy_job_result(j, 0), "<[x]>") && !strcmp(fy_job_result(j, 1), ""));
+    CHECK(!strcmp(fy_job_result(j, 2), "<[yy]>"));
+    CHECK(fy_job_gap(j, 2) == 2.0f); /* the smaller of the legs' gaps: "yy" vs "[yy]" */
+    fy_job_release(j);
+    /* The second leg alone is in the cache now: "[x]" through b. */
+    const char *again[] = {"[x]"};
+    waiter w2;
+    waiter_init(&w2);
+    int calls = atomic_load(&b.calls);
+    j = submit_via(s, &b.route, again, 1, 0, &w2, NULL);
+    CHECK(w2.done == 1 && !strcmp(fy_job_result(j, 0), "<[x]>") && atomic_load(&b.calls) == calls);
+    fy_job_release(j);
+    fy_scheduler_free(s);
+    fy_cache_free(cache);
+}
+
+/* Forgetting an engine fails its queued jobs and frees its states. */
+static void test_forget(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    fake_gate(&a, 1);
+    fy_scheduler *s = open_sched(&a, 1, 100, NULL);
+    const char *one[] = {"busy"}, *two[] = {"later"}, *three[] = {"b"};
+    waiter w1, w2, w3;
+    waiter_init(&w1);
+    waiter_init(&w2);
+    waiter_init(&w3);
+    fy_job *j3 = submit_via(s, &b.route, three, 1, 0, &w3, NULL);
+    CHECK(waiter_wait(&w3) == 0); /* b has a worker state now */
+    fy_job *j1 = submit_via(s, &a.route, one, 1, 0, &w1, NULL);
+    usleep(20000); /* the only worker holds j1's batch at a's gate */
+    fy_job *j2 = submit_via(s, &a.route, two, 1, 0, &w2, NULL);
+    int freed = atomic_load(&freed_states);
+    fy_engine_stats st;
+    fy_scheduler_forget(s, &b.engine, &st);
+    CHECK(st.sentences == 1 && atomic_load(&freed_states) == freed + 1);
+    fake_gate(&a, 0);
+    fy_scheduler_forget(s, &a.engine, &st); /* j2 queued: cancelled; j1 finishes first */
+    CHECK(waiter_wait(&w1) == 0 && waiter_wait(&w2) == FY_ECANCELED);
+    fy_error err = {0};
+    fy_job_status(j2, &err);
+    CHECK(strstr(err.msg, "unloaded") != NULL);
+    fy_job_release(j1);
+    fy_job_release(j2);
+    fy_job_release(j3);
+    fy_scheduler_free(s);
+}
+
 int main(void)
 {
     test_order();
@@ -416,6 +543,9 @@ int main(void)
     test_failure_isolated();
     test_cache();
     test_shutdown_with_queued();
+    test_two_engines();
+    test_pivot();
+    test_forget();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -21,12 +21,16 @@ with Server(["--threads", "2"]) as s:
     names = [e for e, _ in events]
     T.eq(names, ["sentence"] * 3 + ["done"], "three sentences then done")
     for i, (_, d) in enumerate(events[:3]):
-        T.eq(sorted(d), ["index", "source", "translation"], f"event {i} fields")
-        T.eq(d["index"], i, f"event {i} in order")
+        T.eq(sorted(d), ["index", "sentence", "source", "text", "translation"], f"event {i} fields")
+        T.eq((d["index"], d["text"], d["sentence"]), (i, 0, i), f"event {i} in order")
         T.eq(d["source"], ZH[i], f"event {i} source sentence")
         T.ok(isinstance(d["translation"], str) and d["translation"], f"event {i} translation")
     whole = s.translate(text)
-    T.eq(events[-1][1], {"translation": whole}, "done carries the joined translation")
+    T.eq(events[-1][1], {"translation": whole, "source": "zh", "target": "en"},
+         "done carries the joined translation")
+    # The sentences as streamed, with the text between them, are the result.
+    T.eq(events[0][1]["translation"] + " " + events[1][1]["translation"] + "\n\n" +
+         events[2][1]["translation"], whole, "streamed sentences are the final text's")
     T.eq(events[0][1]["translation"], s.translate(ZH[0]), "sentence event = its translation")
     # An array streams with indexes across all texts, done with an array.
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
@@ -34,11 +38,14 @@ with Server(["--threads", "2"]) as s:
     ev = sse_events(c.getresponse())
     T.eq([e for e, _ in ev], ["sentence", "sentence", "done"], "array stream")
     T.eq(ev[-1][1]["translation"], [s.translate(ZH[3]), s.translate(ZH[4])], "array done")
+    T.eq([(d["index"], d["text"], d["sentence"]) for _, d in ev[:2]], [(0, 0, 0), (1, 1, 0)],
+         "array events: index across texts, text and sentence within it")
     # Nothing to translate: just done.
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
     c.request("POST", "/translate/stream", body=json.dumps({"text": "Hello."}).encode())
     ev = sse_events(c.getresponse())
-    T.eq(ev, [("done", {"translation": "Hello."})], "English only: done at once")
+    T.eq(ev, [("done", {"translation": "Hello.", "source": "en", "target": "en"})],
+         "English only: done at once")
     # Errors before the stream starts are ordinary JSON.
     st, _, b = s.post("/translate/stream", {"text": 1})
     T.eq((st, b["error"]["code"]), (400, "invalid_request"), "stream 400 is JSON")

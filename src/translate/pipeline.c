@@ -1,0 +1,383 @@
+/* pipeline.c - a request: languages, routes, split, one job, join.
+ *
+ * Sections: choosing each text's languages, building the request (routes
+ * and documents), the job and its callbacks, and reading the results.
+ */
+#include "translate/pipeline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/detect.h"
+#include "text/segment.h"
+
+#define MAX_LEASES 8 /* distinct routes one request may take */
+
+typedef struct text {
+    fy_doc *doc;
+    char source[FY_LANG_MAX], target[FY_LANG_MAX];
+    int percent;  /* detection confidence; 100 when given */
+    int lease;    /* index into leases, -1: passed through */
+    size_t first; /* its first sentence in the job */
+} text;
+
+struct fy_request {
+    fy_registry *reg;
+    fy_request_options o;
+    char source[FY_LANG_MAX], target[FY_LANG_MAX]; /* as given ("" = choose) */
+    text *t;
+    size_t n, nsent;
+    fy_lease *leases[MAX_LEASES];
+    char lsrc[MAX_LEASES][FY_LANG_MAX], ltgt[MAX_LEASES][FY_LANG_MAX]; /* their pairs */
+    int nleases;
+    fy_sentence_in *in; /* [nsent] */
+    fy_job *job;
+    fy_request_callbacks cb;
+    size_t *text_of; /* [nsent] sentence -> its text */
+};
+
+/* ---- languages -------------------------------------------------------------- */
+
+/* Is lang the target of some model (text in it may pass through)? */
+static int is_target(fy_registry *reg, const char *lang)
+{
+    for (size_t i = 0; i < fy_registry_count(reg); i++) {
+        fy_direction_info d;
+        fy_registry_info(reg, i, &d);
+        if (!strcmp(d.target, lang)) return 1;
+    }
+    return 0;
+}
+
+/* The default target for text in src: English; for English the one
+ * language English translates into here (English itself when none); for a
+ * language nothing translates into English but some model produces, that
+ * language (the text passes through). */
+static int default_target(fy_registry *reg, const char *src, char *out, fy_error *err)
+{
+    char t[8][FY_LANG_MAX];
+    size_t n = strcmp(src, "en") ? 0 : fy_registry_targets(reg, "en", t, 8);
+    const char *pick = NULL;
+    if (strcmp(src, "en"))
+        pick = fy_registry_route_kind(reg, src, "en") ? "en" : is_target(reg, src) ? src : NULL;
+    else
+        pick = n == 0 ? "en" : n == 1 ? t[0] : NULL;
+    if (pick) {
+        snprintf(out, FY_LANG_MAX, "%s", pick);
+        return 0;
+    }
+    if (!strcmp(src, "en"))
+        return fy_err(err, FY_EINVAL,
+                      "the text is English: say which language to translate it into (%zu are "
+                      "possible here)",
+                      n);
+    return fy_err(err, FY_ENOTFOUND, "no model translates %s into English here", src);
+}
+
+/* Can text in lang be served: translated into target (or its default
+ * target), or passed through because it is already in the target? */
+static int can_take(fy_registry *reg, const char *lang, const char *target)
+{
+    char out[FY_LANG_MAX];
+    fy_error ignored;
+    if (target[0]) return !strcmp(lang, target) || fy_registry_route_kind(reg, lang, target);
+    return default_target(reg, lang, out, &ignored) == 0 || !strcmp(lang, "en");
+}
+
+/* Among the detector's guesses, the first this server can take; then the
+ * language of the script alone. Writes "" when the text has no letters.
+ * Returns 0, or FY_ENOTFOUND naming what was detected when nothing fits. */
+static int choose_source(fy_registry *reg, const fy_detection *d, const char *target, text *t,
+                         fy_error *err)
+{
+    static const struct {
+        const char *script, *lang;
+    } by_script[] = {{"Hani", "zh"}, {"Latn", "en"}, {"Kana", "ja"}, {"Hang", "ko"}};
+    const char *pick = NULL;
+    for (int k = 0; k < d->n && !pick; k++) {
+        const char *lang = d->top[k].lang;
+        if (can_take(reg, lang, target))
+            pick = lang;
+        else if (!strcmp(lang, "zh-Hant") && strcmp(target, "zh-Hant") &&
+                 can_take(reg, "zh", target))
+            pick = "zh"; /* Traditional Chinese read by a Simplified model beats no model */
+        t->percent = d->top[k].percent;
+    }
+    for (size_t k = 0; !pick && k < sizeof by_script / sizeof *by_script; k++)
+        if (!strcmp(d->script, by_script[k].script) && can_take(reg, by_script[k].lang, target))
+            pick = by_script[k].lang;
+    if (pick || !d->script[0]) { /* no letters: nothing to translate */
+        snprintf(t->source, sizeof t->source, "%s", pick ? pick : "");
+        if (!pick) t->percent = 0;
+        return 0;
+    }
+    char pairs[512];
+    fy_registry_describe(reg, pairs, sizeof pairs);
+    return fy_err(err, FY_ENOTFOUND,
+                  "the text looks like %s (%s), which no model here translates%s%s; this server "
+                  "has %s",
+                  d->n ? fy_lang_name(d->top[0].lang) : "an unknown language",
+                  d->n ? d->top[0].lang : d->script, target[0] ? " into " : "", target, pairs);
+}
+
+/* Text t's source and target. */
+static int text_languages(fy_request *q, text *t, const char *s, size_t len, fy_error *err)
+{
+    int rc = 0;
+    if (q->source[0]) {
+        snprintf(t->source, sizeof t->source, "%s", q->source);
+        t->percent = 100;
+    } else {
+        fy_detection d;
+        if ((rc = fy_detect(s, len, q->o.html, &d)))
+            return fy_err(err, rc, "cannot detect the language: invalid UTF-8");
+        if ((rc = choose_source(q->reg, &d, q->target, t, err))) return rc;
+    }
+    if (q->target[0])
+        snprintf(t->target, sizeof t->target, "%s", q->target);
+    else if (t->source[0])
+        rc = default_target(q->reg, t->source, t->target, err);
+    return rc;
+}
+
+/* ---- building ---------------------------------------------------------------- */
+
+/* The lease for src->tgt, shared by the texts that take it. */
+static int lease_for(fy_request *q, const char *src, const char *tgt, fy_error *err)
+{
+    for (int k = 0; k < q->nleases; k++)
+        if (!strcmp(q->lsrc[k], src) && !strcmp(q->ltgt[k], tgt)) return k;
+    if (q->nleases == MAX_LEASES)
+        return fy_err(err, FY_ELIMIT, "one request may take at most %d directions", MAX_LEASES);
+    fy_lease *l = fy_registry_acquire(q->reg, src, tgt, err);
+    if (!l) return err->code;
+    snprintf(q->lsrc[q->nleases], FY_LANG_MAX, "%s", src);
+    snprintf(q->ltgt[q->nleases], FY_LANG_MAX, "%s", tgt);
+    q->leases[q->nleases] = l;
+    return q->nleases++;
+}
+
+static long count_tokens(void *ctx, const char *s, size_t len)
+{
+    return fy_translator_count_tokens(ctx, s, len);
+}
+
+/* Languages, route and document of text i. */
+static int build_text(fy_request *q, size_t i, const char *s, size_t len, fy_error *err)
+{
+    text *t = &q->t[i];
+    t->lease = -1;
+    int rc = text_languages(q, t, s, len, err);
+    if (rc) return rc;
+    fy_split_options so;
+    fy_split_options_default(&so);
+    so.html = q->o.html;
+    so.raw = q->o.raw;
+    so.source = t->source;
+    so.target = t->target;
+    int translate = t->source[0] && strcmp(t->source, t->target);
+    if (translate) {
+        if ((rc = lease_for(q, t->source, t->target, err)) < 0) return rc;
+        t->lease = rc;
+        so.count_tokens = count_tokens;
+        so.count_ctx = (void *)fy_lease_first(q->leases[rc]);
+    }
+    if (!(t->doc = fy_doc_split(s, len, &so, err))) return err->code;
+    /* A text passed through keeps its sentences out of the job: its doc
+     * joins back to itself. */
+    t->first = q->nsent;
+    if (translate) q->nsent += fy_doc_sentence_count(t->doc);
+    return 0;
+}
+
+static int normalise(const char *code, const char *what, char *out, fy_error *err)
+{
+    if (fy_lang_normalize(code, out) >= 0) return 0;
+    return fy_err(err, FY_EINVAL,
+                  "%s language '%.40s' is not a language code (e.g. zh, en, zh-Hant)", what, code);
+}
+
+/* The job's sentences, in text order. */
+static int collect(fy_request *q, fy_error *err)
+{
+    q->in = calloc(q->nsent ? q->nsent : 1, sizeof *q->in);
+    q->text_of = calloc(q->nsent ? q->nsent : 1, sizeof *q->text_of);
+    if (!q->in || !q->text_of) return fy_err(err, FY_ENOMEM, "out of memory");
+    for (size_t i = 0; i < q->n; i++) {
+        text *t = &q->t[i];
+        if (t->lease < 0) continue;
+        const fy_route *route = fy_lease_route(q->leases[t->lease]);
+        for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
+            q->in[t->first + k] = (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
+                                                   fy_doc_sentence_tokens(t->doc, k), route};
+            q->text_of[t->first + k] = i;
+        }
+    }
+    return 0;
+}
+
+fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const size_t *lens, size_t n,
+                           const fy_request_options *o, size_t *bad, fy_error *err)
+{
+    if (bad) *bad = n;
+    fy_request *q = calloc(1, sizeof *q);
+    if (!q || !(q->t = calloc(n ? n : 1, sizeof *q->t))) {
+        free(q);
+        fy_err(err, FY_ENOMEM, "out of memory");
+        return NULL;
+    }
+    q->reg = reg;
+    if (o) q->o = *o;
+    q->n = n;
+    int rc = normalise(q->o.source, "source", q->source, err);
+    if (!rc) rc = normalise(q->o.target, "target", q->target, err);
+    for (size_t i = 0; i < n && !rc; i++)
+        if ((rc = build_text(q, i, texts[i], lens[i], err)) && bad) *bad = i;
+    if (!rc) rc = collect(q, err);
+    if (rc) {
+        fy_request_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+/* ---- the job ----------------------------------------------------------------- */
+
+static void on_job_sentence(void *user, size_t index, const char *translation)
+{
+    fy_request *q = user;
+    if (!q->cb.on_sentence) return;
+    size_t i = q->text_of[index], k = index - q->t[i].first;
+    size_t len = 0;
+    fy_error err = {0};
+    char *r = fy_doc_render_sentence(q->t[i].doc, k, translation, &len, &err);
+    q->cb.on_sentence(q->cb.user, i, k, r ? r : translation, r ? len : strlen(translation));
+    free(r);
+}
+
+/* The job lock is held here: the message is read later (fy_request_status). */
+static void on_job_done(void *user, int status)
+{
+    fy_request *q = user;
+    if (q->cb.on_done) q->cb.on_done(q->cb.user, status);
+}
+
+int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callbacks *cb,
+                      fy_error *err)
+{
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(sched, &st);
+    if (st.queue_max && q->nsent > st.queue_max)
+        return fy_err(err, FY_ELIMIT,
+                      "the text splits into %zu sentences; the server queues at most %zu "
+                      "(--queue): send it in smaller requests",
+                      q->nsent, st.queue_max);
+    if (cb) q->cb = *cb;
+    fy_job_callbacks jc = {on_job_sentence, on_job_done, q};
+    q->job = fy_scheduler_submit(sched, q->in, q->nsent, q->o.deadline_ms, &jc, err);
+    return q->job ? 0 : err->code;
+}
+
+int fy_request_status(const fy_request *q, fy_error *err)
+{
+    return q->job ? fy_job_status(q->job, err) : 0;
+}
+
+void fy_request_cancel(fy_request *q)
+{
+    if (q && q->job) fy_job_cancel(q->job);
+}
+
+void fy_request_free(fy_request *q)
+{
+    if (!q) return;
+    if (q->job) {
+        fy_job_cancel(q->job); /* no callbacks after this */
+        fy_job_release(q->job);
+    }
+    for (int k = 0; k < q->nleases; k++) fy_lease_release(q->leases[k]);
+    for (size_t i = 0; i < q->n; i++) fy_doc_free(q->t[i].doc);
+    free(q->t);
+    free(q->in);
+    free(q->text_of);
+    free(q);
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+size_t fy_request_count(const fy_request *q)
+{
+    return q->n;
+}
+
+size_t fy_request_sentences(const fy_request *q)
+{
+    return q->nsent;
+}
+
+char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err)
+{
+    const text *t = &q->t[i];
+    size_t m = fy_doc_sentence_count(t->doc);
+    const char **out = calloc(m ? m : 1, sizeof *out);
+    if (!out) {
+        fy_err(err, FY_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t k = 0; t->lease >= 0 && q->job && k < m; k++)
+        out[k] = fy_job_result(q->job, t->first + k);
+    char *joined = fy_doc_join_ex(t->doc, out, 0, len, spans, err);
+    free(out);
+    return joined;
+}
+
+const char *fy_request_source(const fy_request *q, size_t i, int *percent)
+{
+    if (percent) *percent = q->t[i].percent;
+    return q->t[i].source;
+}
+
+const char *fy_request_target(const fy_request *q, size_t i)
+{
+    return q->t[i].target;
+}
+
+const char *fy_request_direction(const fy_request *q, size_t i)
+{
+    int k = q->t[i].lease;
+    return k < 0 ? "" : fy_lease_name(q->leases[k]);
+}
+
+const char *fy_request_label(const fy_request *q)
+{
+    if (q->nleases == 0) return "";
+    return q->nleases == 1 ? fy_lease_name(q->leases[0]) : "mixed";
+}
+
+size_t fy_request_text_sentences(const fy_request *q, size_t i)
+{
+    return fy_doc_sentence_count(q->t[i].doc);
+}
+
+int fy_request_sentence_span(const fy_request *q, size_t i, size_t k, size_t *start, size_t *len)
+{
+    return fy_doc_sentence_span(q->t[i].doc, k, start, len);
+}
+
+const char *fy_request_sentence(const fy_request *q, size_t i, size_t k)
+{
+    return fy_doc_sentence(q->t[i].doc, k, NULL);
+}
+
+float fy_request_gap(const fy_request *q, size_t i)
+{
+    const text *t = &q->t[i];
+    float g = INFINITY;
+    for (size_t k = 0; t->lease >= 0 && q->job && k < fy_doc_sentence_count(t->doc); k++) {
+        float v = fy_job_gap(q->job, t->first + k);
+        if (v < g) g = v;
+    }
+    return g;
+}

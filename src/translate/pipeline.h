@@ -1,0 +1,119 @@
+/* pipeline.h - one translation request, from texts to translated texts.
+ *
+ * The request pipeline the server and the CLI share:
+ *
+ *   texts ─► per text: its source language (given, or detected: text/detect.h)
+ *         ─► a route for source->target from the registry (its models
+ *            loaded and pinned; direct, or through English)
+ *         ─► split into sentences for that source and target (text/segment.h)
+ *         ─► ONE scheduler job for the sentences of every text
+ *         ─► each sentence, as it is translated, rendered exactly as it
+ *            will stand in the result (for streaming)
+ *         ─► the join per text, with each sentence's place in the source.
+ *
+ * A text already in the target language, or with nothing to translate
+ * (no letters), comes back as it is. A request is used by one thread at a
+ * time, except that its callbacks run on scheduler threads.
+ */
+#ifndef FY_TRANSLATE_PIPELINE_H
+#define FY_TRANSLATE_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "translate/models.h"
+#include "translate/scheduler.h"
+#include "util/error.h"
+#include "util/lang.h"
+
+typedef struct fy_request_options {
+    const char *source;  /* language tag (any form util/lang.h takes); NULL, "" or
+                            "auto": detected per text */
+    const char *target;  /* language tag; NULL or "": English, or for English
+                            text the one language English translates into */
+    int html;            /* the texts are HTML: markup is kept */
+    int raw;             /* each text is exactly one sentence, output untouched */
+    int64_t deadline_ms; /* fy_now_ms() time after which the job fails; 0: none */
+} fy_request_options;
+
+typedef struct fy_request fy_request;
+
+/* Builds a request for n texts (texts[i] of lens[i] bytes, copied): normalises
+ * the language codes, detects sources, acquires the routes (loading models
+ * as needed) and splits the texts. Returns NULL with err, and with the
+ * index of the text at fault in *bad (if non-NULL; n when no text is):
+ *   FY_EINVAL    a language code that is not one, invalid UTF-8 or a NUL
+ *                byte ("invalid UTF-8 at byte 7")
+ *   FY_ENOTFOUND no model translates a text's pair (the message names the
+ *                pair and the pairs there are)
+ *   FY_ENOMEM, or the error of a model that failed to load. */
+fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const size_t *lens, size_t n,
+                           const fy_request_options *o, size_t *bad, fy_error *err);
+
+typedef struct fy_request_callbacks {
+    /* Sentence k of text i is translated, rendered as it will stand in the
+     * result (clean-up, protected spans, inline tags). In order (text by
+     * text, sentence by sentence), once each, on a scheduler thread (or in
+     * fy_request_submit). rendered is borrowed for the call. */
+    void (*on_sentence)(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
+    /* Every sentence is done (0) or the request failed: FY_ETIMEOUT,
+     * FY_ECANCELED, or the engine's code (message via fy_request_status). */
+    void (*on_done)(void *user, int status);
+    void *user;
+} fy_request_callbacks;
+
+/* Submits every sentence of the request as one job to sched. Returns 0, or
+ * FY_EBUSY (the queue is full now: try later), FY_ELIMIT (more sentences
+ * than the queue can ever hold), FY_ECANCELED (shutting down), FY_ENOMEM.
+ * Callbacks may run before this returns (cached or empty sentences). */
+int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callbacks *cb,
+                      fy_error *err);
+
+/* The request's status (0 while running or when done) and message. */
+int fy_request_status(const fy_request *q, fy_error *err);
+
+/* Stops it: no callback runs once this returns. Harmless when done. */
+void fy_request_cancel(fy_request *q);
+
+/* Cancels, releases the models and frees q; NULL harmless. */
+void fy_request_free(fy_request *q);
+
+/* ---- what a request holds (valid until fy_request_free) -------------------- */
+
+size_t fy_request_count(const fy_request *q);     /* texts */
+size_t fy_request_sentences(const fy_request *q); /* sentences of all texts */
+
+/* The translation of text i once the request is done: a malloc'd
+ * NUL-terminated string (*len its length if non-NULL), or NULL with
+ * FY_ENOMEM. spans (if non-NULL, 2 per sentence of the text) receives each
+ * sentence's byte offset and length in the result. */
+char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err);
+
+/* Text i's source language: the one given, or detected (normalised tag; ""
+ * when the text has no letters). *percent (if non-NULL): the detector's
+ * confidence, 100 when the language was given. */
+const char *fy_request_source(const fy_request *q, size_t i, int *percent);
+
+/* Text i's target language (normalised tag): the one given, else the
+ * default for its source. */
+const char *fy_request_target(const fy_request *q, size_t i);
+
+/* Text i's direction ("zh-en", "de-en-zh" through English), or "" when it
+ * is passed through untranslated. */
+const char *fy_request_direction(const fy_request *q, size_t i);
+
+/* The request's direction for logs and metrics: the first text's that has
+ * one, "mixed" when texts took different ones, "" when none did. */
+const char *fy_request_label(const fy_request *q);
+
+/* Sentences of text i, and where sentence k came from in the text. */
+size_t fy_request_text_sentences(const fy_request *q, size_t i);
+int fy_request_sentence_span(const fy_request *q, size_t i, size_t k, size_t *start, size_t *len);
+
+/* Sentence k of text i as the engine saw it (borrowed). */
+const char *fy_request_sentence(const fy_request *q, size_t i, size_t k);
+
+/* The smallest logit gap over text i's sentences (INFINITY when unknown). */
+float fy_request_gap(const fy_request *q, size_t i);
+
+#endif
