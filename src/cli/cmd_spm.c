@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/buf.h"
 #include "text/spm.h"
 
 static const char encode_usage[] =
@@ -36,14 +37,7 @@ typedef struct scratch {
 
 static void *scratch_get(scratch *s, size_t bytes)
 {
-    if (bytes <= s->cap) return s->p;
-    size_t cap = s->cap ? s->cap : 4096;
-    while (cap < bytes) cap *= 2;
-    void *p = realloc(s->p, cap);
-    if (!p) return NULL;
-    s->p = p;
-    s->cap = cap;
-    return p;
+    return fy_vec_reserve(&s->p, &s->cap, bytes, 1) ? NULL : s->p;
 }
 
 static void put_ids(const int32_t *ids, long n, FILE *out)

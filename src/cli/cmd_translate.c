@@ -25,6 +25,7 @@
 #include "model/discover.h"
 #include "translate/models.h"
 #include "translate/pipeline.h"
+#include "util/buf.h"
 
 #define CMD "translate"
 
@@ -150,24 +151,20 @@ static void block_clear(block *b)
 /* Reads all of stdin as one text (--html). */
 static int read_all(block *b, FILE *in)
 {
-    size_t len = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len - 1, in);
-        if (ferror(in)) break;
-        if (feof(in)) {
-            buf[len] = '\0';
-            b->lines[0] = buf;
-            b->lens[0] = len;
-            b->n = 1;
-            return 0;
-        }
-        char *grown = len + 1 >= cap ? realloc(buf, cap *= 2) : buf;
-        if (!grown) break;
-        buf = grown;
+    fy_buf all = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) fy_buf_put(&all, chunk, n);
+    if (ferror(in)) {
+        fy_buf_free(&all);
+        return -1;
     }
-    free(buf);
-    return -1;
+    if (!(b->lines[0] = fy_buf_take(&all, &b->lens[0]))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    b->n = 1;
+    return 0;
 }
 
 /* Reads up to b->cap lines; returns how many (0 at end of input), -1 on a

@@ -187,11 +187,6 @@ void fy_decoder_free(fy_decoder *dec)
     free(dec);
 }
 
-int fy_decoder_depth(const fy_decoder *dec)
-{
-    return dec->depth;
-}
-
 static size_t max_size(size_t a, size_t b)
 {
     return a > b ? a : b;

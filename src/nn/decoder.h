@@ -70,8 +70,6 @@ void fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q,
 /* Frees dec; NULL is harmless. */
 void fy_decoder_free(fy_decoder *dec);
 
-int fy_decoder_depth(const fy_decoder *dec);
-
 /* Linear-layer scratch bytes for up to rows rows (the output layer
  * included), or for the cross-attention projection of rows source tokens. */
 size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows);

@@ -213,16 +213,6 @@ int fy_linear_out(const fy_linear *l)
     return l->n;
 }
 
-int fy_linear_is_int8(const fy_linear *l)
-{
-    return l->int8;
-}
-
-fy_isa fy_linear_isa(const fy_linear *l)
-{
-    return l->kern->isa;
-}
-
 size_t fy_linear_scratch_bytes(const fy_linear *l, int m)
 {
     size_t bytes;

@@ -76,8 +76,6 @@ void fy_linear_free(fy_linear *l);
 
 int fy_linear_in(const fy_linear *l);  /* k */
 int fy_linear_out(const fy_linear *l); /* n */
-int fy_linear_is_int8(const fy_linear *l);
-fy_isa fy_linear_isa(const fy_linear *l); /* the kernel path it was prepared for */
 
 /* Scratch bytes fy_linear_forward needs for m rows (the quantised
  * activations and, for column subsets, a gather buffer). */

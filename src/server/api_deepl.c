@@ -7,20 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static json_t *deepl_item(req *r, size_t i, const char *translation)
+{
+    char code[FY_LANG_MAX];
+    return json_pack("{s:s,s:s}", "detected_source_language",
+                     task_code(r, task_lang(r, i), code, sizeof code), "text", translation);
+}
+
 static enum MHD_Result deepl_finish(req *r)
 {
-    json_t *list = json_array();
-    for (size_t i = 0; i < task_count(r); i++) {
-        char *s = task_join(r, i), code[FY_LANG_MAX];
-        if (!s) {
-            json_decref(list);
-            return reply_error(r, 500, "out of memory");
-        }
-        json_array_append_new(list, json_pack("{s:s,s:s}", "detected_source_language",
-                                              task_code(r, task_lang(r, i), code, sizeof code),
-                                              "text", s));
-        free(s);
-    }
+    json_t *list = task_each(r, deepl_item);
+    if (!list) return reply_error(r, 500, "out of memory");
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
 }
 

@@ -7,36 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+static json_t *google_item(req *r, size_t i, const char *translation)
+{
+    char code[FY_LANG_MAX];
+    return json_pack("{s:s,s:s}", "translatedText", translation, "detectedSourceLanguage",
+                     task_code(r, task_lang(r, i), code, sizeof code));
+}
+
 static enum MHD_Result google_finish(req *r)
 {
-    json_t *list = json_array();
-    for (size_t i = 0; i < task_count(r); i++) {
-        char *s = task_join(r, i), code[FY_LANG_MAX];
-        if (!s) {
-            json_decref(list);
-            return reply_error(r, 500, "out of memory");
-        }
-        json_array_append_new(list,
-                              json_pack("{s:s,s:s}", "translatedText", s, "detectedSourceLanguage",
-                                        task_code(r, task_lang(r, i), code, sizeof code)));
-        free(s);
-    }
+    json_t *list = task_each(r, google_item);
+    if (!list) return reply_error(r, 500, "out of memory");
     return reply_json(r, 200, json_pack("{s:{s:o}}", "data", "translations", list));
 }
 
 enum MHD_Result api_google(req *r)
 {
     json_t *in = api_body(r);
-    const char *src, *tgt, *format;
+    const char *src, *tgt;
+    int html;
     langs lg;
     if (!in || field_string(r, in, "source", NULL, &src) ||
-        field_string(r, in, "target", NULL, &tgt) || field_string(r, in, "format", "html", &format))
-        return REPLIED(r);
-    if (strcmp(format, "text") && strcmp(format, "html"))
-        return reply_error(r, 400, "field 'format' must be \"text\" or \"html\", not \"%s\"",
-                           format);
-    if (task_langs(r, "source", src, "target", tgt, 1, &lg) ||
-        task_texts(r, in, "q", 1, !strcmp(format, "html"), &lg))
+        field_string(r, in, "target", NULL, &tgt) || field_format(r, in, "html", &html) ||
+        task_langs(r, "source", src, "target", tgt, 1, &lg) || task_texts(r, in, "q", 1, html, &lg))
         return REPLIED(r);
     return task_submit(r, google_finish);
 }

@@ -6,19 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+static json_t *imme_item(req *r, size_t i, const char *translation)
+{
+    return json_pack("{s:s,s:s}", "detected_source_lang", task_lang(r, i), "text", translation);
+}
+
 static enum MHD_Result imme_finish(req *r)
 {
-    json_t *list = json_array();
-    for (size_t i = 0; i < task_count(r); i++) {
-        char *s = task_join(r, i);
-        if (!s) {
-            json_decref(list);
-            return reply_error(r, 500, "out of memory");
-        }
-        json_array_append_new(
-            list, json_pack("{s:s,s:s}", "detected_source_lang", task_lang(r, i), "text", s));
-        free(s);
-    }
+    json_t *list = task_each(r, imme_item);
+    if (!list) return reply_error(r, 500, "out of memory");
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
 }
 

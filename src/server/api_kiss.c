@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static json_t *kiss_item(req *r, size_t i, const char *translation)
+{
+    return json_pack("{s:s,s:s}", "text", translation, "src", task_lang(r, i));
+}
+
 static enum MHD_Result kiss_finish(req *r)
 {
     const char *to = json_string_value(json_object_get(r->in, "to"));
@@ -16,16 +21,8 @@ static enum MHD_Result kiss_finish(req *r)
         free(s);
         return reply_json(r, 200, body);
     }
-    json_t *list = json_array();
-    for (size_t i = 0; i < task_count(r); i++) {
-        char *s = task_join(r, i);
-        if (!s) {
-            json_decref(list);
-            return reply_error(r, 500, "out of memory");
-        }
-        json_array_append_new(list, json_pack("{s:s,s:s}", "text", s, "src", task_lang(r, i)));
-        free(s);
-    }
+    json_t *list = task_each(r, kiss_item);
+    if (!list) return reply_error(r, 500, "out of memory");
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
 }
 

@@ -37,16 +37,12 @@ static enum MHD_Result libre_finish(req *r)
 
 enum MHD_Result api_libre(req *r, json_t *in)
 {
-    const char *src, *tgt, *format;
+    const char *src, *tgt;
+    int html;
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
-        field_string(r, in, "format", "text", &format))
-        return REPLIED(r);
-    if (strcmp(format, "text") && strcmp(format, "html"))
-        return reply_error(r, 400, "field 'format' must be \"text\" or \"html\", not \"%s\"",
-                           format);
-    if (task_langs(r, "source", src, "target", tgt, 1, &lg) ||
-        task_texts(r, in, "q", 1, !strcmp(format, "html"), &lg))
+        field_format(r, in, "text", &html) || task_langs(r, "source", src, "target", tgt, 1, &lg) ||
+        task_texts(r, in, "q", 1, html, &lg))
         return REPLIED(r);
     return task_submit(r, libre_finish);
 }

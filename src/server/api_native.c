@@ -71,26 +71,17 @@ enum MHD_Result api_translate(req *r)
 
 /* ---- server-sent events -------------------------------------------------- */
 
-/* Appends one event; r->lock held. */
+/* Appends one event; r->lock held. A failed allocation loses the event,
+ * and the stream ends with the final event's error instead (ev.oom). */
 static void ev_append(req *r, const char *event, json_t *data)
 {
     char *text = json_dumps(data, JSON_COMPACT);
     json_decref(data);
-    if (!text) return;
-    size_t need = strlen(event) + strlen(text) + 32;
-    if (r->ev_len + need > r->ev_cap) {
-        size_t cap = r->ev_cap ? r->ev_cap : 1024;
-        while (cap < r->ev_len + need) cap *= 2;
-        char *p = realloc(r->ev, cap);
-        if (!p) {
-            free(text);
-            return;
-        }
-        r->ev = p;
-        r->ev_cap = cap;
+    if (!text) {
+        r->ev.oom = 1;
+        return;
     }
-    r->ev_len += (size_t)snprintf(r->ev + r->ev_len, r->ev_cap - r->ev_len,
-                                  "event: %s\ndata: %s\n\n", event, text);
+    fy_buf_printf(&r->ev, "event: %s\ndata: %s\n\n", event, text);
     free(text);
 }
 
@@ -146,10 +137,14 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     req *r = cls;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        if (r->ev_pos < r->ev_len) {
-            size_t n = r->ev_len - r->ev_pos;
+        if (r->ev.oom) { /* an event was lost: better no stream end than a wrong one */
+            pthread_mutex_unlock(&r->lock);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        if (r->ev_pos < r->ev.n) {
+            size_t n = r->ev.n - r->ev_pos;
             if (n > max) n = max;
-            memcpy(buf, r->ev + r->ev_pos, n);
+            memcpy(buf, r->ev.p + r->ev_pos, n);
             r->ev_pos += n;
             pthread_mutex_unlock(&r->lock);
             return (ssize_t)n;

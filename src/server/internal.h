@@ -13,6 +13,7 @@
 #include "server/server.h"
 #include "text/segment.h"
 #include "translate/pipeline.h"
+#include "util/buf.h"
 #include "util/lang.h"
 #include "web_assets.h"
 
@@ -76,8 +77,8 @@ struct req {
     /* Server-sent events (POST /translate/stream). */
     int sse;
     size_t ev_count; /* sentence events so far */
-    char *ev;
-    size_t ev_len, ev_cap, ev_pos;
+    fy_buf ev;       /* events not yet sent start at ev_pos */
+    size_t ev_pos;
     int ev_end;
     peer *cn;         /* its connection; NULL if not tracked */
     req *prev, *next; /* the server's list of live requests */
@@ -160,6 +161,11 @@ enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r));
 enum MHD_Result task_resumed(req *r);
 /* The translation of text i (malloc'd), or NULL on allocation failure. */
 char *task_join(req *r, size_t i);
+/* A JSON array of item(r, i, translation of text i) for every text (item
+ * returns a new value, NULL on error). NULL on error. */
+json_t *task_each(req *r, json_t *(*item)(req *r, size_t i, const char *translation));
+/* Field "format": "text" or "html" (def when absent) into *html; -1 after a 400. */
+int field_format(req *r, json_t *o, const char *def, int *html);
 /* Builds a JSON string or array of the joined translations. NULL on error. */
 json_t *task_join_json(req *r);
 /* Unicode characters in valid UTF-8. */

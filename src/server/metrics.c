@@ -2,8 +2,8 @@
  * requests by endpoint and status, latency histogram, the scheduler's
  * queue and batches, the cache, and the process's resident memory. */
 #include "server/internal.h"
+#include "util/buf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,36 +79,6 @@ void metrics_request(struct metrics *m, const char *endpoint, const char *direct
     pthread_mutex_unlock(&m->lock);
 }
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(buf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = b->oom ? 0 : vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (b->oom || n < 0) return;
-        if (b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap * 2 + (size_t)n;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-}
-
 static long rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -119,45 +89,49 @@ static long rss_bytes(void)
     return rss * sysconf(_SC_PAGESIZE);
 }
 
-static void render_requests(buf *b, struct metrics *m)
+static void render_requests(fy_buf *b, struct metrics *m)
 {
     pthread_mutex_lock(&m->lock);
-    put(b, "# HELP fanyi_requests_total HTTP requests by endpoint and status.\n"
-           "# TYPE fanyi_requests_total counter\n");
+    fy_buf_printf(b, "# HELP fanyi_requests_total HTTP requests by endpoint and status.\n"
+                     "# TYPE fanyi_requests_total counter\n");
     for (int i = 0; i < m->n; i++)
-        put(b, "fanyi_requests_total{endpoint=\"%s\",status=\"%d\"} %llu\n", m->s[i].endpoint,
-            m->s[i].status, (unsigned long long)m->s[i].count);
-    put(b, "# HELP fanyi_direction_requests_total Translation requests by direction and status.\n"
+        fy_buf_printf(b, "fanyi_requests_total{endpoint=\"%s\",status=\"%d\"} %llu\n",
+                      m->s[i].endpoint, m->s[i].status, (unsigned long long)m->s[i].count);
+    fy_buf_printf(
+        b, "# HELP fanyi_direction_requests_total Translation requests by direction and status.\n"
            "# TYPE fanyi_direction_requests_total counter\n");
     for (int i = 0; i < m->nd; i++)
-        put(b, "fanyi_direction_requests_total{direction=\"%s\",status=\"%d\"} %llu\n",
-            m->d[i].direction, m->d[i].status, (unsigned long long)m->d[i].count);
-    put(b, "# HELP fanyi_request_duration_seconds Time from request headers to response.\n"
-           "# TYPE fanyi_request_duration_seconds histogram\n");
+        fy_buf_printf(b, "fanyi_direction_requests_total{direction=\"%s\",status=\"%d\"} %llu\n",
+                      m->d[i].direction, m->d[i].status, (unsigned long long)m->d[i].count);
+    fy_buf_printf(b,
+                  "# HELP fanyi_request_duration_seconds Time from request headers to response.\n"
+                  "# TYPE fanyi_request_duration_seconds histogram\n");
     uint64_t cum = 0;
     for (int i = 0; i < NLAT; i++) {
         cum += m->lat[i];
-        put(b, "fanyi_request_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
-            (unsigned long long)cum);
+        fy_buf_printf(b, "fanyi_request_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
+                      (unsigned long long)cum);
     }
-    put(b, "fanyi_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-        (unsigned long long)m->lat_count);
-    put(b, "fanyi_request_duration_seconds_sum %.6f\n", m->lat_sum);
-    put(b, "fanyi_request_duration_seconds_count %llu\n", (unsigned long long)m->lat_count);
-    put(b,
+    fy_buf_printf(b, "fanyi_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                  (unsigned long long)m->lat_count);
+    fy_buf_printf(b, "fanyi_request_duration_seconds_sum %.6f\n", m->lat_sum);
+    fy_buf_printf(b, "fanyi_request_duration_seconds_count %llu\n",
+                  (unsigned long long)m->lat_count);
+    fy_buf_printf(
+        b,
         "# HELP fanyi_chars_translated_total Characters of text in successful requests.\n"
         "# TYPE fanyi_chars_translated_total counter\nfanyi_chars_translated_total %llu\n",
         (unsigned long long)m->chars);
     pthread_mutex_unlock(&m->lock);
 }
 
-static void metric(buf *b, const char *name, const char *type, const char *help,
+static void metric(fy_buf *b, const char *name, const char *type, const char *help,
                    unsigned long long v)
 {
-    put(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name, v);
+    fy_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name, v);
 }
 
-static void render_scheduler(buf *b, fy_server *s)
+static void render_scheduler(fy_buf *b, fy_server *s)
 {
     fy_scheduler_stats st;
     fy_scheduler_get_stats(s->sched, &st);
@@ -183,23 +157,24 @@ static void render_scheduler(buf *b, fy_server *s)
            st.batch_tokens);
     metric(b, "fanyi_sentences_cached_total", "counter", "Sentences answered from the cache.",
            st.cache_sentences);
-    put(b, "# HELP fanyi_batch_size Sentences per engine batch.\n"
-           "# TYPE fanyi_batch_size histogram\n");
+    fy_buf_printf(b, "# HELP fanyi_batch_size Sentences per engine batch.\n"
+                     "# TYPE fanyi_batch_size histogram\n");
     uint64_t cum = 0;
     for (int i = 0; i < FY_SCHED_HIST; i++) {
         cum += st.batch_hist[i];
         if (i < FY_SCHED_HIST - 1)
-            put(b, "fanyi_batch_size_bucket{le=\"%d\"} %llu\n", fy_sched_hist_bounds[i],
-                (unsigned long long)cum);
+            fy_buf_printf(b, "fanyi_batch_size_bucket{le=\"%d\"} %llu\n", fy_sched_hist_bounds[i],
+                          (unsigned long long)cum);
         else
-            put(b, "fanyi_batch_size_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+            fy_buf_printf(b, "fanyi_batch_size_bucket{le=\"+Inf\"} %llu\n",
+                          (unsigned long long)cum);
     }
-    put(b, "fanyi_batch_size_sum %llu\nfanyi_batch_size_count %llu\n",
-        (unsigned long long)st.batch_sentences, (unsigned long long)st.batches);
+    fy_buf_printf(b, "fanyi_batch_size_sum %llu\nfanyi_batch_size_count %llu\n",
+                  (unsigned long long)st.batch_sentences, (unsigned long long)st.batches);
 }
 
 /* One labelled sample per direction of the registry. */
-static void render_models(buf *b, fy_server *s)
+static void render_models(fy_buf *b, fy_server *s)
 {
     static const struct {
         const char *name, *type, *help;
@@ -221,12 +196,14 @@ static void render_models(buf *b, fy_server *s)
     }
     for (size_t i = 0; i < n; i++) fy_registry_info(s->reg, i, &d[i]);
     for (size_t k = 0; k < sizeof m / sizeof *m; k++) {
-        put(b, "# HELP %s %s\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name, m[k].type);
+        fy_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name,
+                      m[k].type);
         for (size_t i = 0; i < n; i++) {
             uint64_t v[] = {(uint64_t)d[i].loaded, d[i].bytes,          d[i].loads,
                             d[i].unloads,          d[i].work.sentences, d[i].work.batches,
                             d[i].work.cache_hits};
-            put(b, "%s{direction=\"%s\"} %llu\n", m[k].name, d[i].name, (unsigned long long)v[k]);
+            fy_buf_printf(b, "%s{direction=\"%s\"} %llu\n", m[k].name, d[i].name,
+                          (unsigned long long)v[k]);
         }
     }
     free(d);
@@ -238,8 +215,7 @@ static void render_models(buf *b, fy_server *s)
 
 char *metrics_render(fy_server *s, size_t *len)
 {
-    buf b = {malloc(8192), 0, 8192, 0};
-    if (!b.p) return NULL;
+    fy_buf b = {0};
     render_requests(&b, s->metrics);
     render_scheduler(&b, s);
     render_models(&b, s);
@@ -269,10 +245,5 @@ char *metrics_render(fy_server *s, size_t *len)
            (unsigned long long)rss_bytes());
     metric(&b, "fanyi_uptime_seconds", "gauge", "Seconds since the server started.",
            (unsigned long long)(time(NULL) - s->started_s));
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    *len = b.len;
-    return b.p;
+    return fy_buf_take(&b, len);
 }

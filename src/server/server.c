@@ -260,13 +260,7 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
     if (!key) return MHD_YES; /* a multipart part without a name: ignored */
     struct field *f = fm->n ? &fm->f[fm->n - 1] : NULL;
     if (off == 0 || !f || strcmp(f->key, key)) {
-        if (fm->n == fm->cap) {
-            size_t cap = fm->cap ? 2 * fm->cap : 8;
-            struct field *nf = realloc(fm->f, cap * sizeof *nf);
-            if (!nf) return MHD_NO;
-            fm->f = nf;
-            fm->cap = cap;
-        }
+        if (fy_vec_reserve((void **)&fm->f, &fm->cap, fm->n + 1, sizeof *fm->f)) return MHD_NO;
         f = &fm->f[fm->n];
         *f = (struct field){strdup(key), NULL, 0};
         if (!f->key) return MHD_NO;
@@ -418,14 +412,7 @@ static enum MHD_Result body_append(req *r, const char *data, size_t n)
         r->over += n;
         return r->over > 8 * limit ? MHD_NO : MHD_YES;
     }
-    if (r->len + n + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 4096;
-        while (cap < r->len + n + 1) cap *= 2;
-        char *b = realloc(r->body, cap);
-        if (!b) return MHD_NO;
-        r->body = b;
-        r->cap = cap;
-    }
+    if (fy_vec_reserve((void **)&r->body, &r->cap, r->len + n + 1, 1)) return MHD_NO;
     memcpy(r->body + r->len, data, n);
     r->len += n;
     r->body[r->len] = '\0';
@@ -470,9 +457,7 @@ static req *req_new(fy_server *s, struct MHD_Connection *conn)
     r->cn = ci ? ci->socket_context : NULL;
     req_set_id(r);
     pthread_mutex_lock(&s->lock);
-    r->next = s->live;
-    if (s->live) s->live->prev = r;
-    s->live = r;
+    FY_LIST_PUSH(s->live, r);
     s->nlive++;
     pthread_mutex_unlock(&s->lock);
     return r;
@@ -482,17 +467,13 @@ static void req_free(req *r)
 {
     fy_server *s = r->srv;
     pthread_mutex_lock(&s->lock);
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        s->live = r->next;
-    if (r->next) r->next->prev = r->prev;
+    FY_LIST_UNLINK(s->live, r);
     s->nlive--;
     pthread_mutex_unlock(&s->lock);
     fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
     json_decref(r->in);
     free(r->body);
-    free(r->ev);
+    fy_buf_free(&r->ev);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -646,11 +627,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
         if (!cn || cn == &refused_peer) return;
         *socket_context = NULL;
         pthread_mutex_lock(&s->conn_lock);
-        if (cn->prev)
-            cn->prev->next = cn->next;
-        else
-            s->conns = cn->next;
-        if (cn->next) cn->next->prev = cn->prev;
+        FY_LIST_UNLINK(s->conns, cn);
         s->nconns--;
         pthread_mutex_unlock(&s->conn_lock);
         free(cn);
@@ -666,9 +643,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
         s->conns_refused++;
     } else if (cn) {
         *cn = (peer){.fd = ci->connect_fd, .since_ms = fy_now_ms(), .receiving = 1};
-        cn->next = s->conns;
-        if (s->conns) s->conns->prev = cn;
-        s->conns = cn;
+        FY_LIST_PUSH(s->conns, cn);
         s->nconns++;
         *socket_context = cn;
     }

@@ -307,6 +307,33 @@ char *task_join(req *r, size_t i)
     return fy_request_text(r->q, i, NULL, NULL, &err);
 }
 
+json_t *task_each(req *r, json_t *(*item)(req *r, size_t i, const char *translation))
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < task_count(r); i++) {
+        char *s = task_join(r, i);
+        json_t *v = s ? item(r, i, s) : NULL;
+        free(s);
+        if (!v || json_array_append_new(list, v)) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+int field_format(req *r, json_t *o, const char *def, int *html)
+{
+    const char *format;
+    if (field_string(r, o, "format", def, &format)) return -1;
+    if (strcmp(format, "text") && strcmp(format, "html")) {
+        reply_error(r, 400, "field 'format' must be \"text\" or \"html\", not \"%s\"", format);
+        return -1;
+    }
+    *html = !strcmp(format, "html");
+    return 0;
+}
+
 json_t *task_join_json(req *r)
 {
     json_t *arr = r->array ? json_array() : NULL;

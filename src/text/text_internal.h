@@ -11,35 +11,14 @@
 #include <stdint.h>
 
 #include "text/segment.h"
+#include "util/buf.h"
 #include "util/error.h"
-
-/* ---- growable byte buffer --------------------------------------------- */
-
-typedef struct fy_buf {
-    char *p;
-    size_t n, cap;
-    int oom; /* set once an allocation failed; later puts are ignored */
-} fy_buf;
-
-void fy_buf_put(fy_buf *b, const void *s, size_t n);
-void fy_buf_putc(fy_buf *b, char c);
-void fy_buf_putcp(fy_buf *b, uint32_t cp);
-/* Returns the NUL-terminated contents (ownership passes to the caller), or
- * NULL if any put ran out of memory (the buffer is freed then). */
-char *fy_buf_take(fy_buf *b, size_t *len);
-void fy_buf_free(fy_buf *b);
-
-/* Ensures *v (elements of size elem) has room for need elements. 0 or
- * FY_ENOMEM. */
-int fy_vec_reserve(void **v, size_t *cap, size_t need, size_t elem);
 
 /* ---- UTF-8 and character classes -------------------------------------- */
 
 /* Decodes the code point at s[i] (i < len). *n receives its byte length
  * (>= 1). An invalid or truncated sequence decodes as U+FFFD, n = 1. */
 uint32_t fy_utf8_get(const char *s, size_t len, size_t i, size_t *n);
-/* Encodes cp (<= U+10FFFF) into o; returns its length (1..4). */
-size_t fy_utf8_put(char *o, uint32_t cp);
 /* Start of the character that ends at i (i > 0); never below 0. */
 size_t fy_utf8_back(const char *s, size_t i);
 int fy_cp_is_han(uint32_t cp);   /* CJK unified ideographs (all blocks) */

@@ -166,11 +166,6 @@ void fy_translator_free(fy_translator *t)
     free(t);
 }
 
-const fy_model_config *fy_translator_config(const fy_translator *t)
-{
-    return t->cfg;
-}
-
 const fy_bundle *fy_translator_bundle(const fy_translator *t)
 {
     return t->b;
@@ -179,11 +174,6 @@ const fy_bundle *fy_translator_bundle(const fy_translator *t)
 const fy_translator_options *fy_translator_options_get(const fy_translator *t)
 {
     return &t->opt;
-}
-
-int fy_translator_has_shortlist(const fy_translator *t)
-{
-    return t->shortlist != NULL;
 }
 
 long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t len)
@@ -350,11 +340,6 @@ void fy_worker_free(fy_worker *w)
     if (!w) return;
     free(w->arena);
     free(w);
-}
-
-size_t fy_worker_arena_bytes(const fy_worker *w)
-{
-    return w->arena_bytes;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -51,14 +51,8 @@ fy_translator *fy_translator_open(const char *model_dir, const fy_translator_opt
 /* Frees t; NULL is harmless. Every worker of t must be freed first. */
 void fy_translator_free(fy_translator *t);
 
-/* The model's architecture (borrowed, lives as long as t). */
-const fy_model_config *fy_translator_config(const fy_translator *t);
-
 /* The options t was opened with (defaults filled in). */
 const fy_translator_options *fy_translator_options_get(const fy_translator *t);
-
-/* 1 when t decodes with a shortlist. */
-int fy_translator_has_shortlist(const fy_translator *t);
 
 /* A worker for t: allocates its whole scratch arena now (sized from t's
  * options). Use it from one thread at a time. NULL + message on error. */
@@ -69,9 +63,6 @@ void fy_worker_free(fy_worker *w);
 
 /* Bytes of scratch one worker of t allocates (without allocating it). */
 size_t fy_translator_worker_bytes(const fy_translator *t);
-
-/* Bytes of scratch the worker holds (for logs and tests). */
-size_t fy_worker_arena_bytes(const fy_worker *w);
 
 /* Translates n sentences (UTF-8, one sentence each, no newline) as one
  * batch. out[i] receives a malloc'd NUL-terminated translation the caller

@@ -44,37 +44,3 @@ void fy_err_clear(fy_error *err)
     err->code = 0;
     err->msg[0] = '\0';
 }
-
-const char *fy_strerror(int code)
-{
-    switch (code) {
-    case FY_OK:
-        return "success";
-    case FY_EINVAL:
-        return "invalid input";
-    case FY_EIO:
-        return "I/O error";
-    case FY_EFORMAT:
-        return "format error";
-    case FY_ENOMEM:
-        return "out of memory";
-    case FY_EUNSUPPORTED:
-        return "unsupported";
-    case FY_ENOTFOUND:
-        return "not found";
-    case FY_ENET:
-        return "network error";
-    case FY_EHASH:
-        return "checksum mismatch";
-    case FY_ELIMIT:
-        return "limit exceeded";
-    case FY_EBUSY:
-        return "busy";
-    case FY_ETIMEOUT:
-        return "timed out";
-    case FY_ECANCELED:
-        return "canceled";
-    default:
-        return "unknown error";
-    }
-}

@@ -39,7 +39,4 @@ int fy_err_prefix(fy_error *err, const char *fmt, ...) __attribute__((format(pri
 /* Clears err (if non-NULL). */
 void fy_err_clear(fy_error *err);
 
-/* A short static name for a code ("format error", ...). */
-const char *fy_strerror(int code);
-
 #endif

@@ -205,8 +205,3 @@ int fy_lang_is_cjk(const char *tag)
 {
     return tag && (!strcmp(tag, "zh") || !strcmp(tag, "zh-Hant") || !strcmp(tag, "ja"));
 }
-
-int fy_lang_equal(const char *a, const char *b)
-{
-    return a && b && !strcmp(a, b);
-}

@@ -50,7 +50,4 @@ const char *fy_lang_name(const char *tag);
  * words (zh, zh-Hant, ja), else 0. */
 int fy_lang_is_cjk(const char *tag);
 
-/* 1 when a and b are the same normalised tag. */
-int fy_lang_equal(const char *a, const char *b);
-
 #endif
