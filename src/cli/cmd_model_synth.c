@@ -33,24 +33,27 @@ extern char **environ;
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: fanyi model synth --preset tiny|base|base-memory --seed N --out DIR\n"
-            "                         [--int8] [--shortlist] [--separate-vocab]\n"
-            "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
-            "                         [--name LANGS] [--corpus-lines N]\n"
-            "\n"
-            "Writes a model with the real Firefox Translations layout and random weights.\n"
-            "  --preset P        tiny (d256 ffn1536 6/2), base (d512 ffn2048 6/2),\n"
-            "                    base-memory (d384 ffn1536 6/4); 8 heads\n"
-            "  --seed N          weights, shortlist and corpus seed\n"
-            "  --out DIR         output directory (created if missing)\n"
-            "  --int8            intgemm8 weights with activation scales (int8shiftAlphaAll)\n"
-            "  --shortlist       also write lex.50.50.LANGS.s2t.bin\n"
-            "  --separate-vocab  encoder_Wemb/decoder_Wemb with srcvocab/trgvocab files\n"
-            "  --vocab FILE      reuse a trained .spm instead of training (shared vocab)\n"
-            "  --src-vocab F, --trg-vocab F   the same for --separate-vocab\n"
-            "  --name LANGS      file name infix (default zhen)\n"
-            "  --corpus-lines N  lines per language in the generated corpus (default 20000)\n");
+    fprintf(out, "usage: fanyi model synth --preset tiny|base|base-memory --seed N --out DIR\n"
+                 "                         [--int8] [--shortlist] [--separate-vocab]\n"
+                 "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
+                 "                         [--name LANGS] [--corpus-lines N] [--output-scales L]\n"
+                 "\n"
+                 "Writes a model with the real Firefox Translations layout and random weights.\n"
+                 "  --preset P        tiny (d256 ffn1536 6/2), base (d512 ffn2048 6/2),\n"
+                 "                    base-memory (d384 ffn1536 6/4); 8 heads\n"
+                 "  --seed N          weights, shortlist and corpus seed\n"
+                 "  --out DIR         output directory (created if missing)\n"
+                 "  --int8            intgemm8 weights with activation scales (int8shiftAlphaAll)\n"
+                 "  --shortlist       also write lex.50.50.LANGS.s2t.bin\n"
+                 "  --separate-vocab  encoder_Wemb/decoder_Wemb with srcvocab/trgvocab files\n"
+                 "  --vocab FILE      reuse a trained .spm instead of training (shared vocab)\n"
+                 "  --src-vocab F, --trg-vocab F   the same for --separate-vocab\n"
+                 "  --name LANGS      file name infix (default zhen)\n"
+                 "  --corpus-lines N  lines per language in the generated corpus (default 20000)\n"
+                 "  --output-scales L int8: the output layer's activation scales to write, a\n"
+                 "                    comma list of none (none_QuantMultA) and wemb\n"
+                 "                    ([decoder_]Wemb_QuantMultA), each optionally =FACTOR on its\n"
+                 "                    value (default: those the real models have)\n");
 }
 
 /* ------------------------------------------------------------ corpus */
@@ -328,11 +331,42 @@ typedef struct args {
     const char *preset, *out, *name, *vocab, *src_vocab, *trg_vocab;
     int int8, shortlist, separate, have_seed;
     long seed, corpus_lines;
+    unsigned out_scales;            /* FY_SYNTH_SCALE_* bits, 0 = the real set */
+    float none_factor, wemb_factor; /* 0 = 1 */
 } args;
+
+/* --output-scales LIST: comma-separated "none" and "wemb", each optionally
+ * "=FACTOR" (a positive number multiplying its analytic value). */
+static int parse_scales(const char *text, args *a)
+{
+    char buf[128];
+    if (strlen(text) >= sizeof buf) return cli_usage_error(CMD, "--output-scales: too long");
+    memcpy(buf, text, strlen(text) + 1);
+    a->out_scales = 0;
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        double f = 1.0;
+        if (eq) {
+            *eq = '\0';
+            if (cli_parse_double(CMD, "--output-scales", eq + 1, 0.0, 1e6, &f)) return 2;
+        }
+        unsigned bit = !strcmp(item, "none")   ? FY_SYNTH_SCALE_NONE
+                       : !strcmp(item, "wemb") ? FY_SYNTH_SCALE_WEMB
+                                               : 0;
+        if (!bit || (a->out_scales & bit))
+            return cli_usage_error(CMD, "--output-scales: '%s' is not none or wemb (once each)",
+                                   item);
+        a->out_scales |= bit;
+        *(bit == FY_SYNTH_SCALE_NONE ? &a->none_factor : &a->wemb_factor) = (float)f;
+    }
+    if (!a->out_scales) return cli_usage_error(CMD, "--output-scales: empty list");
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, args *a)
 {
-    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES };
+    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES, O_SCALES };
     static const struct option longopts[] = {{"preset", required_argument, NULL, 'p'},
                                              {"seed", required_argument, NULL, 's'},
                                              {"out", required_argument, NULL, 'o'},
@@ -344,6 +378,7 @@ static int parse_args(int argc, char **argv, args *a)
                                              {"trg-vocab", required_argument, NULL, O_TRG},
                                              {"name", required_argument, NULL, O_NAME},
                                              {"corpus-lines", required_argument, NULL, O_LINES},
+                                             {"output-scales", required_argument, NULL, O_SCALES},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
@@ -389,6 +424,9 @@ static int parse_args(int argc, char **argv, args *a)
         case O_LINES:
             if (cli_parse_long(CMD, "--corpus-lines", optarg, 1000, 10000000, &a->corpus_lines))
                 return 2;
+            break;
+        case O_SCALES:
+            if (parse_scales(optarg, a)) return 2;
             break;
         default:
             return 2;
@@ -450,6 +488,9 @@ int cmd_model_synth(int argc, char **argv)
     o.seed = (uint64_t)a.seed;
     o.int8 = a.int8;
     o.separate_vocab = a.separate;
+    o.out_scales = a.out_scales;
+    o.none_scale_factor = a.none_factor;
+    o.wemb_scale_factor = a.wemb_factor;
     if (make_vocabs(&a, &o.src_vocab_size, &o.trg_vocab_size)) return 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.%s%s.bin", a.out, a.name,

@@ -37,15 +37,19 @@
  * although the header says [in, out]; the Wemb tensors are NOT transposed
  * ([V][d]; the engine dequantises them as int8 * (1 / qW)). Quantisation is
  * rint(w * qW) clamped to [-127, 127]. Each weight W has an activation
- * scale W_QuantMultA ([1, 1] float32, value alpha = 127 / max|input|); the
- * output layer's is none_QuantMultA (float32) and a copy named
- * Wemb_QuantMultA (decoder_Wemb_QuantMultA for separate vocabs) which, as
- * its name contains "Wemb", is stored as intgemm8 [1, 1]: Marian's loader
- * dequantises every intgemm8 tensor whose name contains "Wemb" to float as
- * int8 * (1 / multiplier) (that order of rounding), including Wemb itself.
- * Biases and layer norms stay float32. Which scale the reference uses for
- * the output layer: none_QuantMultA with a shortlist (the selected-columns
- * node is unnamed), Wemb_QuantMultA (dequantised as above) without one.
+ * scale W_QuantMultA ([1, 1] float32, value alpha = 127 / max|input|). The
+ * tied output layer's is named after its weights: Wemb_QuantMultA, or
+ * decoder_Wemb_QuantMultA for separate vocabs, which, as its name contains
+ * "Wemb", is stored as intgemm8 [1, 1]: Marian's loader dequantises every
+ * intgemm8 tensor whose name contains "Wemb" to float as int8 * (1 /
+ * multiplier) (that order of rounding), including Wemb itself. Shared-vocab
+ * files also hold a float32 none_QuantMultA; separate-vocab files do not.
+ * Biases and layer norms stay float32. MEASURED with the reference engine
+ * (tests/conformance/test_output_scale.js, models whose candidates differ):
+ * it reads [decoder_]Wemb_QuantMultA for the output layer with and without
+ * a shortlist (the column selection keeps B's name), never none_QuantMultA,
+ * and aborts ("We did not find an alpha in the model named:
+ * F0::Wemb_QuantMultA") when the file lacks it.
  *
  * Embedded YAML keys (Marian v1.12 modelFeatures, sorted, yaml-cpp block
  * style); the engine reads: type, dim-emb, enc-depth, dec-depth,
@@ -239,15 +243,24 @@ static void add_embeddings(plan *p)
     p->emb_bound = half * sqrtf((float)d) + 1.0f;
     p->emb_rms = sqrtf(half * half / 3.0f * (float)d + 0.5f);
     add_uniform(p, "decoder_ff_logit_out_b", 1, o->trg_vocab_size, 0.0f, 0.1f);
-    if (o->int8) {
+    if (!o->int8) return;
+    unsigned which = o->out_scales ? o->out_scales : fy_synth_default_scales(o->separate_vocab);
+    if (which & FY_SYNTH_SCALE_NONE) {
         spec *s = add(p, "none_QuantMultA", FY_DT_F32, 1, 1);
         s->kind = K_ALPHA;
-        s->value = 127.0f / LN_BOUND;
-        s = add(p, o->separate_vocab ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA",
-                FY_DT_INTGEMM8, 1, 1);
-        s->kind = K_ALPHA;
-        s->value = 127.0f / LN_BOUND;
+        s->value = 127.0f / LN_BOUND * (o->none_scale_factor > 0 ? o->none_scale_factor : 1.0f);
     }
+    if (which & FY_SYNTH_SCALE_WEMB) {
+        spec *s = add(p, o->separate_vocab ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA",
+                      FY_DT_INTGEMM8, 1, 1);
+        s->kind = K_ALPHA;
+        s->value = 127.0f / LN_BOUND * (o->wemb_scale_factor > 0 ? o->wemb_scale_factor : 1.0f);
+    }
+}
+
+unsigned fy_synth_default_scales(int separate_vocab)
+{
+    return separate_vocab ? FY_SYNTH_SCALE_WEMB : FY_SYNTH_SCALE_NONE | FY_SYNTH_SCALE_WEMB;
 }
 
 static int cmp_spec(const void *a, const void *b)

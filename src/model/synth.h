@@ -15,15 +15,29 @@
 
 #include "util/error.h"
 
+/* Output-layer activation scales of int8 models: none_QuantMultA (float32)
+ * and Wemb_QuantMultA, or decoder_Wemb_QuantMultA with separate
+ * vocabularies (intgemm8 [1, 1]). */
+enum { FY_SYNTH_SCALE_NONE = 1, FY_SYNTH_SCALE_WEMB = 2 };
+
 typedef struct fy_synth_options {
     int dim_emb, dim_ffn, enc_depth, dec_depth, heads;
     int src_vocab_size, trg_vocab_size;
     int separate_vocab; /* encoder_Wemb/decoder_Wemb instead of a tied-all Wemb */
     int int8;           /* intgemm8 weights + *_QuantMultA activation scales */
     uint64_t seed;
-    float emb_scale;  /* multiplies the embedding table (logit gap), e.g. 20 */
+    float emb_scale; /* multiplies the embedding table (logit gap), e.g. 20 */
+    /* int8 only: which output-layer activation scales the file holds
+     * (FY_SYNTH_SCALE_* bits; 0 = what the real models hold:
+     * fy_synth_default_scales) and factors on their analytic values (0 = 1),
+     * so that tests can tell which one an engine uses. */
+    unsigned out_scales;
+    float none_scale_factor, wemb_scale_factor;
     const char *yaml; /* NULL: the real config; else this text is embedded (tests) */
 } fy_synth_options;
+
+/* The output-layer scales of real models (FY_SYNTH_SCALE_* bits). */
+unsigned fy_synth_default_scales(int separate_vocab);
 
 /* Fills o with a preset: "tiny", "base" or "base-memory" (vocab sizes 32000,
  * emb_scale 20, seed 1). Returns 0 or FY_EINVAL for an unknown name. */

@@ -201,13 +201,19 @@ static void test_happy(const char *preset, int int8, int separate)
     CHECK(w && w->shape[0] == 32000 && w->shape[1] == o.dim_emb, "%s shape", emb);
     CHECK(!separate || fy_marian_find(m, "decoder_Wemb"), "decoder_Wemb");
     CHECK(separate || !fy_marian_find(m, "decoder_Wemb"), "no decoder_Wemb when tied");
-    float a;
-    CHECK(!int8 || fy_model_read_scalar(m, "none_QuantMultA", &a, &err) == 0, "none_QuantMultA");
-    const fy_tensor *wa =
-        fy_marian_find(m, separate ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA");
-    CHECK(!int8 || (wa && wa->type == FY_DT_INTGEMM8), "Wemb_QuantMultA is intgemm8");
-    CHECK(!int8 || fabsf(fy_model_read_scalar(m, "none_QuantMultA", &a, NULL) == 0 ? a : 0) > 1,
-          "alpha");
+    /* The output layer's scales as the real files hold them: none_QuantMultA
+     * (float32) only with a shared vocabulary, [decoder_]Wemb_QuantMultA
+     * (intgemm8 [1, 1]) always. */
+    float a = 0;
+    const fy_tensor *na = fy_marian_find(m, "none_QuantMultA");
+    CHECK((!int8 || separate) ? !na : (na && na->type == FY_DT_F32), "none_QuantMultA (sep=%d)",
+          separate);
+    const char *wname = separate ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA";
+    const fy_tensor *wa = fy_marian_find(m, wname);
+    CHECK(!int8 || (wa && wa->type == FY_DT_INTGEMM8 && wa->shape[0] == 1 && wa->shape[1] == 1),
+          "%s is intgemm8 [1, 1]", wname);
+    CHECK(!int8 || (fy_model_read_scalar(m, wname, &a, NULL) == 0 && a > 1), "alpha %g", a);
+    CHECK(int8 || (!na && !wa), "a float32 model has no activation scales");
     const fy_tensor *last = fy_marian_tensor_at(m, fy_marian_tensor_count(m) - 1);
     CHECK(strcmp(last->name, "special:model.yml") == 0, "yaml is the last tensor");
     CHECK(strstr(fy_marian_yaml(m), "dec-cell: ssru\n") != NULL, "yaml text");
