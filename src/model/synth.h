@@ -39,9 +39,19 @@ typedef struct fy_synth_options {
 /* The output-layer scales of real models (FY_SYNTH_SCALE_* bits). */
 unsigned fy_synth_default_scales(int separate_vocab);
 
-/* Fills o with a preset: "tiny", "base" or "base-memory" (vocab sizes 32000,
- * emb_scale 20, seed 1). Returns 0 or FY_EINVAL for an unknown name. */
+/* Fills o with a preset: the architectures "tiny" (d 256, ffn 1536, 6 + 2
+ * layers), "base" (512, 2048, 6 + 2) and "base-memory" (384, 1536, 6 + 4)
+ * with 32000-piece vocabulary sizes, float32 and a shared vocabulary unless
+ * the caller changes them; or one of Mozilla's real models, whose
+ * precision, vocabulary layout and sizes are part of the preset:
+ * "firefox-zh-en" (base, int8, one 64000-piece vocabulary) and
+ * "firefox-en-zh" (base-memory, int8, separate 32000 + 32000). emb_scale
+ * 20, seed 1. Returns 0 or FY_EINVAL for an unknown name. */
 int fy_synth_preset(const char *name, fy_synth_options *o, fy_error *err);
+
+/* The file-name infix of the real model a preset reproduces ("zhen" for
+ * firefox-zh-en, "enzh" for firefox-en-zh), NULL for the other presets. */
+const char *fy_synth_preset_infix(const char *name);
 
 /* Writes the model to path atomically (path.tmp.PID, fsync, rename).
  * Returns 0, FY_EINVAL for bad options, FY_EIO, FY_ENOMEM. */
