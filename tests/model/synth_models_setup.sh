@@ -50,11 +50,12 @@ make_model() {
 }
 
 # Vocabularies: trained only when missing or when the corpus generator
-# (cmd_model_synth.c) changed. The Chinese and the English 32000-piece
+# (cmd_model_synth.c) or the texts it adds (tests/data/text) changed. The Chinese and the English 32000-piece
 # vocabularies of tiny-int8-sep are also firefox-en-zh's (same corpora,
 # same seed: spm_train would write the same pieces again).
 vocabs=(vocab.zhen.spm srcvocab.zhen.spm trgvocab.zhen.spm vocab64.zhen.spm vocab.deen.spm)
-vstamp=$(sha256sum <"$FANYI_SOURCE_DIR/src/cli/cmd_model_synth.c" | cut -c1-64)
+vstamp=$(cd "$FANYI_SOURCE_DIR" && cat src/cli/cmd_model_synth.c tests/data/text/*.txt |
+    sha256sum | cut -c1-64)
 vfresh=1
 for v in "${vocabs[@]}"; do [ -s "$M/$v" ] || vfresh=0; done
 if [ "$vfresh" = 0 ] || [ "$(cat "$M/.stamp-vocab" 2>/dev/null)" != "$vstamp" ]; then
