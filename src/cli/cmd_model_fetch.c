@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "model/discover.h"
 #include "model/fetch.h"
 #include "model/manifest.h"
 
@@ -30,22 +29,27 @@ typedef struct progress_state {
 
 static void usage(void)
 {
-    printf("usage: fanyi model fetch [MODEL] [--dir DIR] [--mirror URL] [--manifest FILE]\n"
+    printf("usage: fanyi model fetch [DIRECTION] [--dir DIR] [--mirror URL] [--manifest FILE]\n"
            "                         [--force] [--retries N] [--timeout SECONDS] [--quiet]\n\n"
-           "Downloads MODEL (default zh-en) from the manifest compiled into fanyi, checks\n"
-           "every file's size and sha256, and installs the files atomically.\n\n"
-           "  --dir DIR         install into DIR (default: $FANYI_MODEL_DIR, else\n"
-           "                    ~/.local/share/fanyi/models/MODEL)\n"
-           "  --mirror URL      download from URL instead of the manifest's base URL\n"
+           "Downloads the model of DIRECTION (default zh-en) from the catalogue of Firefox\n"
+           "Translations models compiled into fanyi ('fanyi model list --available' lists\n"
+           "them), checks every file's size and sha256, and installs the files atomically.\n"
+           "DIRECTION is SOURCE-TARGET in any spelling of the languages: en-zh, EN-ZH,\n"
+           "en-zh-Hans, zh-Hans-en (= zh-en), de-en, zh-Hant-en.\n\n"
+           "  --dir DIR         install into DIR (default: MODELS/DIRECTION, where MODELS is\n"
+           "                    $FANYI_MODELS_DIR, else the directory holding\n"
+           "                    $FANYI_MODEL_DIR, else ~/.local/share/fanyi/models; zh-en\n"
+           "                    goes into $FANYI_MODEL_DIR itself when only that is set)\n"
+           "  --mirror URL      download from URL instead of the catalogue's base URL\n"
            "                    (http://, https:// or file://)\n"
-           "  --manifest FILE   use a manifest file instead of the built-in one\n"
+           "  --manifest FILE   use a manifest file instead of the built-in catalogue\n"
            "  --force           download again even files that are installed and good\n"
            "  --retries N       resume a dropped download up to N times (default 5)\n"
            "  --timeout S       give up when no data arrives for S seconds (default 30)\n"
            "  --quiet           no progress output\n\n"
            "Exit status: 0 installed (or already installed), 1 other error (disk, manifest),\n"
-           "2 bad usage, 3 network error, 4 size or sha256 mismatch (nothing installed),\n"
-           "5 a different file is in the way (use --force).\n");
+           "2 bad usage (also an unknown direction), 3 network error, 4 size or sha256\n"
+           "mismatch (nothing installed), 5 a different file is in the way (use --force).\n");
 }
 
 static void format_eta(double s, char *out, size_t cap)
@@ -132,19 +136,38 @@ static void on_note(void *ctx, const char *line)
     fprintf(stderr, "%s%s\n", s->tty ? "\r\033[K" : "", line);
 }
 
-/* --dir, else the discovery default for zh-en, else a sibling of it named MODEL. */
+/* Where a model goes: --dir; else <models root>/<direction name> (never a
+ * name taken from its files: zh-Hant models reuse zh's file names); zh-en
+ * keeps its old home, $FANYI_MODEL_DIR, when only that is set. */
 static char *pick_dir(const char *dir_opt, const char *model)
 {
-    if (dir_opt || !strcmp(model, "zh-en")) return fy_model_default_dir(dir_opt);
-    char *def = fy_model_default_dir(NULL);
-    char *slash = def ? strrchr(def, '/') : NULL;
-    if (!slash) return def;
-    *slash = '\0';
-    size_t n = strlen(def) + strlen(model) + 2;
+    const char *models = getenv("FANYI_MODELS_DIR"), *one = getenv("FANYI_MODEL_DIR");
+    if (dir_opt) return strdup(dir_opt);
+    if (!strcmp(model, "zh-en") && !(models && *models) && one && *one) return strdup(one);
+    char *root = fy_models_root();
+    if (!root) return NULL;
+    size_t n = strlen(root) + strlen(model) + 2;
     char *dir = malloc(n);
-    if (dir) snprintf(dir, n, "%s/%s", def, model);
-    free(def);
+    if (dir) snprintf(dir, n, "%s/%s", root, model);
+    free(root);
     return dir;
+}
+
+/* "no model 'x' ...; closest: a, b, c" as a usage error (status 2). */
+static int unknown_model(const fy_manifest *m, const char *name, const char *manifest_path)
+{
+    const fy_manifest_model *close[5];
+    size_t n = fy_manifest_suggest(m, name, close, 5);
+    char list[256] = "";
+    for (size_t i = 0, at = 0; i < n && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", close[i]->name);
+    if (manifest_path)
+        return cli_usage_error("model fetch", "the manifest %s has no model '%s'%s%s",
+                               manifest_path, name, n ? "; closest: " : "", list);
+    return cli_usage_error("model fetch",
+                           "no model '%s' in the catalogue; closest: %s (all: fanyi model list "
+                           "--available)",
+                           name, list);
 }
 
 static int exit_code(int rc, const fy_fetch_result *res)
@@ -165,16 +188,18 @@ static int run_fetch(const char *name, const char *dir_opt, const char *mirror,
         fprintf(stderr, "fanyi model fetch: %s\n", err.msg);
         return 1;
     }
-    const fy_manifest_model *model = fy_manifest_find(m, name);
+    const fy_manifest_model *model = fy_manifest_find_direction(m, name);
     if (!model) {
+        int rc = unknown_model(m, name, manifest_path);
         fy_manifest_free(m);
-        return cli_usage_error("model fetch", "the manifest has no model '%s'", name);
+        return rc;
     }
-    char *dir = pick_dir(dir_opt, name);
+    char *dir = pick_dir(dir_opt, model->name);
     int status = 1;
     fy_fetch_result res = {0};
     if (!dir) {
-        fprintf(stderr, "fanyi model fetch: out of memory\n");
+        fprintf(stderr, "fanyi model fetch: no directory to install into (set HOME, "
+                        "FANYI_MODELS_DIR or --dir)\n");
         goto done;
     }
     uint64_t total = 0;

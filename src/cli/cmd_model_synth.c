@@ -24,33 +24,42 @@
 #include "cli/cli.h"
 #include "model/synth.h"
 #include "util/error.h"
+#include "util/lang.h"
 #include "util/mapfile.h"
 
-#define CMD          "model synth"
-#define VOCAB_PIECES 32000
+#define CMD "model synth"
 
 extern char **environ;
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: fanyi model synth --preset tiny|base|base-memory --seed N --out DIR\n"
-            "                         [--int8] [--shortlist] [--separate-vocab]\n"
-            "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
-            "                         [--name LANGS] [--corpus-lines N]\n"
-            "\n"
-            "Writes a model with the real Firefox Translations layout and random weights.\n"
-            "  --preset P        tiny (d256 ffn1536 6/2), base (d512 ffn2048 6/2),\n"
-            "                    base-memory (d384 ffn1536 6/4); 8 heads\n"
-            "  --seed N          weights, shortlist and corpus seed\n"
-            "  --out DIR         output directory (created if missing)\n"
-            "  --int8            intgemm8 weights with activation scales (int8shiftAlphaAll)\n"
-            "  --shortlist       also write lex.50.50.LANGS.s2t.bin\n"
-            "  --separate-vocab  encoder_Wemb/decoder_Wemb with srcvocab/trgvocab files\n"
-            "  --vocab FILE      reuse a trained .spm instead of training (shared vocab)\n"
-            "  --src-vocab F, --trg-vocab F   the same for --separate-vocab\n"
-            "  --name LANGS      file name infix (default zhen)\n"
-            "  --corpus-lines N  lines per language in the generated corpus (default 20000)\n");
+    fprintf(out, "usage: fanyi model synth --preset P --seed N --out DIR\n"
+                 "                         [--int8] [--shortlist] [--separate-vocab]\n"
+                 "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
+                 "                         [--name LANGS] [--corpus-lines N] [--output-scales L]\n"
+                 "\n"
+                 "Writes a model with the real Firefox Translations layout and random weights.\n"
+                 "  --preset P        an architecture: tiny (d256 ffn1536 6/2), base (d512\n"
+                 "                    ffn2048 6/2), base-memory (d384 ffn1536 6/4); or one of\n"
+                 "                    Mozilla's models, with its precision (int8), vocabulary\n"
+                 "                    layout and sizes, file names and file size:\n"
+                 "                    firefox-zh-en (base, one 64000-piece vocab.zhen.spm),\n"
+                 "                    firefox-en-zh (base-memory, srcvocab.enzh.spm English +\n"
+                 "                    trgvocab.enzh.spm Chinese, 32000 pieces each); 8 heads\n"
+                 "  --seed N          weights, shortlist and corpus seed\n"
+                 "  --out DIR         output directory (created if missing)\n"
+                 "  --int8            intgemm8 weights with activation scales (int8shiftAlphaAll)\n"
+                 "  --shortlist       also write lex.50.50.LANGS.s2t.bin\n"
+                 "  --separate-vocab  encoder_Wemb/decoder_Wemb with srcvocab/trgvocab files\n"
+                 "  --vocab FILE      reuse a trained .spm instead of training (shared vocab)\n"
+                 "  --src-vocab F, --trg-vocab F   the same for separate vocabularies\n"
+                 "  --name LANGS      file name infix (default zhen, or the preset's); it also\n"
+                 "                    names the corpus languages (deen: German + English)\n"
+                 "  --corpus-lines N  lines per language in the generated corpus (default 20000)\n"
+                 "  --output-scales L int8: the output layer's activation scales to write, a\n"
+                 "                    comma list of none (none_QuantMultA) and wemb\n"
+                 "                    ([decoder_]Wemb_QuantMultA), each optionally =FACTOR on its\n"
+                 "                    value (default: those the real models have)\n");
 }
 
 /* ------------------------------------------------------------ corpus */
@@ -72,7 +81,9 @@ static int zipf(uint64_t *s, int n)
     return r < n ? r : n - 1;
 }
 
-static void en_word(uint64_t *s, char *w, size_t cap)
+/* A Latin-script word from syllable tables; German (de) adds its letters
+ * and longer compounds, so its vocabulary is not the English one. */
+static void latin_word(uint64_t *s, int de, char *w, size_t cap)
 {
     static const char *on[] = {"b",  "c",  "d",  "f",  "g",  "h",  "j",  "k",  "l",  "m",
                                "n",  "p",  "r",  "s",  "t",  "v",  "w",  "y",  "z",  "bl",
@@ -80,12 +91,20 @@ static void en_word(uint64_t *s, char *w, size_t cap)
                                "pr", "sh", "sk", "sl", "sp", "st", "th", "tr", "wh", ""};
     static const char *nu[] = {"a", "e", "i", "o", "u", "ai", "ea", "ee", "oo", "ou", "ie", "y"};
     static const char *co[] = {"", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ng", "ck"};
+    static const char *de_on[] = {"sch", "z", "pf", "kn", "w", "ge", "st", "sp", "b", "d", "f",
+                                  "g",   "h", "k",  "l",  "m", "n",  "r",  "s",  "t", "v", ""};
+    static const char *de_nu[] = {"a", "e", "i", "o", "u", "ä", "ö", "ü", "ei", "au", "eu", "ie"};
+    static const char *de_co[] = {"", "", "n", "r", "s", "t", "ß", "ch", "ng", "tz", "ck", "lt"};
     size_t k = 0;
-    int syl = 1 + (int)(rng_next(s) % 4);
+    int syl = 1 + (int)(rng_next(s) % (de ? 5 : 4));
     w[0] = '\0';
     for (int i = 0; i < syl; i++) {
-        k += (size_t)snprintf(w + k, cap - k, "%s%s%s", on[rng_next(s) % 40], nu[rng_next(s) % 12],
-                              co[rng_next(s) % 13]);
+        if (de)
+            k += (size_t)snprintf(w + k, cap - k, "%s%s%s", de_on[rng_next(s) % 22],
+                                  de_nu[rng_next(s) % 12], de_co[rng_next(s) % 12]);
+        else
+            k += (size_t)snprintf(w + k, cap - k, "%s%s%s", on[rng_next(s) % 40],
+                                  nu[rng_next(s) % 12], co[rng_next(s) % 13]);
         if (k >= cap) break;
     }
 }
@@ -106,18 +125,32 @@ static void zh_word(uint64_t *s, char *w)
     w[k] = '\0';
 }
 
+static int is_han_lang(const char *lang)
+{
+    return fy_lang_is_cjk(lang);
+}
+
+/* A seed per language, so that each gets its own lexicon. */
+static uint64_t lang_seed(uint64_t seed, const char *lang)
+{
+    uint64_t h = 0;
+    for (const char *p = lang; *p; p++) h = h << 8 | (uint8_t)*p;
+    return seed ^ h;
+}
+
 /* Lexicons of word types, then lines of Zipf-drawn words. */
-static int write_lines(FILE *f, uint64_t seed, int zh, int lines)
+static int write_lines(FILE *f, uint64_t seed, const char *lang, int lines)
 {
     enum { TYPES = 60000, WMAX = 48 };
+    int zh = is_han_lang(lang), de = !strcmp(lang, "de");
     char(*lex)[WMAX] = malloc((size_t)TYPES * WMAX);
     if (!lex) return FY_ENOMEM;
-    uint64_t s = seed ^ (zh ? 0x7a68ull : 0x656eull);
+    uint64_t s = lang_seed(seed, lang);
     for (int i = 0; i < TYPES; i++) {
         if (zh)
             zh_word(&s, lex[i]);
         else
-            en_word(&s, lex[i], WMAX);
+            latin_word(&s, de, lex[i], WMAX);
     }
     for (int l = 0; l < lines; l++) {
         int n = 6 + (int)(rng_next(&s) % 20);
@@ -135,43 +168,55 @@ static int write_lines(FILE *f, uint64_t seed, int zh, int lines)
     return ferror(f) ? FY_EIO : 0;
 }
 
-/* Appends every file matching pattern (sorted by glob) to f. */
-static void append_glob(FILE *f, const char *pattern)
+/* 1 when the line holds a CJK ideograph (U+3400..U+9FFF, 3-byte UTF-8). */
+static int has_han(const char *line)
+{
+    for (const unsigned char *p = (const unsigned char *)line; *p; p++)
+        if (*p >= 0xE3 && *p <= 0xE9 && p[1] >= 0x80) {
+            unsigned c = (unsigned)(*p & 0x0F) << 12 | (unsigned)(p[1] & 0x3F) << 6;
+            if (c >= 0x3400 && c <= 0x9FFF) return 1;
+        }
+    return 0;
+}
+
+/* Appends every file matching pattern (sorted by glob) to f; without_han:
+ * only the lines without Chinese (a Latin-script vocabulary's corpus). */
+static void append_glob(FILE *f, const char *pattern, int without_han)
 {
     glob_t g;
     if (glob(pattern, 0, NULL, &g) != 0) return;
+    char line[65536];
     for (size_t i = 0; i < g.gl_pathc; i++) {
         FILE *in = fopen(g.gl_pathv[i], "rb");
         if (!in) continue;
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, f);
+        while (fgets(line, sizeof line, in))
+            if (!without_han || !has_han(line)) fputs(line, f);
         fclose(in);
     }
     globfree(&g);
 }
 
-/* langs: "zh", "en" or "zhen" (both). */
-static int write_corpus(const char *path, const char *langs, uint64_t seed, int lines)
+/* The corpus for a vocabulary of the languages langs[0..nlangs): generated
+ * lines per language, the WMT test sets of those languages under
+ * $FANYI_SHARED_DIR/data/wmt, and the project's tests/data/text files (only
+ * their lines without Chinese when no language is written in Han). */
+static int write_corpus(const char *path, const char *const *langs, int nlangs, uint64_t seed,
+                        int lines)
 {
     FILE *f = fopen(path, "wb");
     if (!f) return FY_EIO;
-    int rc = 0;
+    int rc = 0, han = 0;
     const char *src = getenv("FANYI_SOURCE_DIR");
     const char *shared = getenv("FANYI_SHARED_DIR");
     char pat[4096];
-    if (strstr(langs, "zh")) {
-        rc = write_lines(f, seed, 1, lines);
-        snprintf(pat, sizeof pat, "%s/data/wmt/*.zh", shared ? shared : "../shared");
-        append_glob(f, pat);
-    }
-    if (!rc && strstr(langs, "en")) {
-        rc = write_lines(f, seed, 0, lines);
-        snprintf(pat, sizeof pat, "%s/data/wmt/*.en", shared ? shared : "../shared");
-        append_glob(f, pat);
+    for (int i = 0; i < nlangs && !rc; i++) {
+        han |= is_han_lang(langs[i]);
+        rc = write_lines(f, seed, langs[i], lines);
+        snprintf(pat, sizeof pat, "%s/data/wmt/*.%s", shared ? shared : "../shared", langs[i]);
+        append_glob(f, pat, 0);
     }
     snprintf(pat, sizeof pat, "%s/tests/data/text/*.txt", src ? src : ".");
-    append_glob(f, pat);
+    append_glob(f, pat, !han);
     if (fclose(f) != 0 || rc) return rc ? rc : FY_EIO;
     return 0;
 }
@@ -248,16 +293,18 @@ static int copy_file(const char *from, const char *to)
     return rc;
 }
 
-/* Runs spm_train on corpus; the model lands at dst (atomically renamed). */
-static int train_vocab(const char *dir, const char *dst, const char *langs, uint64_t seed,
-                       int lines)
+/* Trains a pieces-piece vocabulary with spm_train on a corpus of the
+ * languages langs[0..nlangs); the model lands at dst (atomically renamed). */
+static int train_vocab(const char *dir, const char *dst, const char *const *langs, int nlangs,
+                       int pieces, uint64_t seed, int lines)
 {
-    char corpus[4096], prefix[4096], model[4200], vocab[4200];
-    snprintf(corpus, sizeof corpus, "%s/.synth-corpus-%s-%ld.txt", dir, langs, (long)getpid());
-    snprintf(prefix, sizeof prefix, "%s/.synth-vocab-%s-%ld", dir, langs, (long)getpid());
+    char corpus[4096], prefix[4096], model[4200], vocab[4200], tag[FY_PAIR_MAX];
+    snprintf(tag, sizeof tag, "%s%s", langs[0], nlangs > 1 ? langs[1] : "");
+    snprintf(corpus, sizeof corpus, "%s/.synth-corpus-%s-%ld.txt", dir, tag, (long)getpid());
+    snprintf(prefix, sizeof prefix, "%s/.synth-vocab-%s-%ld", dir, tag, (long)getpid());
     snprintf(model, sizeof model, "%s.model", prefix);
     snprintf(vocab, sizeof vocab, "%s.vocab", prefix);
-    if (write_corpus(corpus, langs, seed, lines)) {
+    if (write_corpus(corpus, langs, nlangs, seed, lines)) {
         fprintf(stderr, "fanyi model synth: %s: cannot write the training corpus\n", corpus);
         unlink(corpus);
         return -1;
@@ -265,7 +312,7 @@ static int train_vocab(const char *dir, const char *dst, const char *langs, uint
     char a_in[4200], a_prefix[4200], a_size[64], a_seed[64];
     snprintf(a_in, sizeof a_in, "--input=%s", corpus);
     snprintf(a_prefix, sizeof a_prefix, "--model_prefix=%s", prefix);
-    snprintf(a_size, sizeof a_size, "--vocab_size=%d", VOCAB_PIECES);
+    snprintf(a_size, sizeof a_size, "--vocab_size=%d", pieces);
     snprintf(a_seed, sizeof a_seed, "--random_seed=%u", (unsigned)(seed & 0x7fffffff));
     /* Marian's conventions: </s> = 0, <unk> = 1, no <s>, no padding id. */
     char *argv[] = {"spm_train",
@@ -328,11 +375,42 @@ typedef struct args {
     const char *preset, *out, *name, *vocab, *src_vocab, *trg_vocab;
     int int8, shortlist, separate, have_seed;
     long seed, corpus_lines;
+    unsigned out_scales;            /* FY_SYNTH_SCALE_* bits, 0 = the real set */
+    float none_factor, wemb_factor; /* 0 = 1 */
 } args;
+
+/* --output-scales LIST: comma-separated "none" and "wemb", each optionally
+ * "=FACTOR" (a positive number multiplying its analytic value). */
+static int parse_scales(const char *text, args *a)
+{
+    char buf[128];
+    if (strlen(text) >= sizeof buf) return cli_usage_error(CMD, "--output-scales: too long");
+    memcpy(buf, text, strlen(text) + 1);
+    a->out_scales = 0;
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        double f = 1.0;
+        if (eq) {
+            *eq = '\0';
+            if (cli_parse_double(CMD, "--output-scales", eq + 1, 0.0, 1e6, &f)) return 2;
+        }
+        unsigned bit = !strcmp(item, "none")   ? FY_SYNTH_SCALE_NONE
+                       : !strcmp(item, "wemb") ? FY_SYNTH_SCALE_WEMB
+                                               : 0;
+        if (!bit || (a->out_scales & bit))
+            return cli_usage_error(CMD, "--output-scales: '%s' is not none or wemb (once each)",
+                                   item);
+        a->out_scales |= bit;
+        *(bit == FY_SYNTH_SCALE_NONE ? &a->none_factor : &a->wemb_factor) = (float)f;
+    }
+    if (!a->out_scales) return cli_usage_error(CMD, "--output-scales: empty list");
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, args *a)
 {
-    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES };
+    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES, O_SCALES };
     static const struct option longopts[] = {{"preset", required_argument, NULL, 'p'},
                                              {"seed", required_argument, NULL, 's'},
                                              {"out", required_argument, NULL, 'o'},
@@ -344,10 +422,10 @@ static int parse_args(int argc, char **argv, args *a)
                                              {"trg-vocab", required_argument, NULL, O_TRG},
                                              {"name", required_argument, NULL, O_NAME},
                                              {"corpus-lines", required_argument, NULL, O_LINES},
+                                             {"output-scales", required_argument, NULL, O_SCALES},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
-    a->name = "zhen";
     a->corpus_lines = 20000;
     int c;
     while ((c = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
@@ -390,6 +468,9 @@ static int parse_args(int argc, char **argv, args *a)
             if (cli_parse_long(CMD, "--corpus-lines", optarg, 1000, 10000000, &a->corpus_lines))
                 return 2;
             break;
+        case O_SCALES:
+            if (parse_scales(optarg, a)) return 2;
+            break;
         default:
             return 2;
         }
@@ -398,41 +479,94 @@ static int parse_args(int argc, char **argv, args *a)
     if (!a->preset) return cli_usage_error(CMD, "--preset is required");
     if (!a->out) return cli_usage_error(CMD, "--out is required");
     if (!a->have_seed) return cli_usage_error(CMD, "--seed is required");
-    if (!a->name[0] || strchr(a->name, '/')) return cli_usage_error(CMD, "bad --name");
-    if (a->separate && a->vocab)
-        return cli_usage_error(CMD, "--separate-vocab takes --src-vocab and --trg-vocab");
-    if (!a->separate && (a->src_vocab || a->trg_vocab))
-        return cli_usage_error(CMD, "--src-vocab/--trg-vocab need --separate-vocab");
+    if (a->name && (!a->name[0] || strchr(a->name, '/'))) return cli_usage_error(CMD, "bad --name");
     if (!a->src_vocab != !a->trg_vocab)
         return cli_usage_error(CMD, "give both --src-vocab and --trg-vocab");
     return -1;
 }
 
-/* Puts the vocab file(s) in place and reads their sizes. */
-static int make_vocabs(const args *a, int *src_size, int *trg_size)
+/* The vocabulary options against the layout (after apply_preset). */
+static int check_vocab_options(const args *a)
 {
-    char src[4096], trg[4096];
-    if (a->separate) {
+    if (a->separate && a->vocab)
+        return cli_usage_error(CMD, "--separate-vocab takes --src-vocab and --trg-vocab");
+    if (!a->separate && (a->src_vocab || a->trg_vocab))
+        return cli_usage_error(CMD, "--src-vocab/--trg-vocab need --separate-vocab");
+    return 0;
+}
+
+/* The languages the vocabularies are trained on: from the file-name infix
+ * ("enzh" = en + zh, "deen"), zh + en when it does not name two. */
+static void corpus_langs(const char *name, char src[FY_LANG_MAX], char trg[FY_LANG_MAX])
+{
+    if (fy_lang_pair_from_infix(name, src, trg) != 0) {
+        snprintf(src, FY_LANG_MAX, "zh");
+        snprintf(trg, FY_LANG_MAX, "en");
+    }
+}
+
+/* Puts the vocab file(s) in place (copied, or trained with the sizes in o)
+ * and sets o's vocabulary sizes to theirs. */
+static int make_vocabs(const args *a, fy_synth_options *o)
+{
+    char src[4096], trg[4096], sl[FY_LANG_MAX], tl[FY_LANG_MAX];
+    if (o->separate_vocab) {
         snprintf(src, sizeof src, "%s/srcvocab.%s.spm", a->out, a->name);
         snprintf(trg, sizeof trg, "%s/trgvocab.%s.spm", a->out, a->name);
     } else {
         snprintf(src, sizeof src, "%s/vocab.%s.spm", a->out, a->name);
         snprintf(trg, sizeof trg, "%s", src);
     }
+    corpus_langs(a->name, sl, tl);
+    const char *both[2] = {sl, tl}, *s1[1] = {sl}, *t1[1] = {tl};
     uint64_t seed = (uint64_t)a->seed;
     int lines = (int)a->corpus_lines;
-    if (a->separate && a->src_vocab) {
+    if (o->separate_vocab && a->src_vocab) {
         if (copy_file(a->src_vocab, src) || copy_file(a->trg_vocab, trg)) return -1;
-    } else if (a->separate) {
-        if (train_vocab(a->out, src, "zh", seed, lines) ||
-            train_vocab(a->out, trg, "en", seed, lines))
+    } else if (o->separate_vocab) {
+        if (train_vocab(a->out, src, s1, 1, o->src_vocab_size, seed, lines) ||
+            train_vocab(a->out, trg, t1, 1, o->trg_vocab_size, seed, lines))
             return -1;
     } else if (a->vocab) {
         if (copy_file(a->vocab, src)) return -1;
-    } else if (train_vocab(a->out, src, "zhen", seed, lines)) {
+    } else if (train_vocab(a->out, src, both, 2, o->src_vocab_size, seed, lines)) {
         return -1;
     }
-    return vocab_size(src, src_size) || vocab_size(trg, trg_size) ? -1 : 0;
+    int ns, nt;
+    if (vocab_size(src, &ns) || vocab_size(trg, &nt)) return -1;
+    /* A real model's preset fixes its vocabulary sizes; the others take the files'. */
+    if (fy_synth_preset_infix(a->preset) && (ns != o->src_vocab_size || nt != o->trg_vocab_size)) {
+        fprintf(stderr,
+                "fanyi model synth: preset %s needs vocabularies of %d and %d pieces, not %d "
+                "and %d\n",
+                a->preset, o->src_vocab_size, o->trg_vocab_size, ns, nt);
+        return -1;
+    }
+    o->src_vocab_size = ns;
+    o->trg_vocab_size = nt;
+    return 0;
+}
+
+/* Applies what a real model's preset fixes (precision, vocabulary layout,
+ * file names) to the options; refuses options that contradict it. */
+static int apply_preset(args *a, const fy_synth_options *o)
+{
+    const char *infix = fy_synth_preset_infix(a->preset);
+    if (!infix) return 0;
+    if (a->separate && !o->separate_vocab)
+        return cli_usage_error(CMD, "preset %s has a shared vocabulary (no --separate-vocab)",
+                               a->preset);
+    if (!o->separate_vocab && (a->src_vocab || a->trg_vocab))
+        return cli_usage_error(CMD, "preset %s has a shared vocabulary: use --vocab", a->preset);
+    if (o->separate_vocab && a->vocab)
+        return cli_usage_error(CMD,
+                               "preset %s has separate vocabularies: use --src-vocab and "
+                               "--trg-vocab",
+                               a->preset);
+    a->separate = o->separate_vocab;
+    a->int8 = 1;
+    if (!a->name) a->name = infix;
+    return 0;
 }
 
 int cmd_model_synth(int argc, char **argv)
@@ -443,6 +577,8 @@ int cmd_model_synth(int argc, char **argv)
     fy_synth_options o;
     fy_error err = {0};
     if (fy_synth_preset(a.preset, &o, &err)) return cli_usage_error(CMD, "%s", err.msg);
+    if ((rc = apply_preset(&a, &o)) || (rc = check_vocab_options(&a))) return rc;
+    if (!a.name) a.name = "zhen";
     if (make_dirs(a.out) != 0) {
         fprintf(stderr, "fanyi model synth: %s: cannot create: %s\n", a.out, strerror(errno));
         return 1;
@@ -450,7 +586,10 @@ int cmd_model_synth(int argc, char **argv)
     o.seed = (uint64_t)a.seed;
     o.int8 = a.int8;
     o.separate_vocab = a.separate;
-    if (make_vocabs(&a, &o.src_vocab_size, &o.trg_vocab_size)) return 1;
+    o.out_scales = a.out_scales;
+    o.none_scale_factor = a.none_factor;
+    o.wemb_scale_factor = a.wemb_factor;
+    if (make_vocabs(&a, &o)) return 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.%s%s.bin", a.out, a.name,
              a.int8 ? ".intgemm.alphas" : "");

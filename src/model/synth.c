@@ -37,24 +37,58 @@
  * although the header says [in, out]; the Wemb tensors are NOT transposed
  * ([V][d]; the engine dequantises them as int8 * (1 / qW)). Quantisation is
  * rint(w * qW) clamped to [-127, 127]. Each weight W has an activation
- * scale W_QuantMultA ([1, 1] float32, value alpha = 127 / max|input|); the
- * output layer's is none_QuantMultA (float32) and a copy named
- * Wemb_QuantMultA (decoder_Wemb_QuantMultA for separate vocabs) which, as
- * its name contains "Wemb", is stored as intgemm8 [1, 1]: Marian's loader
- * dequantises every intgemm8 tensor whose name contains "Wemb" to float as
- * int8 * (1 / multiplier) (that order of rounding), including Wemb itself.
- * Biases and layer norms stay float32. Which scale the reference uses for
- * the output layer: none_QuantMultA with a shortlist (the selected-columns
- * node is unnamed), Wemb_QuantMultA (dequantised as above) without one.
+ * scale W_QuantMultA ([1, 1] float32, value alpha = 127 / max|input|). The
+ * tied output layer's is named after its weights: Wemb_QuantMultA, or
+ * decoder_Wemb_QuantMultA for separate vocabs, which, as its name contains
+ * "Wemb", is stored as intgemm8 [1, 1]: Marian's loader dequantises every
+ * intgemm8 tensor whose name contains "Wemb" to float as int8 * (1 /
+ * multiplier) (that order of rounding), including Wemb itself. Shared-vocab
+ * files also hold a float32 none_QuantMultA; separate-vocab files do not.
+ * Biases and layer norms stay float32. MEASURED with the reference engine
+ * (tests/conformance/test_output_scale.js, models whose candidates differ):
+ * it reads [decoder_]Wemb_QuantMultA for the output layer with and without
+ * a shortlist (the column selection keeps B's name), never none_QuantMultA,
+ * and aborts ("We did not find an alpha in the model named:
+ * F0::Wemb_QuantMultA") when the file lacks it.
  *
- * Embedded YAML keys (Marian v1.12 modelFeatures, sorted, yaml-cpp block
- * style); the engine reads: type, dim-emb, enc-depth, dec-depth,
- * transformer-heads, transformer-dim-ffn, transformer-ffn-depth,
+ * EMBEDDED YAML. Mozilla's files are converted by browsermt's marian-conv,
+ * which loads the trained model's YAML and writes it again with yaml-cpp's
+ * emitter (src/command/marian_conv.cpp: configStr << config): keys in the
+ * trained file's order (Marian sorts them), block lists ("dim-vocabs:\n
+ *   - 64000"), flow "[]" for empty ones, no final newline. The keys are
+ * Marian's model features of v1.12.7 - v1.12.14 (marian-dev
+ * src/models/encoder_decoder.cpp: the v1.11.9 set plus transformer-no-bias
+ * and transformer-no-affine) with the training defaults except dim-emb,
+ * depths, heads, ffn, dec-cell ssru, autoreg rnn, relu, tying, and
+ * dim-vocabs (the vocabulary sizes: the reference aborts on a model whose
+ * dim-vocabs is empty). The engine reads: type, dim-emb, enc-depth,
+ * dec-depth, transformer-heads, transformer-dim-ffn, transformer-ffn-depth,
  * transformer-decoder-dim-ffn / -ffn-depth (0 = same as encoder),
- * transformer-ffn-activation (relu), transformer-decoder-autoreg (rnn),
- * dec-cell (ssru), transformer-preprocess (""), transformer-postprocess
- * (dan), transformer-postprocess-emb (d), tied-embeddings(-all, -src),
- * dim-vocabs, output-omit-bias.
+ * transformer-ffn-activation, transformer-decoder-autoreg, dec-cell,
+ * transformer-preprocess, transformer-postprocess, transformer-postprocess-
+ * emb, tied-embeddings(-all, -src), dim-vocabs, output-omit-bias.
+ *
+ * FILE SIZES, what is verified and what is inferred. Every real model's size
+ * is header + data + YAML: the header and each tensor's data are padded to
+ * 256 bytes, the YAML (+ NUL) is not. With the tensor set above - shared
+ * vocabulary: Wemb, none_QuantMultA (float32) and Wemb_QuantMultA (intgemm8
+ * [1, 1]); separate: encoder_Wemb, decoder_Wemb and decoder_Wemb_QuantMultA
+ * only; every bias, layer norm and scale [1, n] - the YAML of 86 of the 90
+ * directions in ../shared/data/firefox-models-2025-10-17.json (and of all
+ * five Android variants) comes out at exactly 1339 bytes with NUL, in all
+ * four shapes (tiny, base, base-memory; shared or separate vocabularies),
+ * v1.0 to v3.0. (The other four: tr-en and hu-en 1.0, an older template;
+ * nb-en and nn-en, 16000-piece vocabularies.) A different tensor
+ * set (say, no none_QuantMultA in shared files, or one in separate ones) or
+ * 1-D biases would move the shapes apart by multiples of 256. VERIFIED by
+ * the sizes: the tensor set, the [1, n] shapes, the YAML's length (1338 +
+ * NUL). VERIFIED in sources: the key order and yaml-cpp style. INFERRED: the
+ * key set (v1.12.7 - v1.12.14 is the set whose text leaves a version value
+ * of plausible length), and the version value itself: only its length, 24
+ * bytes, follows from the sizes; its text here is ours. So the presets
+ * write files of exactly the real sizes (tiny 17,141,051; base 42,992,955
+ * and firefox-zh-en 59,504,955; base-memory 31,561,787 and firefox-en-zh
+ * 43,849,787 bytes), checked against the catalogue by tests.
  *
  * SYNTHETIC WEIGHTS: splitmix64 seeded from (seed, tensor name), so every
  * tensor is independent of write order and identical on every machine.
@@ -90,6 +124,9 @@
 #define ALIGN      256
 #define SIGMAS     8.0f
 #define MAX_TENSOR 512
+/* The version line's value. The real files' is 24 bytes long (derived from
+ * their sizes: see above), and so is this one, which says what it is. */
+#define SYNTH_VERSION "v1.12.14 fanyi-synthetic"
 
 /* ---------------------------------------------------------------- PRNG */
 
@@ -239,15 +276,24 @@ static void add_embeddings(plan *p)
     p->emb_bound = half * sqrtf((float)d) + 1.0f;
     p->emb_rms = sqrtf(half * half / 3.0f * (float)d + 0.5f);
     add_uniform(p, "decoder_ff_logit_out_b", 1, o->trg_vocab_size, 0.0f, 0.1f);
-    if (o->int8) {
+    if (!o->int8) return;
+    unsigned which = o->out_scales ? o->out_scales : fy_synth_default_scales(o->separate_vocab);
+    if (which & FY_SYNTH_SCALE_NONE) {
         spec *s = add(p, "none_QuantMultA", FY_DT_F32, 1, 1);
         s->kind = K_ALPHA;
-        s->value = 127.0f / LN_BOUND;
-        s = add(p, o->separate_vocab ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA",
-                FY_DT_INTGEMM8, 1, 1);
-        s->kind = K_ALPHA;
-        s->value = 127.0f / LN_BOUND;
+        s->value = 127.0f / LN_BOUND * (o->none_scale_factor > 0 ? o->none_scale_factor : 1.0f);
     }
+    if (which & FY_SYNTH_SCALE_WEMB) {
+        spec *s = add(p, o->separate_vocab ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA",
+                      FY_DT_INTGEMM8, 1, 1);
+        s->kind = K_ALPHA;
+        s->value = 127.0f / LN_BOUND * (o->wemb_scale_factor > 0 ? o->wemb_scale_factor : 1.0f);
+    }
+}
+
+unsigned fy_synth_default_scales(int separate_vocab)
+{
+    return separate_vocab ? FY_SYNTH_SCALE_WEMB : FY_SYNTH_SCALE_NONE | FY_SYNTH_SCALE_WEMB;
 }
 
 static int cmp_spec(const void *a, const void *b)
@@ -296,7 +342,10 @@ static void build_plan(plan *p, const fy_synth_options *o)
 
 /* ---------------------------------------------------------------- YAML */
 
-/* The embedded config, as Marian v1.12 writes it (keys sorted). */
+/* The embedded config as Mozilla's files hold it (see the header comment):
+ * Marian's model features, keys sorted, re-emitted by yaml-cpp (flow "[]"
+ * for empty lists, no final newline). 1338 bytes for every preset (digit
+ * counts and the lengths of the two tying flags agree). */
 static int format_yaml(const fy_synth_options *o, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap,
@@ -317,16 +366,14 @@ static int format_yaml(const fy_synth_options *o, char *buf, size_t cap)
                      "enc-type: bidirectional\n"
                      "factors-combine: sum\n"
                      "factors-dim-emb: 0\n"
-                     "input-types:\n"
-                     "  []\n"
+                     "input-types: []\n"
                      "layer-normalization: false\n"
                      "lemma-dependency: \"\"\n"
                      "lemma-dim-emb: 0\n"
                      "output-omit-bias: false\n"
                      "right-left: false\n"
                      "skip: false\n"
-                     "special-vocab:\n"
-                     "  []\n"
+                     "special-vocab: []\n"
                      "tied-embeddings: %s\n"
                      "tied-embeddings-all: %s\n"
                      "tied-embeddings-src: false\n"
@@ -342,6 +389,8 @@ static int format_yaml(const fy_synth_options *o, char *buf, size_t cap)
                      "transformer-ffn-depth: 2\n"
                      "transformer-guided-alignment-layer: last\n"
                      "transformer-heads: %d\n"
+                     "transformer-no-affine: false\n"
+                     "transformer-no-bias: false\n"
                      "transformer-no-projection: false\n"
                      "transformer-pool: false\n"
                      "transformer-postprocess: dan\n"
@@ -349,14 +398,13 @@ static int format_yaml(const fy_synth_options *o, char *buf, size_t cap)
                      "transformer-postprocess-top: \"\"\n"
                      "transformer-preprocess: \"\"\n"
                      "transformer-rnn-projection: false\n"
-                     "transformer-tied-layers:\n"
-                     "  []\n"
+                     "transformer-tied-layers: []\n"
                      "transformer-train-position-embeddings: false\n"
                      "type: transformer\n"
                      "ulr: false\n"
                      "ulr-dim-emb: 0\n"
                      "ulr-trainable-transformation: false\n"
-                     "version: v1.12.14 fanyi-synth\n",
+                     "version: " SYNTH_VERSION,
                      o->dec_depth, o->dim_emb, o->src_vocab_size, o->trg_vocab_size, o->enc_depth,
                      o->separate_vocab ? "true" : "false", o->separate_vocab ? "false" : "true",
                      o->dim_ffn, o->heads);
@@ -547,31 +595,58 @@ done:
     return rc;
 }
 
+/* The architectures (Firefox Translations' tiny, base and base-memory
+ * students) and the two real models of the zh/en directions with their
+ * vocabularies, precision and file names. */
+static const struct preset {
+    const char *name;
+    int d, ffn, enc, dec;
+    int src_vocab, trg_vocab, separate, int8;
+    const char *infix; /* NULL: not a particular real model */
+} presets[] = {
+    {"tiny", 256, 1536, 6, 2, 32000, 32000, 0, 0, NULL},
+    {"base", 512, 2048, 6, 2, 32000, 32000, 0, 0, NULL},
+    {"base-memory", 384, 1536, 6, 4, 32000, 32000, 0, 0, NULL},
+    /* zh-en 2.0 (shipped as 3.0): base, one 64000-piece vocabulary, tied-all. */
+    {"firefox-zh-en", 512, 2048, 6, 2, 64000, 64000, 0, 1, "zhen"},
+    /* en-zh 2.2 (3.0): base-memory, English 32000 + Chinese 32000 pieces. */
+    {"firefox-en-zh", 384, 1536, 6, 4, 32000, 32000, 1, 1, "enzh"},
+};
+
+static const struct preset *find_preset(const char *name)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++)
+        if (strcmp(name, presets[i].name) == 0) return &presets[i];
+    return NULL;
+}
+
 int fy_synth_preset(const char *name, fy_synth_options *o, fy_error *err)
 {
-    static const struct {
-        const char *name;
-        int d, ffn, enc, dec;
-    } presets[] = {
-        {"tiny", 256, 1536, 6, 2},
-        {"base", 512, 2048, 6, 2},
-        {"base-memory", 384, 1536, 6, 4},
-    };
+    const struct preset *p = find_preset(name);
     memset(o, 0, sizeof *o);
-    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
-        if (strcmp(name, presets[i].name) == 0) {
-            o->dim_emb = presets[i].d;
-            o->dim_ffn = presets[i].ffn;
-            o->enc_depth = presets[i].enc;
-            o->dec_depth = presets[i].dec;
-            o->heads = 8;
-            o->src_vocab_size = o->trg_vocab_size = 32000;
-            o->seed = 1;
-            o->emb_scale = 20.0f;
-            return 0;
-        }
-    }
-    return fy_err(err, FY_EINVAL, "unknown preset '%s' (tiny, base, base-memory)", name);
+    if (!p)
+        return fy_err(err, FY_EINVAL,
+                      "unknown preset '%s' (tiny, base, base-memory, firefox-zh-en, "
+                      "firefox-en-zh)",
+                      name);
+    o->dim_emb = p->d;
+    o->dim_ffn = p->ffn;
+    o->enc_depth = p->enc;
+    o->dec_depth = p->dec;
+    o->heads = 8;
+    o->src_vocab_size = p->src_vocab;
+    o->trg_vocab_size = p->trg_vocab;
+    o->separate_vocab = p->separate;
+    o->int8 = p->int8;
+    o->seed = 1;
+    o->emb_scale = 20.0f;
+    return 0;
+}
+
+const char *fy_synth_preset_infix(const char *name)
+{
+    const struct preset *p = find_preset(name);
+    return p ? p->infix : NULL;
 }
 
 /* ---------------------------------------------------------------- shortlist */

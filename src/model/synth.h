@@ -15,19 +15,43 @@
 
 #include "util/error.h"
 
+/* Output-layer activation scales of int8 models: none_QuantMultA (float32)
+ * and Wemb_QuantMultA, or decoder_Wemb_QuantMultA with separate
+ * vocabularies (intgemm8 [1, 1]). */
+enum { FY_SYNTH_SCALE_NONE = 1, FY_SYNTH_SCALE_WEMB = 2 };
+
 typedef struct fy_synth_options {
     int dim_emb, dim_ffn, enc_depth, dec_depth, heads;
     int src_vocab_size, trg_vocab_size;
     int separate_vocab; /* encoder_Wemb/decoder_Wemb instead of a tied-all Wemb */
     int int8;           /* intgemm8 weights + *_QuantMultA activation scales */
     uint64_t seed;
-    float emb_scale;  /* multiplies the embedding table (logit gap), e.g. 20 */
+    float emb_scale; /* multiplies the embedding table (logit gap), e.g. 20 */
+    /* int8 only: which output-layer activation scales the file holds
+     * (FY_SYNTH_SCALE_* bits; 0 = what the real models hold:
+     * fy_synth_default_scales) and factors on their analytic values (0 = 1),
+     * so that tests can tell which one an engine uses. */
+    unsigned out_scales;
+    float none_scale_factor, wemb_scale_factor;
     const char *yaml; /* NULL: the real config; else this text is embedded (tests) */
 } fy_synth_options;
 
-/* Fills o with a preset: "tiny", "base" or "base-memory" (vocab sizes 32000,
- * emb_scale 20, seed 1). Returns 0 or FY_EINVAL for an unknown name. */
+/* The output-layer scales of real models (FY_SYNTH_SCALE_* bits). */
+unsigned fy_synth_default_scales(int separate_vocab);
+
+/* Fills o with a preset: the architectures "tiny" (d 256, ffn 1536, 6 + 2
+ * layers), "base" (512, 2048, 6 + 2) and "base-memory" (384, 1536, 6 + 4)
+ * with 32000-piece vocabulary sizes, float32 and a shared vocabulary unless
+ * the caller changes them; or one of Mozilla's real models, whose
+ * precision, vocabulary layout and sizes are part of the preset:
+ * "firefox-zh-en" (base, int8, one 64000-piece vocabulary) and
+ * "firefox-en-zh" (base-memory, int8, separate 32000 + 32000). emb_scale
+ * 20, seed 1. Returns 0 or FY_EINVAL for an unknown name. */
 int fy_synth_preset(const char *name, fy_synth_options *o, fy_error *err);
+
+/* The file-name infix of the real model a preset reproduces ("zhen" for
+ * firefox-zh-en, "enzh" for firefox-en-zh), NULL for the other presets. */
+const char *fy_synth_preset_infix(const char *name);
 
 /* Writes the model to path atomically (path.tmp.PID, fsync, rename).
  * Returns 0, FY_EINVAL for bad options, FY_EIO, FY_ENOMEM. */

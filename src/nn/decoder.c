@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/config.h"
 #include "nn/ops.h"
 
 /* ------------------------------------------------------------------------ */
@@ -102,6 +103,20 @@ static float *dequantize(const fy_nn_embedding *e, size_t count)
     return f;
 }
 
+/* The name of the tensor whose data emb views: the output layer's weights.
+ * Marian names the output GEMM's B after it (a shortlist's column selection
+ * keeps the name), so its activation scale is that name + "_QuantMultA". */
+static const char *tied_tensor(const fy_marian *m, const fy_nn_embedding *emb)
+{
+    static const char *const names[] = {"Wemb", "decoder_Wemb"};
+    const void *data = emb->i8 ? (const void *)emb->i8 : (const void *)emb->f32;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const fy_tensor *t = fy_marian_find(m, names[i]);
+        if (t && t->data == data) return names[i];
+    }
+    return NULL;
+}
+
 /* The output layer tied to the target embeddings [vocab][d]. */
 static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_embedding *emb,
                               int vocab, int8_t **w8, fy_error *err)
@@ -112,10 +127,22 @@ static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_e
     fy_linear *l = NULL;
     if (int8) {
         /* The reference prepares the float matrix like any float weight:
-         * quantised with 127/max|W|, rows [vocab][d] = [n][k] as gemm.h wants;
-         * its activation scale is stored under the anonymous node's name. */
-        const float *alpha = fy_nn_bind_floats(m, "none_QuantMultA", 1, err);
-        if (!alpha) return NULL;
+         * quantised with 127/max|W|, rows [vocab][d] = [n][k] as gemm.h wants.
+         * Its activation scale is Wemb_QuantMultA or decoder_Wemb_QuantMultA
+         * (with or without a shortlist; none_QuantMultA is never read), an
+         * intgemm8 scalar in Mozilla's files: see fy_model_read_scalar. */
+        const char *tied = tied_tensor(m, emb);
+        if (!tied) {
+            fy_err(err, FY_EINVAL,
+                   "%s: output layer: the target embeddings are not Wemb or "
+                   "decoder_Wemb of this file",
+                   fy_marian_path(m));
+            return NULL;
+        }
+        char name[32];
+        float alpha;
+        snprintf(name, sizeof name, "%s_QuantMultA", tied);
+        if (fy_model_read_scalar(m, name, &alpha, err)) return NULL;
         /* The decoder keeps the bytes; the layer views them (no copy). */
         int8_t *q = aligned_alloc(64, (count + 63) / 64 * 64);
         if (!q) goto oom;
@@ -126,7 +153,7 @@ static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_e
             mult = fy_i8_weight_mult(emb->f32, count);
             fy_i8_quantize(emb->f32, count, mult, q);
         }
-        l = fy_linear_view_i8(q, vocab, d, mult, *alpha, bias, err);
+        l = fy_linear_view_i8(q, vocab, d, mult, alpha, bias, err);
         if (l)
             *w8 = q;
         else

@@ -56,9 +56,12 @@ typedef struct fy_nn_embedding {
 
 /* Binds decoder_l1 .. decoder_l<depth> and the output layer, tied to the
  * target embeddings emb (borrowed; only read here) with bias
- * decoder_ff_logit_out_b. int8 models (int8 != 0) quantise the embeddings'
- * float values with 127/max|value| and scale activations with the tensor
- * none_QuantMultA, as the reference does. NULL + message on error. */
+ * decoder_ff_logit_out_b. emb must view the data of the file's Wemb or
+ * decoder_Wemb tensor. int8 models (int8 != 0) quantise the embeddings'
+ * float values with 127/max|value| and scale activations with that
+ * tensor's activation scale, Wemb_QuantMultA or decoder_Wemb_QuantMultA,
+ * as the reference does (with or without a shortlist). NULL + message on
+ * error (a missing scale names the tensor). */
 fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int heads, int int8,
                             const fy_nn_embedding *emb, int vocab, fy_error *err);
 

@@ -6,13 +6,18 @@
 //   node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]
 //                       [--subset N] [--reference-only] [--cache-dir DIR]
 //                       [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...
+//                       [--source LANG]
 //
-// Input: --lines lines (default 520): lines containing Chinese of
-// $FANYI_SOURCE_DIR/tests/data/text/*.txt, and, when
-// $FANYI_SHARED_DIR/data/wmt/*.zh exist, --wmt-lines (default 120) of those
-// instead of as many own lines; both picked at an even stride. Lines are
+// Input: --lines lines (default 520) in the model's source language (--source,
+// else the first language of the model file's infix: model.zhen.* -> zh,
+// model.enzh.* -> en): lines of $FANYI_SOURCE_DIR/tests/data/text/*.txt
+// (Chinese: those containing Han; another language: those with Latin
+// letters and no Han), and, when $FANYI_SHARED_DIR/data/wmt/*.LANG exist,
+// --wmt-lines (default 120) of those instead of as many own lines; both
+// picked at an even stride. Lines are
 // trimmed and kept only when the reference treats them as exactly one sentence
-// (see usable()). Pass iff at least 99.5%
+// (see usable()) and its first and last characters are not dropped by the
+// vocabulary's normaliser (see buildCorpus()). Pass iff at least 99.5%
 // of the lines are identical and every mismatch has a top-2 logit gap (as
 // measured by our engine) below 1e-4. Prints one summary line per variant.
 //
@@ -46,7 +51,8 @@ const MAX_SOURCE_PIECES = 127;
 
 const USAGE = 'usage: node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]\n' +
               '                           [--subset N] [--reference-only] [--cache-dir DIR]\n' +
-              '                           [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...\n';
+              '                           [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...\n' +
+              '                           [--source LANG]\n';
 
 function positiveInt(text, what) {
     if (!/^[1-9][0-9]*$/.test(text))
@@ -69,6 +75,7 @@ function parseArgs(argv) {
         cacheDir: null,
         reportDir: null,
         fanyiArgs: [],
+        source: null,
     };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
@@ -97,6 +104,8 @@ function parseArgs(argv) {
             o.fanyi = value();
         else if (a === '--fanyi-arg')
             o.fanyiArgs.push(value());
+        else if (a === '--source')
+            o.source = value();
         else if (a === '--help' || a === '-h') {
             process.stdout.write(USAGE);
             process.exit(0);
@@ -123,11 +132,31 @@ function readLines(file) {
 }
 
 // A line the reference translates as exactly one sentence, so that both
-// engines see the same unit: Chinese, no ASCII sentence end followed by
-// whitespace (where ssplit may split; it ignores 。！？), and short enough to
-// keep our input lines sane. The piece limit is checked later with the vocab.
-function usable(line) {
-    return /\p{Script=Han}/u.test(line) && !/[.?!]+['")\]’”\p{Pf}]*\s/u.test(line) && line.length <= 400;
+// engines see the same unit: in the source language (Chinese: some Han;
+// any other: some Latin letters and no Han), no ASCII sentence end followed
+// by whitespace (where ssplit may split; it ignores 。！？), and short enough
+// to keep our input lines sane. The piece limit is checked later with the
+// vocab.
+function usable(line, lang = 'zh') {
+    const script = lang === 'zh' ? /\p{Script=Han}/u.test(line)
+                                 : /\p{Script=Latin}/u.test(line) && !/\p{Script=Han}/u.test(line);
+    return script && !/[.?!]+['")\]’”\p{Pf}]*\s/u.test(line) && line.length <= 400;
+}
+
+// What fanyi's output is compared with: the reference's text without
+// U+0000. fanyi's text interfaces are C strings, which end at a NUL, so a
+// byte-fallback piece <0x00> (which random models do emit) cannot reach its
+// output; the pieces are the same (measured), only the character is lost.
+// Such lines are counted and reported as "identical apart from U+0000".
+function comparable(refText) {
+    return refText.replace(/\u0000/g, '');
+}
+
+// The source language of a model directory's files: the first language of
+// the file-name infix (model.zhen.* -> zh, model.enzh.* -> en).
+function sourceLanguage(files) {
+    const m = /^model\.([a-z]{2})[a-z]*\./i.exec(path.basename(files.model));
+    return m ? m[1].toLowerCase() : 'zh';
 }
 
 function listFiles(dir, re) {
@@ -138,12 +167,12 @@ function listFiles(dir, re) {
     }
 }
 
-function candidates(files) {
+function candidates(files, lang) {
     const out = [];
     for (const f of files)
         for (const raw of readLines(f)) {
             const line = raw.trim();
-            if (usable(line))
+            if (usable(line, lang))
                 out.push(line);
         }
     return out;
@@ -190,12 +219,29 @@ function passes(mismatches, unexplained, fullLines) {
     return mismatches <= allowed && unexplained === 0;
 }
 
-function buildCorpus(o, vocab) {
-    const own = candidates(listFiles(path.join(o.sourceDir, 'tests/data/text'), /\.txt$/));
-    const wmt = candidates(listFiles(path.join(o.sharedDir, 'data/wmt'), /\.zh$/));
+// Whether each line's first and last characters are pieces of their own
+// under vocab. A character the normaliser drops (U+2581, U+FFFD, U+200B,
+// ...) is covered by no source token, and the reference copies such text
+// before the first or after the last token into its output as it copies
+// surrounding whitespace: such a line's output is not just the decoded
+// pieces.
+function edgesKept(lines, vocab) {
+    const ends = [];
+    for (const l of lines) {
+        const cps = Array.from(l);
+        ends.push(cps[0] || '', cps[cps.length - 1] || '');
+    }
+    const counts = pieceCounts(ends, vocab);
+    return lines.map((_, i) => counts[2 * i] > 0 && counts[2 * i + 1] > 0);
+}
+
+function buildCorpus(o, vocab, lang) {
+    const own = candidates(listFiles(path.join(o.sourceDir, 'tests/data/text'), /\.txt$/), lang);
+    const wmt = candidates(listFiles(path.join(o.sharedDir, 'data/wmt'), new RegExp(`\\.${lang}$`)), lang);
     const all = [...new Set([...own, ...wmt])];
     const counts = pieceCounts(all, vocab);
-    const ok = new Set(all.filter((_, i) => counts[i] > 0 && counts[i] <= MAX_SOURCE_PIECES));
+    const edges = edgesKept(all, vocab);
+    const ok = new Set(all.filter((_, i) => counts[i] > 0 && counts[i] <= MAX_SOURCE_PIECES && edges[i]));
     const seen = new Set();
     const pick = list => list.filter(l => ok.has(l) && !seen.has(l) && seen.add(l));
     const ownOk = pick(own);
@@ -331,8 +377,9 @@ async function main() {
     }
     const files = discoverModel(path.resolve(o.model));
     const precision = choosePrecision(readTensorTypes(fs.readFileSync(files.model), files.model));
-    const corpus = buildCorpus(o, files.vocabs[0]);
-    console.log(`${o.variant}: ${corpus.lines.length} lines (${corpus.own} own, ${corpus.wmt} WMT), ` +
+    const lang = o.source || sourceLanguage(files);
+    const corpus = buildCorpus(o, files.vocabs[0], lang);
+    console.log(`${o.variant}: ${corpus.lines.length} ${lang} lines (${corpus.own} own, ${corpus.wmt} WMT), ` +
                 `precision ${precision}, shortlist ${files.shortlist ? 'yes' : 'no'}, ` +
                 `vocab ${files.vocabs.length === 1 ? 'shared' : 'separate'}`);
     if (corpus.lines.length < MIN_LINES) {
@@ -353,11 +400,13 @@ async function main() {
 
     const ours = runOurs(o, lines);
     const mismatches = [];
-    let maxGap = 0;
+    let maxGap = 0, withNul = 0;
     for (let i = 0; i < lines.length; i++) {
-        if (ours.recs[i].text !== ref.outputs[i]) {
+        if (ours.recs[i].text !== comparable(ref.outputs[i])) {
             mismatches.push(i);
             maxGap = Math.max(maxGap, ours.recs[i].gap);
+        } else if (ref.outputs[i].includes('\u0000')) {
+            withNul++;
         }
     }
     const identical = lines.length - mismatches.length;
@@ -367,7 +416,8 @@ async function main() {
     console.log(`${o.variant}: lines ${lines.length}, identical ${identical} ` +
                 `(${(100 * identical / lines.length).toFixed(2)}%), mismatches ${mismatches.length}, ` +
                 `max gap among mismatches ${mismatches.length ? maxGap.toExponential(3) : '-'}, ` +
-                `mismatches with gap >= ${MAX_GAP}: ${unexplained.length}`);
+                `mismatches with gap >= ${MAX_GAP}: ${unexplained.length}` +
+                (withNul ? `; ${withNul} identical apart from U+0000 (see comparable())` : ''));
     for (const i of mismatches.slice(0, 5)) {
         console.log(`  line ${picked[i] + 1} (gap ${ours.recs[i].gap}): ${JSON.stringify(lines[i])}\n` +
                     `    reference: ${JSON.stringify(ref.outputs[i].slice(0, 300))}\n` +
@@ -380,7 +430,7 @@ async function main() {
     return pass ? 0 : 1;
 }
 
-module.exports = {parseGapOutput, usable, evenlySpaced, subsetIndices, passes, MAX_SOURCE_PIECES};
+module.exports = {parseGapOutput, usable, comparable, edgesKept, sourceLanguage, evenlySpaced, subsetIndices, passes, MAX_SOURCE_PIECES};
 
 if (require.main === module) {
     main().then(code => {

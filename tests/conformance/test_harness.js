@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const {spawnSync} = require('node:child_process');
-const {parseGapOutput, usable, evenlySpaced, subsetIndices, passes} = require('./conformance.js');
+const {parseGapOutput, usable, comparable, edgesKept, sourceLanguage, evenlySpaced, subsetIndices, passes} = require('./conformance.js');
 const {Reference, discoverModel, readTensorTypes, choosePrecision} = require('./bergamot.js');
 
 let passed = 0;
@@ -55,6 +55,19 @@ function testCorpusRules() {
     check(!usable('你好! 再见'), 'usable: ASCII ! + space may split');
     check(!usable('Hello world'), 'usable: no Chinese');
     check(!usable(''), 'usable: empty');
+    check(usable('The price rose by 3.5% in May.', 'en'), 'usable en: decimal point, final full stop');
+    check(usable('He asked: "Is it far?"', 'en'), 'usable en: question mark at the end');
+    check(!usable('It is far. We walk', 'en'), 'usable en: full stop + space may split');
+    check(!usable('Is it far? Yes', 'en'), 'usable en: ? + space may split');
+    check(!usable('Dr. Smith is here', 'en'), 'usable en: abbreviation + space may split');
+    check(!usable('他说 hello', 'en'), 'usable en: no Chinese in an English line');
+    check(!usable('12345', 'en'), 'usable en: needs Latin letters');
+    check(comparable('a\u0000\u0000b') === 'ab' && comparable('abc') === 'abc',
+          'comparable: only U+0000 is dropped');
+    check(sourceLanguage({model: '/m/model.enzh.intgemm.alphas.bin'}) === 'en' &&
+              sourceLanguage({model: '/m/model.zhen.bin'}) === 'zh' &&
+              sourceLanguage({model: '/m/model.deen.intgemm.alphas.bin'}) === 'de',
+          'sourceLanguage: from the file-name infix');
     const list = Array.from({length: 10}, (_, i) => i);
     check(JSON.stringify(evenlySpaced(list, 5)) === '[0,2,4,6,8]', 'evenlySpaced: stride');
     check(evenlySpaced(list, 20).length === 10, 'evenlySpaced: short list kept whole');
@@ -84,6 +97,10 @@ function testSubsetOption() {
 
 async function testReference(modelDir) {
     const files = discoverModel(modelDir);
+    const kept = edgesKept(['\u2581 already here', 'hello \ufffd', '\u200bx', 'a \u2581 b', '你好。', 'x \ufffc'],
+                           files.vocabs[0]);
+    check(JSON.stringify(kept) === '[false,false,false,true,true,true]',
+          `edgesKept: a line may not start or end with a character the normaliser drops (${JSON.stringify(kept)})`);
     check(files.shortlist !== null && files.vocabs.length >= 1, 'discover: shortlist and vocab found');
     const precision = choosePrecision(readTensorTypes(fs.readFileSync(files.model), files.model));
     check(precision === 'int8shiftAlphaAll', `precision of an int8 model: ${precision}`);

@@ -183,13 +183,16 @@ static void check_layout(const fy_marian *m, const fy_synth_options *o)
     CHECK(b && b->shape[1] == o->trg_vocab_size && b->type == FY_DT_F32, "output bias");
 }
 
-static void test_happy(const char *preset, int int8, int separate)
+/* A preset written with the given precision and layout; bytes (when not 0)
+ * is the size of Mozilla's file of that shape. */
+static void test_happy(const char *preset, int int8, int separate, long bytes)
 {
     fy_synth_options o;
     fy_error err = {0};
     CHECK(fy_synth_preset(preset, &o, &err) == 0, "preset %s", preset);
     o.int8 = int8;
     o.separate_vocab = separate;
+    int V = o.src_vocab_size;
     const char *p = path_in("happy.bin");
     CHECK(fy_synth_write_model(p, &o, &err) == 0, "write: %s", err.msg);
     fy_marian *m = fy_marian_open(p, &err);
@@ -198,19 +201,34 @@ static void test_happy(const char *preset, int int8, int separate)
     check_layout(m, &o);
     const char *emb = separate ? "encoder_Wemb" : "Wemb";
     const fy_tensor *w = fy_marian_find(m, emb);
-    CHECK(w && w->shape[0] == 32000 && w->shape[1] == o.dim_emb, "%s shape", emb);
+    CHECK(w && w->shape[0] == V && w->shape[1] == o.dim_emb, "%s shape", emb);
+    CHECK(!bytes || (long)fy_marian_file_size(m) == bytes, "%s: %zu bytes, Mozilla's have %ld",
+          preset, fy_marian_file_size(m), bytes);
     CHECK(!separate || fy_marian_find(m, "decoder_Wemb"), "decoder_Wemb");
     CHECK(separate || !fy_marian_find(m, "decoder_Wemb"), "no decoder_Wemb when tied");
-    float a;
-    CHECK(!int8 || fy_model_read_scalar(m, "none_QuantMultA", &a, &err) == 0, "none_QuantMultA");
-    const fy_tensor *wa =
-        fy_marian_find(m, separate ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA");
-    CHECK(!int8 || (wa && wa->type == FY_DT_INTGEMM8), "Wemb_QuantMultA is intgemm8");
-    CHECK(!int8 || fabsf(fy_model_read_scalar(m, "none_QuantMultA", &a, NULL) == 0 ? a : 0) > 1,
-          "alpha");
+    /* The output layer's scales as the real files hold them: none_QuantMultA
+     * (float32) only with a shared vocabulary, [decoder_]Wemb_QuantMultA
+     * (intgemm8 [1, 1]) always. */
+    float a = 0;
+    const fy_tensor *na = fy_marian_find(m, "none_QuantMultA");
+    CHECK((!int8 || separate) ? !na : (na && na->type == FY_DT_F32), "none_QuantMultA (sep=%d)",
+          separate);
+    const char *wname = separate ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA";
+    const fy_tensor *wa = fy_marian_find(m, wname);
+    CHECK(!int8 || (wa && wa->type == FY_DT_INTGEMM8 && wa->shape[0] == 1 && wa->shape[1] == 1),
+          "%s is intgemm8 [1, 1]", wname);
+    CHECK(!int8 || (fy_model_read_scalar(m, wname, &a, NULL) == 0 && a > 1), "alpha %g", a);
+    CHECK(int8 || (!na && !wa), "a float32 model has no activation scales");
     const fy_tensor *last = fy_marian_tensor_at(m, fy_marian_tensor_count(m) - 1);
     CHECK(strcmp(last->name, "special:model.yml") == 0, "yaml is the last tensor");
     CHECK(strstr(fy_marian_yaml(m), "dec-cell: ssru\n") != NULL, "yaml text");
+    /* Mozilla's YAML is 1338 bytes in every shape (synth.c: derived from the
+     * real file sizes), and yaml-cpp writes no final newline. */
+    CHECK(strlen(fy_marian_yaml(m)) == 1338, "yaml of %s: %zu bytes", preset,
+          strlen(fy_marian_yaml(m)));
+    CHECK(strstr(fy_marian_yaml(m), "input-types: []\n") != NULL &&
+              fy_marian_yaml(m)[strlen(fy_marian_yaml(m)) - 1] != '\n',
+          "yaml-cpp style");
     CHECK(fy_marian_tensor_at(m, fy_marian_tensor_count(m)) == NULL, "tensor_at out of range");
     for (size_t i = 1; i + 1 < fy_marian_tensor_count(m); i++)
         CHECK(strcmp(fy_marian_tensor_at(m, i - 1)->name, fy_marian_tensor_at(m, i)->name) < 0,
@@ -218,17 +236,38 @@ static void test_happy(const char *preset, int int8, int separate)
     fy_model_config c;
     CHECK(fy_model_config_read(m, &c, &err) == 0, "config: %s", err.msg);
     CHECK(c.dim_emb == o.dim_emb && c.dim_ffn == o.dim_ffn && c.enc_depth == o.enc_depth &&
-              c.dec_depth == o.dec_depth && c.heads == 8 && c.src_vocab_size == 32000 &&
-              c.trg_vocab_size == 32000 && c.int8 == int8 && c.ffn_depth == 2 &&
-              c.dec_ffn_depth == 2 && c.dec_dim_ffn == o.dim_ffn && c.output_bias &&
-              c.separate_embeddings == separate && c.tied_embeddings &&
-              c.tied_embeddings_all == !separate,
+              c.dec_depth == o.dec_depth && c.heads == 8 && c.src_vocab_size == V &&
+              c.trg_vocab_size == V && c.int8 == int8 && c.ffn_depth == 2 && c.dec_ffn_depth == 2 &&
+              c.dec_dim_ffn == o.dim_ffn && c.output_bias && c.separate_embeddings == separate &&
+              c.tied_embeddings && c.tied_embeddings_all == !separate,
           "config values (%s int8=%d sep=%d)", preset, int8, separate);
     CHECK(!strcmp(c.dec_cell, "ssru") && !strcmp(c.ffn_activation, "relu") &&
               !strcmp(c.postprocess, "dan") && c.preprocess[0] == '\0' &&
               !strcmp(c.enc_cell, "transformer"),
           "config strings");
     fy_marian_free(m);
+}
+
+/* The real models' presets fix precision, layout and sizes; their files
+ * are exactly as large as Mozilla's. */
+static void test_preset_shapes(void)
+{
+    fy_synth_options o;
+    fy_error err = {0};
+    CHECK(fy_synth_preset("firefox-zh-en", &o, &err) == 0 && o.int8 && !o.separate_vocab &&
+              o.src_vocab_size == 64000 && o.trg_vocab_size == 64000 && o.dim_emb == 512 &&
+              o.dec_depth == 2 && o.dim_ffn == 2048,
+          "firefox-zh-en preset");
+    CHECK(!strcmp(fy_synth_preset_infix("firefox-zh-en"), "zhen"), "zhen infix");
+    CHECK(fy_synth_preset("firefox-en-zh", &o, &err) == 0 && o.int8 && o.separate_vocab &&
+              o.src_vocab_size == 32000 && o.trg_vocab_size == 32000 && o.dim_emb == 384 &&
+              o.dec_depth == 4 && o.dim_ffn == 1536,
+          "firefox-en-zh preset");
+    CHECK(!strcmp(fy_synth_preset_infix("firefox-en-zh"), "enzh"), "enzh infix");
+    CHECK(fy_synth_preset_infix("tiny") == NULL && fy_synth_preset_infix("nope") == NULL,
+          "generic presets have no infix");
+    test_happy("firefox-zh-en", 1, 0, 59504955);
+    test_happy("firefox-en-zh", 1, 1, 43849787);
 }
 
 /* The int8 file must be the float file quantised: rint(w * q) clamped, stored
@@ -784,10 +823,15 @@ int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/fy_model_test.XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
-    test_happy("tiny", 1, 0);
-    test_happy("tiny", 0, 0);
-    test_happy("tiny", 1, 1);
-    test_happy("base-memory", 1, 0);
+    /* Sizes: ../shared/data/firefox-models-2025-10-17.json (e.g. en-az 1.0,
+     * de-en 2.0, en-ru 2.0, zh-Hans-en 2.0, en-zh-Hans 2.2, en-ja 2.3). */
+    test_happy("tiny", 1, 0, 17141051);
+    test_happy("tiny", 0, 0, 0);
+    test_happy("tiny", 1, 1, 0);
+    test_happy("base-memory", 1, 0, 31561787);
+    test_happy("base-memory", 1, 1, 43849787);
+    test_happy("base", 1, 0, 42992955);
+    test_preset_shapes();
     test_int8_matches_float();
     test_determinism();
     test_corruption();

@@ -39,6 +39,48 @@ run "$FANYI_BIN" model synth --preset tiny --seed 1 --out "$T/x" --vocab "$T/jun
 expect_status 1
 expect_err "not a SentencePiece model"
 
+# Presets of the real models: what they fix cannot be changed.
+run "$FANYI_BIN" model synth --preset firefox-zh-en --separate-vocab --seed 1 --out "$T/x"
+expect_status 2
+expect_err "preset firefox-zh-en has a shared vocabulary"
+run "$FANYI_BIN" model synth --preset firefox-en-zh --seed 1 --out "$T/x" --vocab "$M/vocab.zhen.spm"
+expect_status 2
+expect_err "preset firefox-en-zh has separate vocabularies"
+run "$FANYI_BIN" model synth --preset firefox-zh-en --seed 1 --out "$T/x" --vocab "$M/vocab.zhen.spm"
+expect_status 1
+expect_err "preset firefox-zh-en needs vocabularies of 64000 and 64000 pieces, not 32000 and 32000"
+expect_err_lines 1
+run "$FANYI_BIN" model synth --preset tiny --int8 --seed 1 --out "$T/x" --vocab "$M/vocab.zhen.spm" \
+    --output-scales none,bogus
+expect_status 2
+expect_err "--output-scales: 'bogus' is not none or wemb"
+run "$FANYI_BIN" model synth --preset tiny --int8 --seed 1 --out "$T/x" --vocab "$M/vocab.zhen.spm" \
+    --output-scales wemb=-1
+expect_status 2
+expect_err "--output-scales expects a number"
+
+# The real file names and sizes (Mozilla's: firefox-models JSON); int8 is implied.
+run "$FANYI_BIN" model synth --preset firefox-en-zh --shortlist --seed 1 --out "$T/enzh" \
+    --src-vocab "$M/trgvocab.zhen.spm" --trg-vocab "$M/srcvocab.zhen.spm"
+expect_status 0
+[ "$(cd "$T/enzh" && ls | tr '\n' ' ')" = \
+    "lex.50.50.enzh.s2t.bin model.enzh.intgemm.alphas.bin srcvocab.enzh.spm trgvocab.enzh.spm " ] &&
+    ok || bad "firefox-en-zh file names: $(ls "$T/enzh")"
+[ "$(stat -c %s "$T/enzh/model.enzh.intgemm.alphas.bin")" = 43849787 ] && ok ||
+    bad "firefox-en-zh model size $(stat -c %s "$T/enzh/model.enzh.intgemm.alphas.bin")"
+run "$FANYI_BIN" model verify --no-manifest "$T/enzh"
+expect_status 0
+run "$FANYI_BIN" model info "$T/enzh"
+expect_status 0
+expect_out "source srcvocab.enzh.spm: 32000 pieces"
+[ "$(stat -c %s "$M/firefox-zh-en/model.zhen.intgemm.alphas.bin")" = 59504955 ] && ok ||
+    bad "firefox-zh-en model size"
+run "$FANYI_BIN" model verify --no-manifest "$M/firefox-zh-en"
+expect_status 0
+run "$FANYI_BIN" model info "$M/firefox-zh-en"
+expect_status 0
+expect_out "vocab.zhen.spm, shared: 64000 pieces"
+
 # Same seed and vocab: identical bytes; another seed: different weights.
 for d in a b; do
     run "$FANYI_BIN" model synth --preset tiny --int8 --shortlist --seed 5 --out "$T/$d" \

@@ -41,7 +41,7 @@ done
 # Same names as the real zh-en 2.0 files, other contents: not the official model.
 run "$F" model verify "$B/tiny-int8-sl"
 expect_status 4
-expect_err "^fanyi model verify: $B/tiny-int8-sl/model.zhen.intgemm.alphas.bin: wrong size: [0-9]+ bytes, the zh-en 2.0 manifest says 59504955$"
+expect_err "^fanyi model verify: $B/tiny-int8-sl/model.zhen.intgemm.alphas.bin: wrong size: [0-9]+ bytes, the zh-en 3.0 manifest says 59504955$"
 
 run "$F" model list "$B"
 expect_status 0

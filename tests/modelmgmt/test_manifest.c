@@ -6,6 +6,7 @@
 
 #include "model/manifest.h"
 #include "model/sha256.h"
+#include "util/lang.h"
 
 static int passed, failed;
 
@@ -25,8 +26,11 @@ static void test_builtin(void)
     fy_manifest *m = fy_manifest_builtin(NULL, &err);
     CHECK(m != NULL);
     if (!m) return;
+    /* zh-en: version 3.0 as Firefox ships it, the same files as legacy 2.0. */
     const fy_manifest_model *zh = fy_manifest_find(m, "zh-en");
-    CHECK(zh && !strcmp(zh->version, "2.0") && zh->nfiles == 3);
+    CHECK(zh && !strcmp(zh->version, "3.0") && !strcmp(zh->legacy_version, "2.0") &&
+          zh->nfiles == 3 && !strcmp(zh->source, "zh") && !strcmp(zh->target, "en") &&
+          !strcmp(zh->architecture, "base") && !strcmp(zh->channel, "release"));
     const fy_manifest_model *owner = NULL;
     const fy_manifest_file *f = fy_manifest_find_file(m, "model.zhen.intgemm.alphas.bin", &owner);
     CHECK(f && owner == zh && f->size == 59504955);
@@ -39,9 +43,54 @@ static void test_builtin(void)
     CHECK(f && f->size == 9220016 && !strncmp(f->sha256, "cdcad359", 8));
     f = fy_manifest_find_file(m, "vocab.zhen.spm", NULL);
     CHECK(f && f->size == 1359697 && !strncmp(f->sha256, "dff59431", 8));
-    CHECK(fy_manifest_find(m, "en-zh") == NULL);
+    CHECK(fy_manifest_model_bytes(zh) == 59504955ull + 9220016 + 1359697);
+
+    /* en-zh: base-memory, separate vocabularies (Remote Settings, 2.2). */
+    const fy_manifest_model *en = fy_manifest_find(m, "en-zh");
+    CHECK(en && en->nfiles == 4 && !strcmp(en->source, "en") && !strcmp(en->target, "zh") &&
+          !strcmp(en->architecture, "base-memory"));
+    f = fy_manifest_find_file(m, "model.enzh.intgemm.alphas.bin", &owner);
+    CHECK(f && owner == en && f->size == 43849787);
+    CHECK(fy_manifest_find_file(m, "srcvocab.enzh.spm", NULL) &&
+          fy_manifest_find_file(m, "trgvocab.enzh.spm", NULL));
+
+    /* 85 desktop release directions and 5 nightly-only ones; names are
+     * directions as lang.h writes them. */
+    size_t nightly = 0, n = fy_manifest_model_count(m);
+    CHECK(n == 90 && fy_manifest_model_at(m, n) == NULL);
+    for (size_t i = 0; i < n; i++) {
+        const fy_manifest_model *x = fy_manifest_model_at(m, i);
+        char name[FY_PAIR_MAX];
+        fy_lang_pair_name(x->source, x->target, name, sizeof name);
+        CHECK(!strcmp(name, x->name) && x->version[0] && x->architecture[0] && x->nfiles >= 3);
+        nightly += !strcmp(x->channel, "nightly");
+        CHECK(!strcmp(x->channel, "nightly") || !strcmp(x->channel, "release"));
+    }
+    CHECK(nightly == 5);
+    const fy_manifest_model *az = fy_manifest_find(m, "az-en");
+    CHECK(az && !strcmp(az->channel, "nightly") && fy_manifest_find(m, "en-az") &&
+          !strcmp(fy_manifest_find(m, "en-az")->channel, "release"));
     CHECK(fy_manifest_find_file(m, "nope.bin", NULL) == NULL);
-    CHECK(fy_manifest_model_count(m) == 1 && fy_manifest_model_at(m, 1) == NULL);
+
+    /* Directions in any spelling. */
+    CHECK(fy_manifest_find_direction(m, "en-zh") == en);
+    CHECK(fy_manifest_find_direction(m, "EN-ZH") == en);
+    CHECK(fy_manifest_find_direction(m, "en-zh-Hans") == en);
+    CHECK(fy_manifest_find_direction(m, "zh-Hans-en") == zh);
+    CHECK(fy_manifest_find_direction(m, "ZH_HANS-EN") == zh);
+    CHECK(fy_manifest_find_direction(m, "zh-Hant-en") == NULL);
+    CHECK(fy_manifest_find_direction(m, "en-xx") == NULL);
+    CHECK(fy_manifest_find_direction(m, "german") == NULL);
+    CHECK(fy_manifest_find_direction(m, NULL) == NULL);
+
+    /* Close names: the same languages first. */
+    const fy_manifest_model *close[5];
+    size_t k = fy_manifest_suggest(m, "de-fr", close, 5);
+    CHECK(k == 5 && !strcmp(close[0]->name, "de-en") && !strcmp(close[1]->name, "en-fr"));
+    k = fy_manifest_suggest(m, "en-xx", close, 3);
+    CHECK(k == 3 && !strcmp(close[0]->source, "en") && !strcmp(close[2]->source, "en") &&
+          strcmp(close[0]->name, close[1]->name) < 0);
+    CHECK(fy_manifest_suggest(m, "x", close, 0) == 0);
     fy_manifest_free(m);
 
     /* A mirror replaces the base URL; slashes are joined exactly once. */
@@ -51,6 +100,29 @@ static void test_builtin(void)
                                "88a4925d-ff4a-4c76-8813-95e2ac600b14.spm"));
     fy_manifest_free(m);
     fy_manifest_free(NULL);
+}
+
+/* Where installed models live. */
+static void test_models_root(void)
+{
+    setenv("HOME", "/h", 1);
+    unsetenv("FANYI_MODELS_DIR");
+    unsetenv("FANYI_MODEL_DIR");
+    char *r = fy_models_root();
+    CHECK(r && !strcmp(r, "/h/.local/share/fanyi/models"));
+    free(r);
+    setenv("FANYI_MODEL_DIR", "/srv/fanyi/zh-en/", 1);
+    r = fy_models_root();
+    CHECK(r && !strcmp(r, "/srv/fanyi"));
+    free(r);
+    setenv("FANYI_MODELS_DIR", "/m", 1);
+    r = fy_models_root();
+    CHECK(r && !strcmp(r, "/m"));
+    free(r);
+    unsetenv("FANYI_MODELS_DIR");
+    unsetenv("FANYI_MODEL_DIR");
+    unsetenv("HOME");
+    CHECK(fy_models_root() == NULL);
 }
 
 /* Parses text, expecting failure with code and a message containing want. */
@@ -103,6 +175,34 @@ static void test_parse(void)
                "{\"name\":\"x\",\"size\":3}]}}}",
                FY_EFORMAT, "each file needs");
 
+    /* The optional keys: given (normalised), derived from a direction name,
+     * or empty; a bad language tag or a non-string value is an error. */
+    const char *langs =
+        "{\"schema\":1,\"models\":{"
+        "\"de-en\":{\"version\":\"1\",\"files\":[" FILE_OK "]},"
+        "\"t\":{\"version\":\"1\",\"files\":[" FILE_OK "]},"
+        "\"zt-x\":{\"version\":\"1\",\"source\":\"zh-TW\",\"target\":\"EN-US\","
+        "\"architecture\":\"tiny\",\"channel\":\"nightly\",\"files\":[" FILE_OK "]}}}";
+    m = fy_manifest_parse(langs, strlen(langs), "t.json", NULL, &err);
+    CHECK(m != NULL);
+    const fy_manifest_model *de = m ? fy_manifest_find(m, "de-en") : NULL;
+    CHECK(de && !strcmp(de->source, "de") && !strcmp(de->target, "en") && !de->architecture[0] &&
+          !de->channel[0] && !de->legacy_version[0]);
+    const fy_manifest_model *t = m ? fy_manifest_find(m, "t") : NULL;
+    CHECK(t && !t->source[0] && !t->target[0]);
+    const fy_manifest_model *zt = m ? fy_manifest_find(m, "zt-x") : NULL;
+    CHECK(zt && !strcmp(zt->source, "zh-Hant") && !strcmp(zt->target, "en") &&
+          !strcmp(zt->architecture, "tiny") && !strcmp(zt->channel, "nightly"));
+    CHECK(m && fy_manifest_find_direction(m, "zh-Hant-EN") == zt);
+    CHECK(m && fy_manifest_find_direction(m, "DE-EN") == de);
+    fy_manifest_free(m);
+    expect_bad("{\"schema\":1,\"models\":{\"t\":{\"version\":\"1\",\"source\":\"1x\","
+               "\"files\":[" FILE_OK "]}}}",
+               FY_EFORMAT, "source '1x' is not a language tag");
+    expect_bad("{\"schema\":1,\"models\":{\"t\":{\"version\":\"1\",\"architecture\":3,"
+               "\"files\":[" FILE_OK "]}}}",
+               FY_EFORMAT, "architecture must be a string");
+
     /* Without base_url (and mirror) the files have no URL: fine for verify. */
     const char *nobase =
         "{\"schema\":1,\"models\":{\"t\":{\"version\":\"1\",\"files\":[" FILE_OK "]}}}";
@@ -152,6 +252,7 @@ static void test_sha256(void)
 int main(void)
 {
     test_builtin();
+    test_models_root();
     test_parse();
     test_sha256();
     printf("%d passed, %d failed\n", passed, failed);

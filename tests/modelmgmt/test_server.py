@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """test_server.py - a loopback HTTP file server with faults, for `fanyi model fetch` tests.
 
-Serves the files of --root under a mode prefix chosen by the URL path:
+Serves the files of --root under a mode prefix chosen by the URL path
+(NAME may have directories, as the catalogue's locations do:
+main-workspace/translations-models/UUID.bin; no component starts with "."):
   /ok/NAME         normal; honours "Range: bytes=N-" / "bytes=N-M" with 206
   /norange/NAME    ignores Range (always 200 with the whole file)
   /cut/NAME        the first request for NAME announces the full length but
@@ -40,7 +42,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.write(f"{mode} {name} {rng or '-'} {status}\n")
 
     def do_GET(self):
-        m = re.fullmatch(r"/([a-z0-9]+)/([A-Za-z0-9._+-]+)", self.path)
+        m = re.fullmatch(r"/([a-z0-9]+)/((?:[A-Za-z0-9_+-][A-Za-z0-9._+-]*/)*[A-Za-z0-9_+-][A-Za-z0-9._+-]*)", self.path)
         if not m:
             return self.fail("?", self.path, 404)
         mode, name = m.group(1), m.group(2)
