@@ -180,7 +180,7 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, batch_r
     so.max_batch_sentences = to->max_batch_sentences;
     fy_engine engine;
     fy_translator_engine(t, "bench", &engine);
-    fy_route route = {{&engine}, 1};
+    fy_route route = {{&engine}, 1, NULL};
     fy_scheduler *s = fy_scheduler_open(&so, err);
     if (!s) return err->code;
     long tokens = 0;

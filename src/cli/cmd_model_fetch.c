@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "model/fetch.h"
+#include "model/discover.h"
 #include "model/manifest.h"
 
 /* Exit codes beyond cli.h's 0/1/2 (docs/models.md). */
@@ -144,7 +145,7 @@ static char *pick_dir(const char *dir_opt, const char *model)
     const char *models = getenv("FANYI_MODELS_DIR"), *one = getenv("FANYI_MODEL_DIR");
     if (dir_opt) return strdup(dir_opt);
     if (!strcmp(model, "zh-en") && !(models && *models) && one && *one) return strdup(one);
-    char *root = fy_models_root();
+    char *root = fy_models_root(NULL);
     if (!root) return NULL;
     size_t n = strlen(root) + strlen(model) + 2;
     char *dir = malloc(n);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "model/discover.h"
 #include "model/manifest.h"
 #include "model/verify.h"
 #include "util/lang.h"
@@ -254,7 +255,7 @@ int cmd_model_list(int argc, char **argv)
     const char *root_arg = optind < argc ? argv[optind++] : NULL;
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (json && !available) return cli_usage_error(CMD, "--json goes with --available");
-    char *root = root_arg ? strdup(root_arg) : fy_models_root();
+    char *root = root_arg ? strdup(root_arg) : fy_models_root(NULL);
     size_t len = root ? strlen(root) : 0;
     while (len > 1 && root[len - 1] == '/') root[--len] = '\0';
     fy_error err = {0};

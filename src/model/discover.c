@@ -166,10 +166,25 @@ char *fy_model_default_dir(const char *explicit_dir)
     return home_path("/.local/share/fanyi/models/zh-en");
 }
 
+/* dir without its last component (trailing slashes ignored); malloc'd. */
+static char *parent_dir(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    while (n > 0 && dir[n - 1] != '/') n--;
+    while (n > 1 && dir[n - 1] == '/') n--;
+    if (n == 0) return strdup(".");
+    char *p = malloc(n + 1);
+    if (p) memcpy(p, dir, n), p[n] = '\0';
+    return p;
+}
+
 char *fy_models_root(const char *explicit_root)
 {
     if (explicit_root) return strdup(explicit_root);
     const char *env = getenv("FANYI_MODELS_DIR");
     if (env && env[0]) return strdup(env);
+    const char *one = getenv("FANYI_MODEL_DIR");
+    if (one && one[0]) return parent_dir(one);
     return home_path("/.local/share/fanyi/models");
 }

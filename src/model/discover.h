@@ -30,9 +30,10 @@ void fy_model_files_free(fy_model_files *f);
  * memory); the caller frees it. */
 char *fy_model_default_dir(const char *explicit_dir);
 
-/* The directory of model directories: explicit (if non-NULL), else
- * $FANYI_MODELS_DIR, else ~/.local/share/fanyi/models. Malloc'd (NULL only
- * when out of memory). */
+/* The directory of model directories, one per direction: explicit (if
+ * non-NULL), else $FANYI_MODELS_DIR, else the parent of $FANYI_MODEL_DIR
+ * (which names one model directory), else ~/.local/share/fanyi/models.
+ * Malloc'd (NULL only when out of memory). */
 char *fy_models_root(const char *explicit_root);
 
 #endif

@@ -364,30 +364,3 @@ uint64_t fy_manifest_model_bytes(const fy_manifest_model *model)
     for (size_t i = 0; model && i < model->nfiles; i++) total += model->files[i].size;
     return total;
 }
-
-/* dir without its last component (trailing slashes ignored); malloc'd. */
-static char *parent_dir(const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
-    while (n > 0 && dir[n - 1] != '/') n--;
-    while (n > 1 && dir[n - 1] == '/') n--;
-    if (n == 0) return strdup(".");
-    char *p = malloc(n + 1);
-    if (p) memcpy(p, dir, n), p[n] = '\0';
-    return p;
-}
-
-char *fy_models_root(void)
-{
-    const char *root = getenv("FANYI_MODELS_DIR");
-    if (root && *root) return strdup(root);
-    const char *one = getenv("FANYI_MODEL_DIR");
-    if (one && *one) return parent_dir(one);
-    const char *home = getenv("HOME");
-    if (!home || !*home) return NULL;
-    size_t n = strlen(home) + sizeof "/.local/share/fanyi/models";
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/.local/share/fanyi/models", home);
-    return p;
-}

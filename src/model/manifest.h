@@ -96,12 +96,6 @@ size_t fy_manifest_suggest(const fy_manifest *m, const char *name, const fy_mani
 /* Total size of a model's files in bytes. */
 uint64_t fy_manifest_model_bytes(const fy_manifest_model *model);
 
-/* The directory holding installed models, one subdirectory per direction:
- * $FANYI_MODELS_DIR, else the parent of $FANYI_MODEL_DIR (which names one
- * model directory), else ~/.local/share/fanyi/models. malloc'd (NULL only
- * when out of memory or without HOME). */
-char *fy_models_root(void);
-
 /* The first file called name in any model (borrowed), or NULL; *model (if
  * non-NULL) receives the model it belongs to. verify uses this to know a
  * file's expected size and hash from its name alone. */

@@ -16,6 +16,7 @@
 
 #include "model/bundle.h"
 #include "model/discover.h"
+#include "text/segment.h"
 #include "util/clock.h"
 
 enum { E_UNLOADED, E_LOADING, E_READY, E_UNLOADING };
@@ -374,6 +375,13 @@ void fy_registry_describe(const fy_registry *r, char *out, size_t cap)
                                r->e[i].target);
 }
 
+/* The first leg's English, cleaned up as a request into English would be,
+ * is what the second leg reads. */
+static char *pivot_cleanup(const char *text, size_t len)
+{
+    return fy_cleanup_english(text, len);
+}
+
 fy_lease *fy_registry_acquire(fy_registry *r, const char *src, const char *tgt, fy_error *err)
 {
     entry *e[2] = {NULL, NULL};
@@ -404,6 +412,7 @@ fy_lease *fy_registry_acquire(fy_registry *r, const char *src, const char *tgt, 
     }
     pthread_mutex_unlock(&r->lock);
     l->route.n = n;
+    l->route.between = n == 2 ? pivot_cleanup : NULL;
     if (n == 1)
         snprintf(l->name, sizeof l->name, "%s", e[0]->name);
     else

@@ -13,7 +13,8 @@
  *
  * A pair without a model of its own is served through English when both
  * legs exist (X->en, then en->Y): a pivot route of two engines, which the
- * scheduler batches leg by leg.
+ * scheduler batches leg by leg; the English between them gets the English
+ * clean-up (fy_cleanup_english) a request into English would get.
  *
  * One worker pool (the scheduler) serves every model: each loaded model is
  * an fy_engine of it, and unloading one first makes the scheduler forget it.

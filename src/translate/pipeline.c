@@ -16,7 +16,9 @@
 #define MAX_LEASES 8 /* distinct routes one request may take */
 
 typedef struct text {
-    fy_doc *doc;
+    fy_doc *doc;    /* NULL for a text passed through */
+    char *verbatim; /* the text passed through, else NULL */
+    size_t len;
     char source[FY_LANG_MAX], target[FY_LANG_MAX];
     int percent;  /* detection confidence; 100 when given */
     int lease;    /* index into leases, -1: passed through */
@@ -105,8 +107,13 @@ static int choose_source(fy_registry *reg, const fy_detection *d, const char *ta
             pick = "zh"; /* Traditional Chinese read by a Simplified model beats no model */
         t->percent = d->top[k].percent;
     }
+    /* A language the detector is sure of is not second-guessed by its
+     * script, except Han: text written in Chinese characters (short texts
+     * CLD2 calls Japanese, say) goes to a Chinese model when nothing
+     * serves the detected language. */
     for (size_t k = 0; !pick && k < sizeof by_script / sizeof *by_script; k++)
-        if (!strcmp(d->script, by_script[k].script) && can_take(reg, by_script[k].lang, target))
+        if (!strcmp(d->script, by_script[k].script) && (!d->reliable || k == 0) &&
+            can_take(reg, by_script[k].lang, target))
             pick = by_script[k].lang;
     if (pick || !d->script[0]) { /* no letters: nothing to translate */
         snprintf(t->source, sizeof t->source, "%s", pick ? pick : "");
@@ -171,24 +178,32 @@ static int build_text(fy_request *q, size_t i, const char *s, size_t len, fy_err
     t->lease = -1;
     int rc = text_languages(q, t, s, len, err);
     if (rc) return rc;
+    if (!t->source[0] || !strcmp(t->source, t->target)) { /* nothing to translate */
+        size_t at;
+        if (!fy_utf8_valid(s, len, &at))
+            return fy_err(err, FY_EINVAL, "invalid UTF-8 at byte %zu", at);
+        const char *nul = len ? memchr(s, '\0', len) : NULL;
+        if (nul) return fy_err(err, FY_EINVAL, "NUL byte at byte %zu", (size_t)(nul - s));
+        t->verbatim = malloc(len + 1);
+        if (!t->verbatim) return fy_err(err, FY_ENOMEM, "out of memory");
+        memcpy(t->verbatim, s, len);
+        t->verbatim[len] = '\0';
+        t->len = len;
+        return 0;
+    }
+    if ((rc = lease_for(q, t->source, t->target, err)) < 0) return rc;
+    t->lease = rc;
     fy_split_options so;
     fy_split_options_default(&so);
     so.html = q->o.html;
     so.raw = q->o.raw;
     so.source = t->source;
     so.target = t->target;
-    int translate = t->source[0] && strcmp(t->source, t->target);
-    if (translate) {
-        if ((rc = lease_for(q, t->source, t->target, err)) < 0) return rc;
-        t->lease = rc;
-        so.count_tokens = count_tokens;
-        so.count_ctx = (void *)fy_lease_first(q->leases[rc]);
-    }
+    so.count_tokens = count_tokens;
+    so.count_ctx = (void *)fy_lease_first(q->leases[rc]);
     if (!(t->doc = fy_doc_split(s, len, &so, err))) return err->code;
-    /* A text passed through keeps its sentences out of the job: its doc
-     * joins back to itself. */
     t->first = q->nsent;
-    if (translate) q->nsent += fy_doc_sentence_count(t->doc);
+    q->nsent += fy_doc_sentence_count(t->doc);
     return 0;
 }
 
@@ -298,7 +313,10 @@ void fy_request_free(fy_request *q)
         fy_job_release(q->job);
     }
     for (int k = 0; k < q->nleases; k++) fy_lease_release(q->leases[k]);
-    for (size_t i = 0; i < q->n; i++) fy_doc_free(q->t[i].doc);
+    for (size_t i = 0; i < q->n; i++) {
+        fy_doc_free(q->t[i].doc);
+        free(q->t[i].verbatim);
+    }
     free(q->t);
     free(q->in);
     free(q->text_of);
@@ -315,14 +333,23 @@ size_t fy_request_count(const fy_request *q)
 char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err)
 {
     const text *t = &q->t[i];
+    if (!t->doc) {
+        char *copy = malloc(t->len + 1);
+        if (!copy) {
+            fy_err(err, FY_ENOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(copy, t->verbatim, t->len + 1);
+        if (len) *len = t->len;
+        return copy;
+    }
     size_t m = fy_doc_sentence_count(t->doc);
     const char **out = calloc(m ? m : 1, sizeof *out);
     if (!out) {
         fy_err(err, FY_ENOMEM, "out of memory");
         return NULL;
     }
-    for (size_t k = 0; t->lease >= 0 && q->job && k < m; k++)
-        out[k] = fy_job_result(q->job, t->first + k);
+    for (size_t k = 0; q->job && k < m; k++) out[k] = fy_job_result(q->job, t->first + k);
     char *joined = fy_doc_join_ex(t->doc, out, 0, len, spans, err);
     free(out);
     return joined;
@@ -370,7 +397,7 @@ float fy_request_gap(const fy_request *q, size_t i)
 {
     const text *t = &q->t[i];
     float g = INFINITY;
-    for (size_t k = 0; t->lease >= 0 && q->job && k < fy_doc_sentence_count(t->doc); k++) {
+    for (size_t k = 0; q->job && k < fy_doc_sentence_count(t->doc); k++) {
         float v = fy_job_gap(q->job, t->first + k);
         if (v < g) g = v;
     }

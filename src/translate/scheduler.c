@@ -535,6 +535,16 @@ static int next_leg(fy_scheduler *s, item *it, char **translation, float gap)
     it->leg++;
     free(it->text);
     it->text = NULL;
+    if (it->route.between) {
+        char *next = it->route.between(*translation, strlen(*translation));
+        free(*translation);
+        if (!next) { /* out of memory: the job fails, as deliver() sees NULL */
+            *translation = NULL;
+            it->state = ITEM_NONE;
+            return 0;
+        }
+        *translation = next;
+    }
     char *final = skip_cached(s, it, *translation);
     *translation = final;
     if (final) return 0;
@@ -668,8 +678,10 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
             failed += deliver(it, NULL, INFINITY, w->codes[i], w->errs[i].msg);
         } else if (it->leg + 1 < it->route.n && next_leg(s, it, &w->out[i], w->gap[i])) {
             continue; /* queued for its next leg: still holds its reference */
-        } else {
+        } else if (w->out[i]) {
             deliver(it, w->out[i], w->gap[i], 0, NULL);
+        } else {
+            failed += deliver(it, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
         }
         job_unref(j);
     }

@@ -56,10 +56,16 @@ typedef struct fy_engine {
 
 #define FY_ROUTE_MAX 2
 
-/* The engines a sentence goes through, in order (n = 1, or 2 for a pivot). */
+/* Turns one leg's output into the next leg's input (e.g. the clean-up of
+ * the pivot language): a malloc'd string, NULL when out of memory. */
+typedef char *(*fy_between_fn)(const char *text, size_t len);
+
+/* The engines a sentence goes through, in order (n = 1, or 2 for a pivot),
+ * and what is done to a leg's output before the next leg (NULL: nothing). */
 typedef struct fy_route {
     const fy_engine *legs[FY_ROUTE_MAX];
     int n;
+    fy_between_fn between;
 } fy_route;
 
 /* One sentence of a job. */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/discover.h"
 #include "model/manifest.h"
 #include "model/sha256.h"
 #include "util/lang.h"
@@ -108,21 +109,26 @@ static void test_models_root(void)
     setenv("HOME", "/h", 1);
     unsetenv("FANYI_MODELS_DIR");
     unsetenv("FANYI_MODEL_DIR");
-    char *r = fy_models_root();
+    char *r = fy_models_root(NULL);
     CHECK(r && !strcmp(r, "/h/.local/share/fanyi/models"));
     free(r);
     setenv("FANYI_MODEL_DIR", "/srv/fanyi/zh-en/", 1);
-    r = fy_models_root();
+    r = fy_models_root(NULL);
     CHECK(r && !strcmp(r, "/srv/fanyi"));
     free(r);
     setenv("FANYI_MODELS_DIR", "/m", 1);
-    r = fy_models_root();
+    r = fy_models_root(NULL);
     CHECK(r && !strcmp(r, "/m"));
     free(r);
     unsetenv("FANYI_MODELS_DIR");
     unsetenv("FANYI_MODEL_DIR");
+    r = fy_models_root("/given");
+    CHECK(r && !strcmp(r, "/given"));
+    free(r);
     unsetenv("HOME");
-    CHECK(fy_models_root() == NULL);
+    r = fy_models_root(NULL);
+    CHECK(r && !strcmp(r, "./.local/share/fanyi/models"));
+    free(r);
 }
 
 /* Parses text, expecting failure with code and a message containing want. */

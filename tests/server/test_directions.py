@@ -49,8 +49,6 @@ want = {("zh", "en"): cli(ZH, "zh", "en"), ("en", "zh"): cli(EN, "en", "zh"),
         ("zh", "de"): cli(ZH, "zh", "de")}
 for k, v in want.items():
     T.ok(isinstance(v, str) and v.strip(), f"cli {k} gives a translation")
-# The pivot is the two legs: de->en, then the English through en->zh.
-T.eq(want[("de", "zh")], cli(want[("de", "en")], "en", "zh"), "de->zh = en->zh of de->en")
 p = subprocess.run([BIN, "translate", "--models", root, "--from", "fr", "--to", "en"],
                    input="Bonjour.\n", capture_output=True, text=True, timeout=60)
 T.ok(p.returncode != 0 and "fr->en" in p.stderr and "zh->en" in p.stderr,
@@ -106,7 +104,7 @@ def dialects(s):
          f"fr->en is a 400 naming the pairs: {st} {msg}")
     st, _, b = s.post("/v2/translate", {"text": ["x"], "target_lang": "JA"})
     T.ok(st == 400 and "zh->en" in b.get("message", ""), f"deepl JA: 400 in DeepL's shape {b}")
-    st, _, b = s.post("/translate", {"q": "x", "source": "xx-yy-zz", "target": "en"})
+    st, _, b = s.post("/translate", {"q": "x", "source": "chinese!", "target": "en"})
     T.ok(st == 400 and "not a language code" in b.get("error", ""), f"libre bad code {b}")
 
 

@@ -90,7 +90,7 @@ def healthy(s, what):
     st, _, b = s.get("/health")
     T.eq((st, b), (200, {"status": "ok"}), f"{what}: /health")
     st, _, b = s.post("/translate", {"text": ZH[0]})
-    T.eq((st, b), (200, {"translation": REF[ZH[0]]}), f"{what}: a translation is still right")
+    T.eq((st, b.get("translation")), (200, REF[ZH[0]]), f"{what}: a translation is still right")
 
 
 def metric(s, name):
@@ -196,7 +196,7 @@ def slowloris():
             bad += st != 200
             text = SHORT[10 + i % 50]
             st, _, b = s.post("/translate", {"text": text})
-            bad += (st, b) != (200, {"translation": REF.get(text)})
+            bad += (st, b.get("translation") if isinstance(b, dict) else b) != (200, REF.get(text))
             lat.append(time.monotonic() - t0)
             i += 1
             time.sleep(0.1)
@@ -419,7 +419,7 @@ def pipelining(s):
             body = json.dumps({"text": text}, ensure_ascii=False).encode()
             reqs += (b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-            want.append((200, {"translation": REF[text]}))
+            want.append((200, {"translation": REF[text], "source": "zh", "target": "en"}))
     reqs += b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
     got = parse_responses(raw(s, reqs, timeout=600))
     T.eq(len(got), 7, "pipelining: 7 answers on one connection")

@@ -89,7 +89,7 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     f->open = open;
     f->close = close;
     f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name};
-    f->route = (fy_route){{&f->engine}, 1};
+    f->route = (fy_route){{&f->engine}, 1, NULL};
 }
 
 static void fake_init(fake *f)
@@ -470,6 +470,13 @@ static void test_two_engines(void)
     fy_scheduler_free(s);
 }
 
+static char *twice(const char *text, size_t len)
+{
+    char *o = malloc(2 * len + 1);
+    if (o) memcpy(o, text, len), memcpy(o + len, text, len), o[2 * len] = '\0';
+    return o;
+}
+
 /* A pivot: each sentence goes through a, then b; each leg is cached. */
 static void test_pivot(void)
 {
@@ -478,7 +485,7 @@ static void test_pivot(void)
     fake_init_as(&b, "b", '<', '>');
     fy_cache *cache = fy_cache_new(1 << 20, NULL);
     fy_scheduler *s = open_sched(&a, 2, 100, cache);
-    fy_route both = {{&a.engine, &b.engine}, 2};
+    fy_route both = {{&a.engine, &b.engine}, 2, NULL};
     const char *src[] = {"x", "", "yy"};
     waiter w;
     waiter_init(&w);
@@ -495,6 +502,14 @@ static void test_pivot(void)
     int calls = atomic_load(&b.calls);
     j = submit_via(s, &b.route, again, 1, 0, &w2, NULL);
     CHECK(w2.done == 1 && !strcmp(fy_job_result(j, 0), "<[x]>") && atomic_load(&b.calls) == calls);
+    fy_job_release(j);
+    /* What the route does between its legs reaches the second leg. */
+    fy_route shout = {{&a.engine, &b.engine}, 2, twice};
+    const char *z[] = {"z"};
+    waiter w3;
+    waiter_init(&w3);
+    j = submit_via(s, &shout, z, 1, 0, &w3, NULL);
+    CHECK(waiter_wait(&w3) == 0 && !strcmp(fy_job_result(j, 0), "<[z][z]>"));
     fy_job_release(j);
     fy_scheduler_free(s);
     fy_cache_free(cache);

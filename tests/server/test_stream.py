@@ -28,9 +28,14 @@ with Server(["--threads", "2"]) as s:
     whole = s.translate(text)
     T.eq(events[-1][1], {"translation": whole, "source": "zh", "target": "en"},
          "done carries the joined translation")
-    # The sentences as streamed, with the text between them, are the result.
-    T.eq(events[0][1]["translation"] + " " + events[1][1]["translation"] + "\n\n" +
-         events[2][1]["translation"], whole, "streamed sentences are the final text's")
+    # The sentences as streamed stand in the result, in order, with only the
+    # text between sentences (spaces, the blank line) around them.
+    at, rest = 0, whole
+    for _, d in events[:3]:
+        k = whole.find(d["translation"], at)
+        T.ok(k >= 0 and not whole[at:k].strip(), f"streamed sentence at {at}: {d['translation']!r}")
+        at = k + len(d["translation"]) if k >= 0 else at
+    T.eq(at, len(whole), "nothing after the last streamed sentence")
     T.eq(events[0][1]["translation"], s.translate(ZH[0]), "sentence event = its translation")
     # An array streams with indexes across all texts, done with an array.
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
