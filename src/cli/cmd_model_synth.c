@@ -293,31 +293,19 @@ static int copy_file(const char *from, const char *to)
     return rc;
 }
 
-/* Trains a pieces-piece vocabulary with spm_train on a corpus of the
- * languages langs[0..nlangs); the model lands at dst (atomically renamed). */
-static int train_vocab(const char *dir, const char *dst, const char *const *langs, int nlangs,
-                       int pieces, uint64_t seed, int lines)
+/* Runs spm_train in work (a directory of its own) on work/corpus.txt,
+ * writing work/vocab.model. It runs there with relative paths because the
+ * model records its --input and --model_prefix: so the same corpus gives
+ * the same bytes wherever and whenever it is trained. 0 or -1. */
+static int run_spm_train(const char *work, int pieces, uint64_t seed)
 {
-    char corpus[4096], prefix[4096], model[4200], vocab[4200], tag[FY_PAIR_MAX];
-    snprintf(tag, sizeof tag, "%s%s", langs[0], nlangs > 1 ? langs[1] : "");
-    snprintf(corpus, sizeof corpus, "%s/.synth-corpus-%s-%ld.txt", dir, tag, (long)getpid());
-    snprintf(prefix, sizeof prefix, "%s/.synth-vocab-%s-%ld", dir, tag, (long)getpid());
-    snprintf(model, sizeof model, "%s.model", prefix);
-    snprintf(vocab, sizeof vocab, "%s.vocab", prefix);
-    if (write_corpus(corpus, langs, nlangs, seed, lines)) {
-        fprintf(stderr, "fanyi model synth: %s: cannot write the training corpus\n", corpus);
-        unlink(corpus);
-        return -1;
-    }
-    char a_in[4200], a_prefix[4200], a_size[64], a_seed[64];
-    snprintf(a_in, sizeof a_in, "--input=%s", corpus);
-    snprintf(a_prefix, sizeof a_prefix, "--model_prefix=%s", prefix);
+    char a_size[64], a_seed[64];
     snprintf(a_size, sizeof a_size, "--vocab_size=%d", pieces);
     snprintf(a_seed, sizeof a_seed, "--random_seed=%u", (unsigned)(seed & 0x7fffffff));
     /* Marian's conventions: </s> = 0, <unk> = 1, no <s>, no padding id. */
     char *argv[] = {"spm_train",
-                    a_in,
-                    a_prefix,
+                    "--input=corpus.txt",
+                    "--model_prefix=vocab",
                     a_size,
                     "--model_type=unigram",
                     "--byte_fallback=true",
@@ -331,24 +319,51 @@ static int train_vocab(const char *dir, const char *dst, const char *const *lang
                     "--minloglevel=2",
                     a_seed,
                     NULL};
+    posix_spawn_file_actions_t fa;
     pid_t pid;
     int status = -1;
-    int rc = posix_spawnp(&pid, "spm_train", NULL, NULL, argv, environ);
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (!rc) rc = posix_spawn_file_actions_addchdir_np(&fa, work);
+    if (!rc) rc = posix_spawnp(&pid, "spm_train", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     if (rc == 0 && waitpid(pid, &status, 0) < 0) status = -1;
-    unlink(corpus);
-    unlink(vocab);
     if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "fanyi model synth: spm_train failed (%s)\n",
                 rc ? strerror(rc) : "see its messages above");
-        unlink(model);
-        return -1;
-    }
-    if (rename(model, dst) != 0) {
-        fprintf(stderr, "fanyi model synth: %s: cannot rename: %s\n", dst, strerror(errno));
-        unlink(model);
         return -1;
     }
     return 0;
+}
+
+/* Trains a pieces-piece vocabulary with spm_train on a corpus of the
+ * languages langs[0..nlangs); the model lands at dst (atomically renamed). */
+static int train_vocab(const char *dir, const char *dst, const char *const *langs, int nlangs,
+                       int pieces, uint64_t seed, int lines)
+{
+    char work[4096], corpus[4200], model[4200], vocab[4200], tag[FY_PAIR_MAX];
+    snprintf(tag, sizeof tag, "%s%s", langs[0], nlangs > 1 ? langs[1] : "");
+    snprintf(work, sizeof work, "%s/.synth-vocab-%s-%ld", dir, tag, (long)getpid());
+    snprintf(corpus, sizeof corpus, "%s/corpus.txt", work);
+    snprintf(model, sizeof model, "%s/vocab.model", work);
+    snprintf(vocab, sizeof vocab, "%s/vocab.vocab", work);
+    if (mkdir(work, 0777) != 0) {
+        fprintf(stderr, "fanyi model synth: %s: cannot create: %s\n", work, strerror(errno));
+        return -1;
+    }
+    int rc = -1;
+    if (write_corpus(corpus, langs, nlangs, seed, lines)) {
+        fprintf(stderr, "fanyi model synth: %s: cannot write the training corpus\n", corpus);
+    } else if (run_spm_train(work, pieces, seed) == 0) {
+        if (rename(model, dst) == 0)
+            rc = 0;
+        else
+            fprintf(stderr, "fanyi model synth: %s: cannot rename: %s\n", dst, strerror(errno));
+    }
+    unlink(corpus);
+    unlink(vocab);
+    unlink(model);
+    rmdir(work);
+    return rc;
 }
 
 /* ------------------------------------------------------------ command */

@@ -127,8 +127,10 @@ async function testLayout(layout, lines, root) {
 
 async function main() {
     const text = path.join(env('FANYI_SOURCE_DIR'), 'tests/data/text/zh_conformance.txt');
-    const all = fs.readFileSync(text, 'utf8').split('\n').map(l => l.trim()).filter(usable);
+    const all = fs.readFileSync(text, 'utf8').split('\n').map(l => l.trim()).filter(l => usable(l, 'zh'));
     const lines = evenlySpaced(all, LINES);
+    if (lines.length < LINES)
+        throw new Error(`${text}: only ${lines.length} usable lines, need ${LINES}`);
     const root = path.join(env('FANYI_BUILD_DIR'), 'output-scale-models');
     for (const separate of [false, true])
         for (const shortlist of [false, true])
