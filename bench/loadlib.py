@@ -91,13 +91,14 @@ def percentile(values, p):
 
 
 class Server:
-    """`fanyi serve --port P --model DIR ARGS` on a free loopback port.
+    """`fanyi serve --port P --model DIR ARGS` (flag "--models" for a models
+    directory) on a free loopback port.
 
     start() records two times from the exec: until the ready line on stdout
     ("listening on ...") and until GET /ready answers 200."""
 
-    def __init__(self, binary, model, args=(), log=None):
-        self.binary, self.model, self.args = binary, model, list(args)
+    def __init__(self, binary, model, args=(), log=None, flag="--model"):
+        self.binary, self.model, self.args, self.flag = binary, model, list(args), flag
         self.log_path = log
         self.proc = None
         self.ready_line_s = None
@@ -111,7 +112,7 @@ class Server:
         raise RuntimeError(f"fanyi serve did not start: {self.tail()}")
 
     def _start(self, timeout):
-        cmd = [self.binary, "serve", "--port", str(self.port), "--model", self.model] + self.args
+        cmd = [self.binary, "serve", "--port", str(self.port), self.flag, self.model] + self.args
         if not self.log_path:
             fd, self.log_path = tempfile.mkstemp(prefix="fanyi-load-", suffix=".log")
             os.close(fd)

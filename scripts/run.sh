@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh [--synth] [serve options...] - set up, build, get a model, start the service.
+# run.sh [--synth] [serve options...] - set up, build, get the zh-en and en-zh
+# models (unless installed), and serve every direction in the models directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 synth=0
@@ -8,10 +9,16 @@ scripts/setup.sh
 scripts/build.sh build
 bin=build/src/fanyi
 if [ "$synth" = 1 ]; then
-    model=${FANYI_MODEL_DIR:-$PWD/build/models/run-synth}
-    [ -d "$model" ] || "$bin" model synth --preset tiny --int8 --shortlist --seed 1 --out "$model"
+    # Synthetic test models (gibberish translations, real everything else).
+    root=${FANYI_MODELS_DIR:-$PWD/build/models/run-synth}
+    for pair in zh-en en-zh; do
+        [ -d "$root/$pair" ] || "$bin" model synth --preset tiny --int8 --shortlist --seed 1 \
+            --name "${pair/-/}" --out "$root/$pair"
+    done
 else
-    model=${FANYI_MODEL_DIR:-$HOME/.local/share/fanyi/models/zh-en}
-    "$bin" model verify "$model" >/dev/null 2>&1 || "$bin" model fetch zh-en --dir "$model"
+    root=${FANYI_MODELS_DIR:-$HOME/.local/share/fanyi/models}
+    for pair in zh-en en-zh; do
+        "$bin" model verify "$root/$pair" >/dev/null 2>&1 || "$bin" model fetch "$pair" --dir "$root/$pair"
+    done
 fi
-exec "$bin" serve --model "$model" "$@"
+exec "$bin" serve --models "$root" "$@"

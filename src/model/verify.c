@@ -125,19 +125,13 @@ const fy_manifest_model *fy_model_identify(const char *dir, const fy_manifest *m
     if (!manifest) return NULL;
     /* Directories are keyed by direction: zh-Hant models reuse the zh file
      * names, so the name of the directory decides before the files do. */
-    char src[FY_LANG_MAX], tgt[FY_LANG_MAX], pair[FY_PAIR_MAX];
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/') n--;
     char *copy = strndup(dir, n);
-    if (copy && !fy_lang_pair_parse(base_name(copy), src, tgt)) {
-        fy_lang_pair_name(src, tgt, pair, sizeof pair);
-        const fy_manifest_model *m = fy_manifest_find(manifest, pair);
-        if (m) {
-            free(copy);
-            return m;
-        }
-    }
+    const fy_manifest_model *named =
+        copy ? fy_manifest_find_direction(manifest, base_name(copy)) : NULL;
     free(copy);
+    if (named) return named;
     fy_model_files f;
     fy_error tmp;
     if (fy_model_discover(dir, &f, &tmp)) return NULL;

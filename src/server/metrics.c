@@ -206,6 +206,11 @@ static void render_models(fy_buf *b, fy_server *s)
                           (unsigned long long)v[k]);
         }
     }
+    fy_buf_printf(b, "# HELP fanyi_model_load_seconds How long the model's last load took.\n"
+                     "# TYPE fanyi_model_load_seconds gauge\n");
+    for (size_t i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_model_load_seconds{direction=\"%s\"} %.6f\n", d[i].name,
+                      d[i].last_load_s);
     free(d);
     size_t budget, used = fy_registry_memory(s->reg, &budget);
     metric(b, "fanyi_models_memory_bytes", "gauge", "Memory the loaded models take.", used);

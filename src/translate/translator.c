@@ -676,6 +676,17 @@ static int decode_all(const fy_translator *t, fy_worker *w, fy_sentence *sent, f
 
 /* Joins the decoded segments of each sentence (the reference concatenates
  * the pieces of a sentence's segments with nothing in between). */
+/* Removes the U+0000 characters (byte pieces <0x00>) from s[0..len): a C
+ * string cannot hold them, and left in they would cut the translation at
+ * the first one. The reference outputs them; conformance compares without. */
+static void drop_nul(char *s, size_t len)
+{
+    size_t w = 0;
+    for (size_t r = 0; r < len; r++)
+        if (s[r]) s[w++] = s[r];
+    s[w] = '\0';
+}
+
 static int assemble(const fy_translator *t, const fy_segment *segs, int nseg, size_t n, char **out,
                     fy_error *err)
 {
@@ -698,6 +709,7 @@ static int assemble(const fy_translator *t, const fy_segment *segs, int nseg, si
             if (len < 0) return (int)len;
             at += (size_t)len;
         }
+        drop_nul(out[i], at);
     }
     return 0;
 }

@@ -66,7 +66,8 @@ size_t fy_translator_worker_bytes(const fy_translator *t);
 
 /* Translates n sentences (UTF-8, one sentence each, no newline) as one
  * batch. out[i] receives a malloc'd NUL-terminated translation the caller
- * frees (an empty or whitespace-only sentence gives ""). Different workers
+ * frees (an empty or whitespace-only sentence gives ""); U+0000 characters
+ * the model produces are left out (a C string cannot hold them). Different workers
  * may run at once. Returns 0, or a negative code with every out[i] NULL
  * (FY_ENOMEM, FY_EINVAL for a NULL sentence). */
 int fy_translate_batch(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,

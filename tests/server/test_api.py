@@ -55,6 +55,7 @@ def endpoints(s):
     for p, m in [("/translate", "post"), ("/translate/stream", "post"), ("/languages", "get"),
                  ("/detect", "post"), ("/v2/translate", "post"), ("/deeplx", "post"),
                  ("/language/translate/v2", "post"), ("/imme", "post"), ("/kiss", "post"),
+                 ("/v2/languages", "get"), ("/language/translate/v2/languages", "get"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
@@ -75,7 +76,9 @@ def endpoints(s):
     T.ok(refs and all(r.startswith("#/components/schemas/") and r.split("/")[-1] in schemas
                       for r in refs), "every $ref in the OpenAPI document resolves")
     T.eq(sorted(paths), sorted(["/translate", "/translate/stream", "/languages", "/detect",
-                                "/v2/translate", "/deeplx", "/language/translate/v2", "/imme",
+                                "/v2/translate", "/v2/languages", "/deeplx",
+                                "/language/translate/v2", "/language/translate/v2/languages",
+                                "/imme",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
