@@ -350,14 +350,23 @@ static entry *find(const fy_registry *r, const char *src, const char *tgt)
 }
 
 /* The entries of src->tgt's route: 1, 2 (through English) or 0. */
-static int route_entries(const fy_registry *r, const char *src, const char *tgt, entry **out)
+static int route_from(const fy_registry *r, const char *src, const char *tgt, entry **out)
 {
-    if (!src || !tgt || !strcmp(src, tgt)) return 0;
     if ((out[0] = find(r, src, tgt))) return 1;
     if (!strcmp(src, "en") || !strcmp(tgt, "en")) return 0;
     out[0] = find(r, src, "en");
     out[1] = find(r, "en", tgt);
     return out[0] && out[1] ? 2 : 0;
+}
+
+/* As route_from; Traditional Chinese is read by a Simplified model when
+ * no Traditional one serves the pair (better than no model at all). */
+static int route_entries(const fy_registry *r, const char *src, const char *tgt, entry **out)
+{
+    if (!src || !tgt || !strcmp(src, tgt)) return 0;
+    int n = route_from(r, src, tgt, out);
+    if (!n && !strcmp(src, "zh-Hant") && strcmp(tgt, "zh")) n = route_from(r, "zh", tgt, out);
+    return n;
 }
 
 int fy_registry_route_kind(const fy_registry *r, const char *src, const char *tgt)

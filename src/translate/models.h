@@ -14,7 +14,9 @@
  * A pair without a model of its own is served through English when both
  * legs exist (X->en, then en->Y): a pivot route of two engines, which the
  * scheduler batches leg by leg; the English between them gets the English
- * clean-up (fy_cleanup_english) a request into English would get.
+ * clean-up (fy_cleanup_english) a request into English would get. A
+ * Traditional Chinese source without a zh-Hant model of its own is read by
+ * the Simplified (zh) model.
  *
  * One worker pool (the scheduler) serves every model: each loaded model is
  * an fy_engine of it, and unloading one first makes the scheduler forget it.

@@ -99,25 +99,24 @@ static int choose_source(fy_registry *reg, const fy_detection *d, const char *ta
     } by_script[] = {{"Hani", "zh"}, {"Latn", "en"}, {"Kana", "ja"}, {"Hang", "ko"}};
     const char *pick = NULL;
     for (int k = 0; k < d->n && !pick; k++) {
-        const char *lang = d->top[k].lang;
-        if (can_take(reg, lang, target))
-            pick = lang;
-        else if (!strcmp(lang, "zh-Hant") && strcmp(target, "zh-Hant") &&
-                 can_take(reg, "zh", target))
-            pick = "zh"; /* Traditional Chinese read by a Simplified model beats no model */
+        if (!can_take(reg, d->top[k].lang, target)) continue;
+        pick = d->top[k].lang;
         t->percent = d->top[k].percent;
     }
     /* A language the detector is sure of is not second-guessed by its
      * script, except Han: text written in Chinese characters (short texts
      * CLD2 calls Japanese, say) goes to a Chinese model when nothing
      * serves the detected language. */
-    for (size_t k = 0; !pick && k < sizeof by_script / sizeof *by_script; k++)
-        if (!strcmp(d->script, by_script[k].script) && (!d->reliable || k == 0) &&
-            can_take(reg, by_script[k].lang, target))
-            pick = by_script[k].lang;
+    for (size_t k = 0; !pick && k < sizeof by_script / sizeof *by_script; k++) {
+        const char *lang = by_script[k].lang;
+        if (!strcmp(d->script, by_script[k].script) && (!d->reliable || !strcmp(lang, "zh")) &&
+            can_take(reg, lang, target)) {
+            pick = lang;
+            t->percent = d->n ? d->top[0].percent / 2 : 0; /* a guess by script */
+        }
+    }
     if (pick || !d->script[0]) { /* no letters: nothing to translate */
         snprintf(t->source, sizeof t->source, "%s", pick ? pick : "");
-        if (!pick) t->percent = 0;
         return 0;
     }
     char pairs[512];

@@ -223,6 +223,13 @@ static void test_defaults_and_errors(fy_registry *reg)
     q = request(reg, en, 1, NULL, NULL, 0, &bad, &err);
     CHECK(q && !strcmp(fy_request_target(q, 0), "de")); /* English goes into German only */
     fy_request_free(q);
+    /* No zh-Hant model: Traditional Chinese is read by the zh one. */
+    const char *hant[] = {"這個問題很難回答。"};
+    q = request(reg, hant, 1, "zh-TW", "en", 0, &bad, &err);
+    CHECK(q && !strcmp(fy_request_source(q, 0, NULL), "zh-Hant") &&
+          !strcmp(fy_request_direction(q, 0), "zh-en") &&
+          fy_registry_route_kind(reg, "zh-Hant", "en") == 1);
+    fy_request_free(q);
     const char *texts[] = {"你好。", "好", "\xff\xfe"};
     q = request(reg, texts, 3, "zh", "en", 0, &bad, &err);
     CHECK(!q && err.code == FY_EINVAL && bad == 2 && strstr(err.msg, "UTF-8"));
