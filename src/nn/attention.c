@@ -162,16 +162,44 @@ static inline __attribute__((always_inline)) void scores_block(const float *q, i
     for (int b = 0; b < nb; b++) store4(scores + 4 * b, acc[b] * scale);
 }
 
+/* The score of one key in four partial sums, element c in sum c % 4, added
+ * as (s0 + s1) + (s2 + s3), then the rest of the elements (dk % 4) in order:
+ * the order of the reference's GEMM kernel (Eigen's gebp) for a key of the
+ * last, incomplete block of four keys against a query of a complete block
+ * of four queries (see fy_nn_attend). */
+static float dot_split4(const float *q, int dk, const float *k, size_t ldk)
+{
+    float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
+    int c = 0;
+    for (; c + 4 <= dk; c += 4) {
+        p0 = p0 + q[c] * k[(size_t)c * ldk];
+        p1 = p1 + q[c + 1] * k[(size_t)(c + 1) * ldk];
+        p2 = p2 + q[c + 2] * k[(size_t)(c + 2) * ldk];
+        p3 = p3 + q[c + 3] * k[(size_t)(c + 3) * ldk];
+    }
+    float acc = (p0 + p1) + (p2 + p3);
+    for (; c < dk; c++) acc = acc + q[c] * k[(size_t)c * ldk];
+    return acc;
+}
+
+/* The scores of one query against tk keys. split: the query is in a
+ * complete block of four queries, so the keys past the last multiple of
+ * four are summed by dot_split4; every other score is summed in order. */
 static void attn_scores(const float *q, int dk, const float *kt, int ldkt, int tk, float scale,
-                        float *scores)
+                        int split, float *scores)
 {
     int j = 0;
     for (; j + 32 <= tk; j += 32) scores_block(q, dk, kt + j, (size_t)ldkt, 8, scale, scores + j);
     for (; j + 16 <= tk; j += 16) scores_block(q, dk, kt + j, (size_t)ldkt, 4, scale, scores + j);
     for (; j + 4 <= tk; j += 4) scores_block(q, dk, kt + j, (size_t)ldkt, 1, scale, scores + j);
     if (j == tk) return;
-    float s[3] = {0.0f, 0.0f, 0.0f}; /* the last 1-3 keys, side by side too */
     int rest = tk - j;
+    if (split) {
+        for (int i = 0; i < rest; i++)
+            scores[j + i] = dot_split4(q, dk, kt + j + i, (size_t)ldkt) * scale;
+        return;
+    }
+    float s[3] = {0.0f, 0.0f, 0.0f}; /* the last 1-3 keys, side by side too */
     for (int c = 0; c < dk; c++)
         for (int i = 0; i < rest; i++) s[i] = s[i] + q[c] * kt[(size_t)c * ldkt + j + i];
     for (int i = 0; i < rest; i++) scores[j + i] = s[i] * scale;
@@ -212,11 +240,13 @@ void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, co
 {
     int dk = d / heads;
     float scale = 1.0f / sqrtf((float)dk);
+    int blocked = tq / 4 * 4; /* queries in complete blocks of four */
     for (int i = 0; i < tq; i++) {
         const float *qi = q + (size_t)i * ldq;
         float *oi = out + (size_t)i * ldo;
         for (int h = 0; h < heads; h++) {
-            attn_scores(qi + h * dk, dk, kt + (size_t)h * dk * ldkt, ldkt, tk, scale, scores);
+            attn_scores(qi + h * dk, dk, kt + (size_t)h * dk * ldkt, ldkt, tk, scale, i < blocked,
+                        scores);
             fy_softmax(scores, tk);
             attn_mix(scores, tk, v + h * dk, ldv, dk, oi + h * dk);
         }

@@ -83,8 +83,23 @@ void fy_nn_ffn_free(fy_nn_ffn *f);
  * q: tq rows of stride ldq; keys transposed: element c of key j at
  * kt[c·ldkt + j] (see fy_transpose); v: tk rows of stride ldv; out: tq
  * rows of stride ldo (d floats written per row). scores: tk floats of
- * scratch. Each score is a dot product summed in order over its head's
- * dimensions, then scaled. */
+ * scratch.
+ *
+ * Each score is a dot product over its head's dimensions, then scaled, in
+ * the order of the reference: Marian's bdot of one head is one GEMM (the
+ * WASM build's sgemm is Eigen 3.3's gebp kernel on 4-float packets) with
+ * the keys as its lhs rows and the queries as its rhs columns. It sums in
+ * order over the dimensions, except for the scores of a key past the last
+ * multiple of four keys (the rows its packet kernels leave over) with a
+ * query of a complete block of four queries (its 4-column panels): those
+ * it sums in four partial sums, dimension c in sum c % 4, added as
+ * (s0 + s1) + (s2 + s3). So with tq, tk >= 4 and tk % 4 != 0, the last
+ * tk % 4 keys of queries below 4·floor(tq/4) are summed that way; with one
+ * query (the decoder) every score is in order. The weighted sum of the
+ * values is in order over the keys (its lhs rows are the head's dk
+ * dimensions, a multiple of 4). tq must therefore be the reference's
+ * number of queries: one sentence's tokens, unpadded, as the reference
+ * translates one sentence at a time in the conformance tests. */
 void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 
