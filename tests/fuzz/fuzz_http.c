@@ -769,10 +769,15 @@ static void check_ok(enum kind k, json_t *b, json_t *in)
             !json_is_array(json_object_get(b, "translatedText")))
             FAIL("200 without translation");
         break;
-    case K_DETECT: {
-        const char *l = json_string_value(json_object_get(json_array_get(b, 0), "language"));
-        if (json_array_size(b) != 1 || !l || (strcmp(l, "zh") && strcmp(l, "en")))
-            FAIL("detect: not [{language: zh|en}]");
+    case K_DETECT: { /* up to three guesses, best first; none for text without letters */
+        if (!json_is_array(b) || json_array_size(b) > 3) FAIL("detect: not an array of <= 3");
+        for (size_t i = 0; i < json_array_size(b); i++) {
+            json_t *g = json_array_get(b, i);
+            const char *l = json_string_value(json_object_get(g, "language"));
+            double c = json_number_value(json_object_get(g, "confidence"));
+            if (!l || !*l || !json_is_number(json_object_get(g, "confidence")) || c < 0 || c > 100)
+                FAIL("detect: a guess without language and a confidence in [0, 100]");
+        }
         break;
     }
     case K_DEEPL:
