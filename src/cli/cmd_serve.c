@@ -3,6 +3,7 @@
  * print one ready line, and on SIGTERM/SIGINT drain (finish what is in
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
  * the ready line; with --models each loads on its first request. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
             "                   [--host ADDR] [--port N] [--threads N]\n"
-            "                   [--api-token T] [--cache-mb N] [--max-chars N]\n"
+            "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
+            "                   [--max-chars N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
@@ -44,7 +46,10 @@ static void usage(FILE *out)
             "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
             "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
             "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
-            "  --api-token T        require this token on translation endpoints\n"
+            "  --api-token-file FILE  require the token in FILE (its first line) on\n"
+            "                       translation endpoints (FANYI_API_TOKEN_FILE)\n"
+            "  --api-token T        the same with the token itself (FANYI_API_TOKEN); on\n"
+            "                       the command line every local user can read it\n"
             "                       (FANYI_API_TOKEN)\n"
             "  --cache-mb N         sentence cache size, 0 disables (FANYI_CACHE_MB; 64)\n"
             "  --max-chars N        characters per request (FANYI_MAX_CHARS; 5000)\n"
@@ -65,7 +70,8 @@ static void usage(FILE *out)
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *cors;
+    const char *model, *models, *host, *token, *token_file, *cors;
+    char token_buf[512]; /* the token read from token_file */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout;
@@ -91,7 +97,36 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_MODEL_DIR")) && *v) c->model = v;
     if ((v = getenv("FANYI_MODELS_DIR")) && *v) c->models = v;
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
+    if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    return 0;
+}
+
+/* The token of --api-token-file: the file's first line, without the line
+ * break and surrounding white space. 0, or 2 after a message. */
+static int read_token(serve_config *c)
+{
+    FILE *f = fopen(c->token_file, "r");
+    if (!f) {
+        fprintf(stderr, "fanyi serve: %s: cannot read the API token: %s\n", c->token_file,
+                strerror(errno));
+        return 2;
+    }
+    char *line = fgets(c->token_buf, sizeof c->token_buf, f);
+    fclose(f);
+    size_t n = line ? strlen(line) : 0;
+    if (n == sizeof c->token_buf - 1 && line[n - 1] != '\n') {
+        fprintf(stderr, "fanyi serve: %s: the token is longer than %zu bytes\n", c->token_file,
+                sizeof c->token_buf - 2);
+        return 2;
+    }
+    while (n && strchr(" \t\r\n", line[n - 1])) line[--n] = '\0';
+    while (line && (*line == ' ' || *line == '\t')) line++, n--;
+    if (!n) {
+        fprintf(stderr, "fanyi serve: %s: the file holds no token\n", c->token_file);
+        return 2;
+    }
+    c->token = line;
     return 0;
 }
 
@@ -129,6 +164,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
         {"api-token", required_argument, NULL, 'T'},
+        {"api-token-file", required_argument, NULL, 'K'},
         {"cors-origin", required_argument, NULL, 'C'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -158,9 +194,14 @@ static int parse_args(int argc, char **argv, serve_config *c)
             break;
         case 'T':
             c->token = optarg;
+            fprintf(stderr, "fanyi serve: warning: a token on the command line is visible to every "
+                            "local user (ps); use --api-token-file or FANYI_API_TOKEN\n");
             break;
         case 'C':
             c->cors = optarg;
+            break;
+        case 'K':
+            c->token_file = optarg;
             break;
         case 'q':
             c->quiet = 1;
@@ -173,6 +214,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         }
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (c->token_file && read_token(c)) return 2;
     if (given_model && given_models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)

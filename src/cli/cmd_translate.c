@@ -8,13 +8,17 @@
  * order once it is done.
  *
  * By default each line is split into sentences, protected spans are kept
- * and the translations joined and cleaned up. With --html the whole input
+ * and the translations joined and cleaned up; a line longer than 64 KiB is
+ * read and translated in pieces cut where sentences end, so memory stays
+ * bounded. With --html the whole input
  * is one HTML document. --raw treats each line as exactly one sentence, the
  * way the reference engine (bergamot-translator) treats a one-sentence
  * request: surrounding ASCII white space is kept around the translation,
  * nothing else is touched.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 #include "cli/cli.h"
 #include "model/discover.h"
 #include "translate/models.h"
+#include "text/segment.h"
 #include "translate/pipeline.h"
 #include "util/buf.h"
 
@@ -136,57 +141,186 @@ static int parse_opts(int argc, char **argv, opts *o)
 /* Input                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A line longer than this is translated in pieces, each cut where a
+ * sentence ends (after white space, else after a full stop), so memory
+ * stays bounded whatever the line's length (FANYI_TRANSLATE_PIECE, bytes,
+ * lets tests use small pieces). */
+#define PIECE_BYTES (64 * 1024)
+
+enum { CUT_LINE, CUT_SPACE, CUT_STOP, CUT_ANY };
+
+typedef struct piece {
+    char *text;
+    size_t len;
+    int ends_line; /* the line's last piece: a line break follows it */
+    int after;     /* how the piece before it, of the same line, was cut (CUT_*) */
+    char *gap;     /* CUT_SPACE: the spaces and tabs between that piece and this one */
+    size_t gap_len;
+} piece;
+
+typedef struct reader {
+    FILE *in;
+    char *buf; /* bytes read but not yet handed out */
+    size_t len, cap, piece;
+    int eof, whole_lines;
+    const char *source; /* the source language when known, else NULL */
+    int after;          /* CUT_LINE when the next piece starts a line */
+    char *gap;          /* the white space the last cut took out (CUT_SPACE) */
+    size_t gap_len;
+} reader;
+
 typedef struct block {
-    char **lines; /* [n] as read, line break removed (--html: the whole input) */
-    size_t *lens;
+    piece *p; /* [n] */
     size_t n, cap;
 } block;
 
 static void block_clear(block *b)
 {
-    for (size_t i = 0; i < b->n; i++) free(b->lines[i]);
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->p[i].text);
+        free(b->p[i].gap);
+    }
     b->n = 0;
 }
 
+/* Fills r->buf up to its piece size (or the end of the input). 0 or -1. */
+static int fill(reader *r)
+{
+    while (!r->eof && r->len < r->piece) {
+        if (fy_vec_reserve((void **)&r->buf, &r->cap, r->piece + 1, 1)) {
+            errno = ENOMEM;
+            return -1;
+        }
+        size_t n = fread(r->buf + r->len, 1, r->piece - r->len, r->in);
+        r->len += n;
+        if (n == 0) {
+            if (ferror(r->in)) return -1;
+            r->eof = 1;
+        }
+    }
+    return 0;
+}
+
+static int horizontal(unsigned char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* The run of spaces and tabs around s[i], within (0, n): 1 and [*a, *e),
+ * or 0 when it touches an end (it may go on beyond the buffer). */
+static int space_run(const unsigned char *s, size_t n, size_t i, size_t *a, size_t *e)
+{
+    *a = i, *e = i + 1;
+    while (*a > 0 && horizontal(s[*a - 1])) (*a)--;
+    while (*e < n && horizontal(s[*e])) (*e)++;
+    return *a > 0 && *e < n;
+}
+
+/* Where to cut a long line in buf[0..n): where the splitter ends its last
+ * whole sentence (fy_split_last_end; [*end, *next) is the white space
+ * taken out, the join's rules put what belongs there), so the pieces
+ * translate as the line would; without two sentences, at the last white
+ * space of its second half, else at its last character boundary (a
+ * sentence of 32 KiB is cut anyway). *how receives CUT_*. */
+static void cut_point(const char *buf, size_t n, const char *source, size_t *end, size_t *next,
+                      int *how)
+{
+    const unsigned char *s = (const unsigned char *)buf;
+    size_t a, e;
+    if (source && fy_split_last_end(buf, n, source, end, next) && *end > n / 4) {
+        *how = *next > *end ? CUT_SPACE : CUT_STOP;
+        return;
+    }
+    for (size_t i = n - 1; i > n / 2; i--)
+        if (horizontal(s[i]) && space_run(s, n, i, &a, &e)) {
+            *end = a, *next = e, *how = CUT_SPACE;
+            return;
+        }
+    size_t i = n;
+    while (i > 1 && (s[i] & 0xC0) == 0x80) i--;
+    *end = *next = i, *how = CUT_ANY;
+}
+
+/* The next piece of input: a whole line, or a piece of a long one (a whole
+ * line however long with r->whole_lines, for --raw, where a cut would
+ * change what the engine sees). Returns 1, 0 at the end of the input, -1
+ * on a read error (errno). A NUL stays in its line (the pipeline refuses
+ * it with its position). */
+static int next_piece(reader *r, piece *out)
+{
+    char *nl;
+    for (;;) {
+        if (fill(r)) return -1;
+        if (r->len == 0) return 0;
+        nl = memchr(r->buf, '\n', r->len);
+        if (nl || r->eof || !r->whole_lines) break;
+        r->piece *= 2;
+    }
+    size_t take = nl ? (size_t)(nl - r->buf) : r->len, skip = take + (nl != NULL);
+    int how = CUT_LINE;
+    if (!nl && !r->eof) cut_point(r->buf, r->len, r->source, &take, &skip, &how); /* a long line */
+    size_t len = take;
+    if (how == CUT_LINE && len > 0 && r->buf[len - 1] == '\r') len--;
+    if (!(out->text = malloc(len + 1))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(out->text, r->buf, len);
+    out->text[len] = '\0';
+    out->len = len;
+    out->ends_line = how == CUT_LINE;
+    out->after = r->after;
+    out->gap = r->gap; /* the white space before this piece: it is the piece's now */
+    out->gap_len = r->gap_len;
+    r->after = how;
+    r->gap = how == CUT_SPACE ? strndup(r->buf + take, skip - take) : NULL;
+    r->gap_len = r->gap ? skip - take : 0;
+    if (how == CUT_SPACE && !r->gap) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memmove(r->buf, r->buf + skip, r->len - skip);
+    r->len -= skip;
+    return 1;
+}
+
 /* Reads all of stdin as one text (--html). */
-static int read_all(block *b, FILE *in)
+static int read_all(reader *r, piece *out)
 {
     fy_buf all = {0};
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) fy_buf_put(&all, chunk, n);
-    if (ferror(in)) {
+    while ((n = fread(chunk, 1, sizeof chunk, r->in)) > 0) fy_buf_put(&all, chunk, n);
+    if (ferror(r->in)) {
         fy_buf_free(&all);
         return -1;
     }
-    if (!(b->lines[0] = fy_buf_take(&all, &b->lens[0]))) {
+    if (!(out->text = fy_buf_take(&all, &out->len))) {
         errno = ENOMEM;
         return -1;
     }
-    b->n = 1;
-    return 0;
+    out->ends_line = 0;
+    out->after = CUT_LINE;
+    r->eof = 1;
+    return 1;
 }
 
-/* Reads up to b->cap lines; returns how many (0 at end of input), -1 on a
- * read error (errno). A NUL inside a line stays in it (the pipeline
- * refuses it with its position). */
-static long block_read(block *b, FILE *in, int whole)
+/* Reads up to b->cap pieces; returns how many (0 at end of input), -1 on a
+ * read error (errno). whole: the whole input is one piece (--html). */
+static long block_read(block *b, reader *r, int whole)
 {
     block_clear(b);
-    if (whole) return feof(in) ? 0 : read_all(b, in) ? -1 : 1;
+    if (whole) {
+        if (r->eof) return 0;
+        int rc = read_all(r, &b->p[0]);
+        if (rc > 0) b->n = 1;
+        return rc < 0 ? -1 : (long)b->n;
+    }
     while (b->n < b->cap) {
-        char *line = NULL;
-        size_t size = 0;
-        ssize_t len = getline(&line, &size, in);
-        if (len < 0) {
-            free(line);
-            if (ferror(in)) return -1;
-            break;
-        }
-        if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
-        if (len > 0 && line[len - 1] == '\r') line[--len] = '\0';
-        b->lines[b->n] = line;
-        b->lens[b->n++] = (size_t)len;
+        int rc = next_piece(r, &b->p[b->n]);
+        if (rc < 0) return -1;
+        if (rc == 0) break;
+        b->n++;
     }
     return (long)b->n;
 }
@@ -211,18 +345,78 @@ static void on_done(void *user, int status)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Translates and prints block b (lines base+1 ...). 0, or 1 after a message. */
-static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched, block *b,
-                           size_t base)
+/* What printing carries from piece to piece: a line's last character so
+ * far and its smallest gap, for lines translated in pieces. */
+typedef struct printer {
+    uint32_t last;
+    float gap;
+    size_t lines; /* lines finished so far */
+} printer;
+
+static uint32_t first_cp(const char *s, size_t len)
 {
+    uint32_t c = len ? (unsigned char)s[0] : 0;
+    if (c >= 0xF0 && len >= 4)
+        return (c & 7) << 18 | (s[1] & 63) << 12 | (s[2] & 63) << 6 | (s[3] & 63);
+    if (c >= 0xE0 && len >= 3) return (c & 15) << 12 | (s[1] & 63) << 6 | (s[2] & 63);
+    if (c >= 0xC0 && len >= 2) return (c & 31) << 6 | (s[1] & 63);
+    return c;
+}
+
+static uint32_t last_cp(const char *s, size_t len)
+{
+    size_t i = len;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
+    return i ? first_cp(s + i - 1, len - i + 1) : 0;
+}
+
+/* Prints piece i's translation text (len bytes) of request q. */
+static void print_piece(const opts *o, printer *pr, const fy_request *q, size_t i, const piece *p,
+                        const char *text, size_t len)
+{
+    /* Between two pieces of a line, what the join would put between their
+     * sentences: the white space, nothing, or the space touching sentences get. */
+    if (p->after == CUT_SPACE || p->after == CUT_STOP) {
+        int g =
+            fy_join_gap(pr->last, p->gap, p->gap_len, first_cp(text, len), fy_request_target(q, i));
+        if (g == FY_GAP_SPACE) fputc(' ', stdout);
+        if (g == FY_GAP_KEEP) fwrite(p->gap, 1, p->gap_len, stdout);
+    }
+    /* --raw: a line with no sentence (empty or white space) prints empty. */
+    if (!o->raw || fy_request_text_sentences(q, i)) fwrite(text, 1, len, stdout);
+    if (len) pr->last = last_cp(text, len);
+    float g = fy_request_gap(q, i);
+    if (g < pr->gap) pr->gap = g; /* reset to INFINITY when a line ends */
+    if (!p->ends_line) return;
+    if (o->min_gap) printf("\t%.9g", (double)pr->gap);
+    if (!o->html) fputc('\n', stdout);
+    pr->last = 0;
+    pr->gap = INFINITY;
+    pr->lines++;
+}
+
+/* The line number of piece bad of block b. */
+static size_t line_of(const printer *pr, const block *b, size_t bad)
+{
+    size_t line = pr->lines + 1;
+    for (size_t i = 0; i < bad && i < b->n; i++) line += b->p[i].ends_line;
+    return line;
+}
+
+/* Translates and prints block b. 0, or 1 after a message. */
+static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched, block *b,
+                           printer *pr)
+{
+    const char *texts[4096];
+    size_t lens[4096];
+    for (size_t i = 0; i < b->n; i++) texts[i] = b->p[i].text, lens[i] = b->p[i].len;
     fy_request_options ro = {o->from, o->to, o->html, o->raw, 0};
     fy_error err = {0};
     size_t bad;
-    fy_request *q =
-        fy_request_new(reg, (const char *const *)b->lines, b->lens, b->n, &ro, &bad, &err);
+    fy_request *q = fy_request_new(reg, texts, lens, b->n, &ro, &bad, &err);
     if (!q) {
         if (bad < b->n && !o->html)
-            fprintf(stderr, "fanyi translate: line %zu: %s\n", base + bad + 1, err.msg);
+            fprintf(stderr, "fanyi translate: line %zu: %s\n", line_of(pr, b, bad), err.msg);
         else
             fprintf(stderr, "fanyi translate: %s\n", err.msg);
         return 1;
@@ -243,11 +437,8 @@ static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched,
             rc = err.code;
             break;
         }
-        /* --raw: a line with no sentence (empty or white space) prints empty. */
-        if (!o->raw || fy_request_text_sentences(q, i)) fwrite(text, 1, len, stdout);
+        print_piece(o, pr, q, i, &b->p[i], text, len);
         free(text);
-        if (o->min_gap) printf("\t%.9g", (double)fy_request_gap(q, i));
-        if (!o->html) fputc('\n', stdout);
     }
     fy_request_free(q);
     if (rc) fprintf(stderr, "fanyi translate: %s\n", err.msg);
@@ -295,33 +486,48 @@ static void default_languages(fy_registry *reg, opts *o, fy_direction_info *d)
     if (!o->to && !strcmp(o->from, d->source)) o->to = d->target;
 }
 
+/* The piece size: PIECE_BYTES, or $FANYI_TRANSLATE_PIECE (tests). */
+static size_t piece_bytes(void)
+{
+    const char *v = getenv("FANYI_TRANSLATE_PIECE");
+    long n = v ? atol(v) : 0;
+    return n >= 64 && n <= (1L << 30) ? (size_t)n : PIECE_BYTES;
+}
+
 static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 {
     fy_direction_info d;
     default_languages(reg, o, &d);
+    reader r = {.in = stdin, .piece = piece_bytes(), .whole_lines = o->raw, .after = CUT_LINE};
+    /* Sentence ends are the same for every language but for the spans a
+     * source protects: unknown (detected per line), cut as English is. */
+    char from[FY_LANG_MAX];
+    r.source = o->from && fy_lang_normalize(o->from, from) == 0 ? from : "en";
     block b = {0};
     b.cap = o->html ? 1 : isatty(STDIN_FILENO) ? 1 : (size_t)(o->batch * o->threads * 4);
-    b.lines = calloc(b.cap, sizeof *b.lines);
-    b.lens = calloc(b.cap, sizeof *b.lens);
-    int rc = b.lines && b.lens ? 0 : 1;
+    if (b.cap > 4096) b.cap = 4096;
+    b.p = calloc(b.cap, sizeof *b.p);
+    printer pr = {0, INFINITY, 0};
+    int rc = b.p ? 0 : 1;
     if (rc) fprintf(stderr, "fanyi translate: out of memory\n");
-    for (size_t base = 0; !rc;) {
-        long n = block_read(&b, stdin, o->html);
+    while (!rc) {
+        long n = block_read(&b, &r, o->html);
         if (n < 0) {
             fprintf(stderr, "fanyi translate: reading stdin: %s\n", strerror(errno));
             rc = 1;
         }
         if (n <= 0) break;
-        rc = translate_block(o, reg, sched, &b, base);
-        if (!rc && fflush(stdout) != 0) {
+        rc = translate_block(o, reg, sched, &b, &pr);
+        /* A reader that went away, a full disk: say so and stop translating. */
+        if (!rc && (fflush(stdout) != 0 || ferror(stdout))) {
             fprintf(stderr, "fanyi translate: write error: %s\n", strerror(errno));
             rc = 1;
         }
-        base += (size_t)n;
     }
     block_clear(&b);
-    free(b.lines);
-    free(b.lens);
+    free(b.p);
+    free(r.buf);
+    free(r.gap);
     return rc;
 }
 

@@ -2,6 +2,9 @@
  * needs, with every check between the files. */
 #include "model/bundle.h"
 
+#include "text/segment.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,6 +45,40 @@ static int check_architecture(const fy_bundle *b, fy_error *err)
     return 0;
 }
 
+/* Every float a computation reads must be a number: a NaN scale or bias
+ * would translate into garbage without an error. Once per tensor at load
+ * (tens of milliseconds for the largest float32 model). */
+static int check_finite(const fy_bundle *b, fy_error *err)
+{
+    for (size_t i = 0; i < fy_marian_tensor_count(b->model); i++) {
+        const fy_tensor *t = fy_marian_tensor_at(b->model, i);
+        if (t->type == FY_DT_INTGEMM8 && !(isfinite(t->quant_mult) && t->quant_mult > 0.0f))
+            return fy_err(err, FY_EFORMAT, "%s: tensor '%s': quantisation multiplier %g",
+                          b->files.model, t->name, (double)t->quant_mult);
+        if (t->type != FY_DT_F32) continue;
+        const float *v = t->data;
+        for (size_t k = 0; k < t->count; k++)
+            if (!isfinite(v[k]))
+                return fy_err(err, FY_EFORMAT, "%s: tensor '%s': element %zu is %g", b->files.model,
+                              t->name, k, (double)v[k]);
+    }
+    return 0;
+}
+
+/* Every piece must be valid UTF-8: decoding concatenates them into the
+ * translation, and an invalid one would corrupt every text it appears in. */
+static int check_pieces(const char *path, const fy_spm *spm, fy_error *err)
+{
+    for (int id = 0; id < fy_spm_vocab_size(spm); id++) {
+        size_t len, bad;
+        const char *p = fy_spm_id_to_piece(spm, id, &len);
+        if (p && !fy_utf8_valid(p, len, &bad))
+            return fy_err(err, FY_EFORMAT, "%s: piece %d is not valid UTF-8 (byte %zu)", path, id,
+                          bad);
+    }
+    return 0;
+}
+
 /* A vocabulary must have exactly as many pieces as its embedding has rows:
  * any other id mapping would translate into garbage without an error. */
 static int check_vocab(const fy_bundle *b, const char *path, const fy_spm *spm, int rows,
@@ -66,6 +103,8 @@ static int open_vocabs(fy_bundle *b, fy_error *err)
     if (!b->trg_spm) return err->code;
     int rc = check_vocab(b, f->src_vocab, b->src_spm, b->cfg.src_vocab_size, "source", err);
     if (!rc) rc = check_vocab(b, f->trg_vocab, b->trg_spm, b->cfg.trg_vocab_size, "target", err);
+    if (!rc) rc = check_pieces(f->src_vocab, b->src_spm, err);
+    if (!rc && !b->shared_vocab) rc = check_pieces(f->trg_vocab, b->trg_spm, err);
     if (rc) return rc;
     b->src_eos = fy_spm_eos_id(b->src_spm);
     b->trg_eos = fy_spm_eos_id(b->trg_spm);
@@ -126,6 +165,7 @@ fy_bundle *fy_bundle_open(const char *dir, int use_shortlist, fy_error *err)
     if (!(b->model = fy_marian_open(b->files.model, err))) goto fail;
     if (fy_model_config_read(b->model, &b->cfg, err) < 0) goto fail;
     if (check_architecture(b, err) < 0) goto fail;
+    if (check_finite(b, err) < 0) goto fail;
     if (open_vocabs(b, err) < 0) goto fail;
     if (open_shortlist(b, err) < 0) goto fail;
     direction_from_names(b);

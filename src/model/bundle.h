@@ -6,7 +6,9 @@
  * translator runs what it opens, and `fanyi model verify` / `model info`
  * report what it says, so a directory those accept is one the engine runs.
  *
- * Checks between files, beyond each loader's own: the architecture is one
+ * Checks between files, beyond each loader's own: every float tensor and
+ * quantisation multiplier is finite, every vocabulary piece is valid UTF-8,
+ * the architecture is one
  * the engine computes (transformer encoder, SSRU decoder, post-norm "dan",
  * relu feed-forward of depth 2, output tied to the target embeddings), each
  * vocabulary has exactly as many pieces as its embedding has rows, both

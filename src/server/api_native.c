@@ -103,7 +103,10 @@ void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered
                            fy_request_sentence(r->q, text, sentence), "translation", rendered, len);
     pthread_mutex_lock(&r->lock);
     r->ev_count++;
-    if (ev) ev_append(r, "sentence", ev);
+    if (ev)
+        ev_append(r, "sentence", ev);
+    else
+        r->ev.oom = 1; /* one event per sentence, or the stream fails: never a gap */
     wake(r);
     pthread_mutex_unlock(&r->lock);
 }

@@ -278,6 +278,13 @@ static size_t flat_markup(flat_state *st, const char *s, size_t len, size_t i, i
 int fy_flatten(const char *src, size_t len, int html, fy_flat *out)
 {
     memset(out, 0, sizeof *out);
+    if (!html) { /* plain text is its own flat text: one copy, no byte map */
+        if (!(out->text = malloc(len + 1))) return FY_ENOMEM;
+        if (len) memcpy(out->text, src, len);
+        out->text[len] = '\0';
+        out->len = len;
+        return 0;
+    }
     flat_state st = {out, {0}, 0};
     int rc = 0;
     size_t i = 0;

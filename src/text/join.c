@@ -21,6 +21,7 @@
  * sentences touched, or, for a CJK target, no space at all.
  */
 #include "text/doc_internal.h"
+#include "util/lang.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -518,6 +519,15 @@ static int cjk_gap(const fy_doc *d, int flags, const piece *prev, int prev_chang
 static int horizontal(char c)
 {
     return c == ' ' || c == '\t';
+}
+
+int fy_join_gap(uint32_t last, const char *gap, size_t len, uint32_t first, const char *target)
+{
+    int cjk = fy_lang_is_cjk(target);
+    if (!len) return !cjk && needs_space(last, first) ? FY_GAP_SPACE : FY_GAP_KEEP;
+    for (size_t i = 0; i < len; i++)
+        if (!horizontal(gap[i])) return FY_GAP_KEEP; /* a line break is layout */
+    return cjk && !(word_char(last) && word_char(first)) ? FY_GAP_DROP : FY_GAP_KEEP;
 }
 
 /* Writes literal piece p; drop: without the spaces and tabs at its ends

@@ -152,7 +152,7 @@ static const fy_event *object_at(const fy_flat *f, size_t i)
 static int build_space(splitter *s, fy_buf *b, size_t i, size_t j)
 {
     const fy_flat *f = s->f;
-    size_t a = f->s0[i], e = f->s1[j - 1];
+    size_t a = fy_flat_src0(f, i), e = fy_flat_src1(f, j - 1);
     while (s->ev < f->nev && f->ev[s->ev].pos < j) s->ev++;
     fy_buf_putc(b, ' ');
     if (e - a == 1 && s->d->src[a] == ' ') return 0;
@@ -175,7 +175,7 @@ static int build_char(splitter *s, fy_buf *b, sent *st, size_t i, size_t n)
     fy_doc *d = s->d;
     fy_buf_put(b, f->text + i, n);
     if (!d->html) return 0;
-    size_t a = f->s0[i], e = f->s1[i];
+    size_t a = fy_flat_src0(f, i), e = fy_flat_src1(f, i);
     size_t m;
     uint32_t cp = fy_utf8_get(f->text, f->len, i, &m);
     /* A bare '<', '>' or '&' in the source is not remembered as the way to
@@ -190,8 +190,8 @@ static int build_sentence(splitter *s, size_t fa, size_t fb)
     fy_doc *d = s->d;
     const fy_flat *f = s->f;
     sent st = {0};
-    st.src = f->s0[fa];
-    st.srclen = f->s1[fb - 1] - st.src;
+    st.src = fy_flat_src0(f, fa);
+    st.srclen = fy_flat_src1(f, fb - 1) - st.src;
     st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
     fy_buf b = {0};
     int rc = 0;
@@ -204,7 +204,8 @@ static int build_sentence(splitter *s, size_t fa, size_t fb)
         const fy_span *sp = span_starting(s, i, fb);
         if (sp && !rc) {
             size_t e = sp->start + sp->len;
-            rc = add_pspan(d, (pspan){b.n, sp->len, f->s0[i], f->s1[e - 1] - f->s0[i],
+            rc = add_pspan(d, (pspan){b.n, sp->len, fy_flat_src0(f, i),
+                                      fy_flat_src1(f, e - 1) - fy_flat_src0(f, i),
                                       fy_span_is_strict(sp->kind), sp->kind});
             fy_buf_put(&b, f->text + i, sp->len);
             i = e;
@@ -260,7 +261,7 @@ static int add_text(splitter *s, size_t fa, size_t fb, int han, int glue, size_t
 {
     fy_doc *d = s->d;
     const fy_flat *f = s->f;
-    size_t a = f->s0[fa], e = f->s1[fb - 1];
+    size_t a = fy_flat_src0(f, fa), e = fy_flat_src1(f, fb - 1);
     if (a > *src_end && add_piece(d, (piece){P_LIT, *src_end, a - *src_end, 0, 0, 0, 0, 0}))
         return FY_ENOMEM;
     piece p = {han ? P_SENT : P_VERB, a, e - a, d->nst, d->npc > 0 && fa == *flat_end, glue, 0, 0};
@@ -511,4 +512,23 @@ int fy_doc_sentence_span(const fy_doc *d, size_t i, size_t *start, size_t *len)
     if (start) *start = d->st[i].src;
     if (len) *len = d->st[i].srclen;
     return 0;
+}
+
+int fy_split_last_end(const char *text, size_t len, const char *source, size_t *end, size_t *next)
+{
+    char src[FY_LANG_MAX];
+    if (fy_lang_normalize(source, src) != 0) return 0;
+    fy_spans spans = {0};
+    fy_ranges rs = {0};
+    /* The spans the splitter finds: Latin words only in non-Latin text. */
+    int rc = fy_find_spans_ex(text, len, source_class(src) != SRC_ALPHA, &spans);
+    if (!rc) rc = fy_split_sentences(text, len, &spans, &rs);
+    int found = !rc && rs.n >= 2;
+    if (found) {
+        *end = rs.v[rs.n - 2].start + rs.v[rs.n - 2].len;
+        *next = rs.v[rs.n - 1].start;
+    }
+    free(spans.v);
+    free(rs.v);
+    return found;
 }

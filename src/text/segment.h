@@ -50,6 +50,7 @@
 #define FY_TEXT_SEGMENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -165,6 +166,25 @@ long fy_doc_sentence_tokens(const fy_doc *doc, size_t i);
  * the source wrote as entities are written the same way. Returns a
  * malloc'd NUL-terminated string, or NULL with FY_ENOMEM in err. */
 char *fy_doc_join(const fy_doc *doc, const char *const *translations, fy_error *err);
+
+/* How fy_doc_join joins the translations of two sentences that stood in
+ * the source with only the spaces and tabs gap[0..len) between them (len
+ * 0: they touched), the first translation ending in code point last and the
+ * second starting with first, for target language target (normalised
+ * tag): FY_GAP_KEEP (the gap as it is), FY_GAP_DROP (nothing: a CJK
+ * target, and no Latin words would run together), FY_GAP_SPACE (one space:
+ * they touched, and the target puts spaces between words). For callers
+ * that translate one long text in pieces and print them one after the other. */
+enum { FY_GAP_KEEP, FY_GAP_DROP, FY_GAP_SPACE };
+
+/* Where the last whole sentence of plain text[0..len) in language source
+ * ends, as fy_doc_split would split it: 1 with the end of that sentence in
+ * *end and the start of the next (the last, which may go on past len) in
+ * *next, [*end, *next) being the white space between them; 0 when the text
+ * holds fewer than two sentences. For cutting a long line into pieces
+ * where the splitter cuts it anyway. */
+int fy_split_last_end(const char *text, size_t len, const char *source, size_t *end, size_t *next);
+int fy_join_gap(uint32_t last, const char *gap, size_t len, uint32_t first, const char *target);
 
 /* fy_doc_join with flags (FY_JOIN_*); out_len (if non-NULL) receives the
  * length; out_spans (if non-NULL, 2 * sentence_count entries) receives the

@@ -148,10 +148,26 @@ typedef struct fy_event {
 typedef struct fy_flat {
     char *text;
     size_t len;
-    size_t *s0, *s1; /* [len]: source range of each flat byte */
+    size_t *s0, *s1; /* [len]: source range of each flat byte (HTML only: plain
+                        text maps to itself, so it needs no 16 bytes a byte) */
     fy_event *ev;    /* sorted by pos */
     size_t nev, cap_ev;
 } fy_flat;
+
+/* Where the source bytes of flat byte i start, and where they end. */
+static inline size_t fy_flat_src0(const fy_flat *f, size_t i)
+{
+    if (f->s0) return f->s0[i];
+    while (i > 0 && ((unsigned char)f->text[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+static inline size_t fy_flat_src1(const fy_flat *f, size_t i)
+{
+    if (f->s1) return f->s1[i];
+    for (i++; i < f->len && ((unsigned char)f->text[i] & 0xC0) == 0x80;) i++;
+    return i;
+}
 
 /* Flattens src[0..len) (valid UTF-8). html selects the mode. 0 or
  * FY_ENOMEM; malformed HTML is not an error (unclosed tags run to the end). */

@@ -194,6 +194,67 @@ run "$F" model verify "$T/fetched" --manifest "$M"
 expect_status 0
 n=$(grep -c '^ok ' "$FY_TMP/out"); [ "$n" = 4 ] && ok || bad "expected 4 ok lines, got $n"
 
+# --- a float tensor that is not a number (a layer-norm scale set to NaN):
+# verify, info and translate all refuse it, naming the tensor
+D=$(damaged)
+python3 - "$D/$MODEL" <<'PY'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+n = struct.unpack_from("<Q", b, 8)[0]
+heads = [struct.unpack_from("<4Q", b, 16 + 32 * i) for i in range(n)]
+at = 16 + 32 * n
+names = []
+for ln, _, _, _ in heads:
+    names.append(b[at:at + ln - 1].decode()); at += ln
+at += 4 * sum(h[2] for h in heads)
+pad = struct.unpack_from("<Q", b, at)[0]; at += 8 + pad
+for name, (ln, typ, nd, size) in zip(names, heads):
+    if name == "encoder_l1_ffn_ffn_ln_scale":
+        struct.pack_into("<f", b, at + 4, float("nan"))
+    at += size
+open(p, "wb").write(b)
+PY
+run "$F" model verify --no-manifest "$D"
+expect_status 4
+expect_out "encoder_l1_ffn_ffn_ln_scale.*element 1 is nan"
+printf '你好\n' >"$T/in.txt"
+FY_STDIN="$T/in.txt" run "$F" translate --model "$D"
+expect_status 1
+expect_err "encoder_l1_ffn_ffn_ln_scale"
+
+# --- a vocabulary piece that is not valid UTF-8 (the last byte of the first
+# piece written in a multi-byte character turned into 0xFF): refused at
+# load, naming the file and the piece
+D=$(damaged)
+python3 - "$D/$VOCAB" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
+        if c < 0x80: return v, i
+i = 0
+while i < len(b):  # top-level fields: 1 = a SentencePiece (tag 0x0A)
+    key, i = varint(i)
+    if key & 7 != 2: sys.exit("unexpected field")
+    n, i = varint(i)
+    if key >> 3 == 1 and b[i] == 0x0A:  # its field 1, the piece text
+        ln, j = varint(i + 1)
+        if any(c >= 0x80 for c in b[j:j + ln]):
+            b[j + ln - 1] = 0xFF
+            break
+    i += n
+else:
+    sys.exit("no multi-byte piece")
+open(p, "wb").write(b)
+PY
+run "$F" model verify --no-manifest "$D"
+expect_status 4
+expect_out "$VOCAB: piece [0-9]+ is not valid UTF-8"
+
 # --- a truncated model given to translate: one clear line, no crash
 D=$(damaged); truncate -s 100000 "$D/$MODEL"
 printf '你好世界\n' >"$T/in.txt"

@@ -2,7 +2,12 @@
 """test_auth.py - --api-token: every way each dialect sends the token, 401
 without one, 403 with a wrong one, ops endpoints open; and the token from
 FANYI_API_TOKEN. Without a token nothing is required (see test_api.py)."""
-from fylib import T, Server, ZH
+import os
+import shutil
+import subprocess
+import tempfile
+
+from fylib import BIN, MODEL, T, Server, ZH
 
 TOKEN = "s3cret-token"
 
@@ -74,6 +79,26 @@ def check(s):
 
 with Server(["--threads", "1", "--api-token", TOKEN]) as s:
     check(s)
+    T.ok("visible to every local user" in s.log(), "a token on the command line is warned about")
+# The token from a file (first line, line break and spaces around it ignored).
+tmp = tempfile.mkdtemp()
+token_file = os.path.join(tmp, "token")
+with open(token_file, "w") as f:
+    f.write(f"  {TOKEN}\n")
+with Server(["--threads", "1", "--api-token-file", token_file]) as s:
+    check(s)
+    T.ok("visible to every local user" not in s.log(), "no warning for a token file")
+with Server(["--threads", "1"], env={"FANYI_API_TOKEN_FILE": token_file}) as s:
+    st, _, _ = s.post("/translate", {"text": ZH[0]}, {"X-API-Token": TOKEN})
+    T.eq(st, 200, "FANYI_API_TOKEN_FILE token accepted")
+for content, what in [("", "empty"), (None, "missing")]:
+    path = os.path.join(tmp, what)
+    if content is not None:
+        open(path, "w").close()
+    p = subprocess.run([BIN, "serve", "--port", "0", "--model", MODEL, "--api-token-file", path],
+                       capture_output=True, text=True, timeout=30)
+    T.ok(p.returncode == 2 and path in p.stderr, f"{what} token file: exit 2 naming it ({p.stderr!r})")
+shutil.rmtree(tmp)
 with Server(["--threads", "1"], env={"FANYI_API_TOKEN": TOKEN}) as s:
     st, _, _ = s.post("/translate", {"text": ZH[0]})
     T.eq(st, 401, "FANYI_API_TOKEN sets the token")
