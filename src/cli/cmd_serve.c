@@ -30,7 +30,7 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--quiet]\n\n"
+            "                   [--read-timeout S] [--drain-timeout S] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -66,6 +66,8 @@ static void usage(FILE *out)
             "                       not fully arrived within S seconds of the connection\n"
             "                       opening or its previous request ending; 0 = never\n"
             "                       (FANYI_READ_TIMEOUT; 30)\n"
+            "  --drain-timeout S    on SIGTERM, wait up to S seconds for requests in flight\n"
+            "                       before cutting them short (FANYI_DRAIN_TIMEOUT; 10)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -74,7 +76,7 @@ typedef struct serve_config {
     char token_buf[512]; /* the token read from token_file */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
-    long idle_timeout, read_timeout;
+    long idle_timeout, read_timeout, drain_timeout;
     int quiet;
 } serve_config;
 
@@ -145,6 +147,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
+        {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option longopts[] = {
@@ -160,6 +163,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"idle-timeout", required_argument, NULL, NUM + 9},
         {"read-timeout", required_argument, NULL, NUM + 10},
         {"models-memory", required_argument, NULL, NUM + 11},
+        {"drain-timeout", required_argument, NULL, NUM + 12},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -317,9 +321,9 @@ static int run(const serve_config *c, const char *root)
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to 10 s)\n",
-            sig == SIGINT ? "SIGINT" : "SIGTERM");
-    int cut = fy_server_drain(srv, 10000);
+    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to %ld s)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", c->drain_timeout);
+    int cut = fy_server_drain(srv, (int)c->drain_timeout * 1000);
     if (cut) fprintf(stderr, "fanyi serve: %d request(s) cut short at shutdown\n", cut);
     fprintf(stderr, "fanyi serve: stopped\n");
     rc = 0;
@@ -346,7 +350,8 @@ int cmd_serve(int argc, char **argv)
                       .max_conn = 1024,
                       .max_per_ip = 512,
                       .idle_timeout = 15,
-                      .read_timeout = 30};
+                      .read_timeout = 30,
+                      .drain_timeout = 10};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);
