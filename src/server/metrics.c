@@ -246,6 +246,13 @@ char *metrics_render(fy_server *s, size_t *len)
     metric(&b, "fanyi_connections_timed_out_total", "counter",
            "Connections closed because a request took longer than --read-timeout to arrive.",
            timed_out);
+    size_t lingering;
+    uint64_t lingered;
+    linger_counts(s->linger, &lingering, &lingered);
+    metric(&b, "fanyi_connections_lingering", "gauge",
+           "Connections answered early, read to their end before the close.", lingering);
+    metric(&b, "fanyi_connections_lingered_total", "counter",
+           "Connections closed by lingering close.", lingered);
     metric(&b, "process_resident_memory_bytes", "gauge", "Resident memory (RSS) in bytes.",
            (unsigned long long)rss_bytes());
     metric(&b, "fanyi_uptime_seconds", "gauge", "Seconds since the server started.",

@@ -2,9 +2,10 @@
  * replies with the headers every response carries, the per-request log
  * line, and graceful shutdown.
  *
- * A request's life: first call (headers) -> route, early refusals (404,
- * 405, 413 by Content-Length, 503 while draining); body chunks -> appended
- * up to the limit, the rest discarded; last call -> the route's handler,
+ * A request's life: first call (headers) -> framing checks (strict.c),
+ * route, early refusals (404, 405, 413 by Content-Length, 503 while
+ * draining; the connection then closes with a lingering close, linger.c);
+ * body chunks -> appended; last call -> the route's handler,
  * which replies at once or submits a job and suspends the connection; the
  * job's completion resumes it and MHD calls us again to format the answer.
  * MHD's completion notice frees the request (and cancels its job, so a
@@ -99,8 +100,10 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
         if (strcmp(s->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
     }
     if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
+    /* RFC 9110 §11.6.1: a 401 names the scheme that would be accepted. */
+    if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"fanyi\"");
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
-    if (atomic_load(&s->draining)) MHD_add_response_header(resp, "Connection", "close");
+    if (atomic_load(&s->draining) || r->close) MHD_add_response_header(resp, "Connection", "close");
     r->status = status;
     r->phase = PH_REPLIED;
     enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
@@ -164,10 +167,14 @@ static const char *status_code_name(int status)
         return "not_found";
     case 405:
         return "method_not_allowed";
+    case 411:
+        return "length_required";
     case 413:
         return "payload_too_large";
     case 415:
         return "unsupported_media_type";
+    case 501:
+        return "not_implemented";
     case 503:
         return "unavailable";
     case 504:
@@ -181,6 +188,7 @@ static const char *google_status(int status)
 {
     switch (status) {
     case 400:
+    case 411:
     case 413:
         return "INVALID_ARGUMENT";
     case 401:
@@ -191,6 +199,8 @@ static const char *google_status(int status)
         return "NOT_FOUND";
     case 503:
         return "UNAVAILABLE";
+    case 501:
+        return "UNIMPLEMENTED";
     case 504:
         return "DEADLINE_EXCEEDED";
     default:
@@ -403,15 +413,12 @@ json_t *req_body(req *r)
     return in;
 }
 
-/* Appends an upload chunk; past the limit the data is dropped (never
- * buffered), and a client that keeps sending far beyond it is cut off. */
+/* Appends an upload chunk. A body always has a Content-Length within the
+ * limit (req_begin), which libmicrohttpd never reads past: more would be a
+ * bug, and the connection is cut. */
 static enum MHD_Result body_append(req *r, const char *data, size_t n)
 {
-    size_t limit = body_limit(r->srv);
-    if (r->over || r->len + n > limit) {
-        r->over += n;
-        return r->over > 8 * limit ? MHD_NO : MHD_YES;
-    }
+    if (r->len + n > body_limit(r->srv)) return MHD_NO;
     if (fy_vec_reserve((void **)&r->body, &r->cap, r->len + n + 1, 1)) return MHD_NO;
     memcpy(r->body + r->len, data, n);
     r->len += n;
@@ -512,14 +519,21 @@ static enum MHD_Result reply_options(req *r, const route *rt)
 }
 
 /* The first call for a request: everything decidable from the headers. */
-static enum MHD_Result req_begin(req *r, const char *url, const char *method)
+static enum MHD_Result req_begin(req *r, const char *url, const char *method, const char *version)
 {
     fy_server *s = r->srv;
     const route *path_rt;
+    url = req_origin_form(url);
     r->rt = find_route(method, url, &path_rt);
     if (path_rt) {
         r->endpoint = path_rt->name;
         r->dialect = path_rt->dialect;
+    }
+    char msg[300];
+    int bad = req_strict(r->conn, method, version, msg, sizeof msg);
+    if (bad) {
+        r->close = 1;
+        return reply_error(r, bad, "%s", msg);
     }
     /* Draining: no new translations, but health and metrics still answer. */
     if (atomic_load(&s->draining) && (!r->rt || r->rt->auth))
@@ -599,7 +613,7 @@ static peer refused_peer;
 
 /* A connection over --max-connections: a 503 now beats a client hanging in
  * the listen backlog (where MHD leaves it once its own limit is reached). */
-static void conn_refuse(int fd)
+static void conn_refuse(fy_server *s, int fd)
 {
     static const char body[] = "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many open "
                                "connections; retry later\"}}";
@@ -609,10 +623,14 @@ static void conn_refuse(int fd)
                      "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
                      "Connection: close\r\nContent-Length: %zu\r\n\r\n%s",
                      sizeof body - 1, body);
-    /* Best effort (the socket is new, its buffer empty): the close is the
-     * refusal. */
+    /* Best effort (the socket is new, its buffer empty). The client may be
+     * sending its request already: closing on it would reset the
+     * connection and lose the 503, so only our side is shut, and the
+     * socket lingers until the client closes (linger.c ends with SHUT_RDWR,
+     * which makes MHD drop the connection too). */
     if (n > 0) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    shutdown(fd, SHUT_RDWR);
+    shutdown(fd, SHUT_WR);
+    if (linger_add(s->linger, fd, LINGER_BYTES)) shutdown(fd, SHUT_RDWR);
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: tracks every connection (STARTED, CLOSED
@@ -626,6 +644,8 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         if (!cn || cn == &refused_peer) return;
         *socket_context = NULL;
+        /* MHD closes the socket after this: a duplicate keeps it open. */
+        if (cn->linger) linger_add(s->linger, cn->fd, cn->linger);
         pthread_mutex_lock(&s->conn_lock);
         FY_LIST_UNLINK(s->conns, cn);
         s->nconns--;
@@ -651,7 +671,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
     if (full) {
         free(cn);
         *socket_context = &refused_peer;
-        conn_refuse(ci->connect_fd);
+        conn_refuse(s, ci->connect_fd);
     }
 }
 
@@ -671,11 +691,24 @@ static void conns_check(fy_server *s)
     pthread_mutex_unlock(&s->conn_lock);
 }
 
+/* An answer went out before the request's body was read: libmicrohttpd
+ * will close the connection after it, and the rest of the body, which the
+ * client may still be sending, is read and dropped first (linger.c). A
+ * declared body longer than LINGER_BYTES is not waited for. */
+static void linger_arm(req *r)
+{
+    if (!r->cn) return;
+    const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    uint64_t n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (te || r->close) n = LINGER_BYTES;
+    if (n && n <= LINGER_BYTES) r->cn->linger = n;
+}
+
 static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *url,
                            const char *method, const char *version, const char *upload_data,
                            size_t *upload_size, void **con_cls)
 {
-    (void)version;
     fy_server *s = cls;
     req *r = *con_cls;
     if (!r) {
@@ -685,8 +718,11 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
         r = req_new(s, conn);
         if (!r) return MHD_NO;
         *con_cls = r;
-        enum MHD_Result ret = req_begin(r, url, method);
-        if (r->phase != PH_BODY) conn_set_receiving(s, r->cn, 0); /* answered early */
+        enum MHD_Result ret = req_begin(r, url, method, version);
+        if (r->phase != PH_BODY) { /* answered early */
+            conn_set_receiving(s, r->cn, 0);
+            linger_arm(r);
+        }
         return ret;
     }
     if (*upload_size) {
@@ -698,9 +734,6 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     if (r->phase == PH_BODY) {
         r->phase = PH_HANDLE;
         conn_set_receiving(s, r->cn, 0);
-        if (r->over)
-            return reply_error(r, 413, "request body is over the limit of %zu bytes",
-                               body_limit(s));
         return r->rt->handler(r);
     }
     if (r->phase == PH_WAIT) return task_resumed(r);
@@ -845,7 +878,8 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->cors = dup_or_null(o->cors_origin);
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
-    if (!s->host || !s->version || !s->metrics) goto nomem;
+    s->linger = linger_new();
+    if (!s->host || !s->version || !s->metrics || !s->linger) goto nomem;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
     if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
     s->o.host = s->host;
@@ -950,6 +984,7 @@ void fy_server_free(fy_server *s)
     if (!s) return;
     if (s->d) fy_server_drain(s, 0);
     watcher_stop(s);
+    linger_free(s->linger); /* after MHD: its last closes hand sockets over */
     metrics_free(s->metrics);
     free(s->host);
     free(s->token);
