@@ -28,7 +28,7 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--quiet]\n\n"
+            "                   [--read-timeout S] [--request-memory MB] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -61,6 +61,9 @@ static void usage(FILE *out)
             "                       not fully arrived within S seconds of the connection\n"
             "                       opening or its previous request ending; 0 = never\n"
             "                       (FANYI_READ_TIMEOUT; 30)\n"
+            "  --request-memory MB  memory the requests in progress may take in all (their\n"
+            "                       bodies and what is built from them); past it a request\n"
+            "                       with a body gets 503 (FANYI_REQUEST_MEMORY; 256)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -68,7 +71,7 @@ typedef struct serve_config {
     const char *model, *models, *host, *token, *cors;
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
-    long idle_timeout, read_timeout;
+    long idle_timeout, read_timeout, request_mb;
     int quiet;
 } serve_config;
 
@@ -110,6 +113,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
+        {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option longopts[] = {
@@ -125,6 +129,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"idle-timeout", required_argument, NULL, NUM + 9},
         {"read-timeout", required_argument, NULL, NUM + 10},
         {"models-memory", required_argument, NULL, NUM + 11},
+        {"request-memory", required_argument, NULL, NUM + 12},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -256,6 +261,7 @@ static int run(const serve_config *c, const char *root)
     o.max_per_ip = (int)c->max_per_ip;
     o.conn_timeout_s = (int)c->idle_timeout;
     o.read_timeout_s = (int)c->read_timeout;
+    o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -304,7 +310,8 @@ int cmd_serve(int argc, char **argv)
                       .max_conn = 1024,
                       .max_per_ip = 512,
                       .idle_timeout = 15,
-                      .read_timeout = 30};
+                      .read_timeout = 30,
+                      .request_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

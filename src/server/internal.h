@@ -90,13 +90,14 @@ struct req {
     int64_t start_us;
     int phase, status;
     size_t chars;
-    char *body; /* request body, NUL-terminated */
-    size_t len, cap;
-    json_t *in;            /* parsed body (object) */
-    fy_request *q;         /* the translation */
-    int array;             /* the texts came as an array */
-    const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
-    int submitted;         /* r->q is submitted (guarded by lock) */
+    char *body;                /* request body, NUL-terminated */
+    size_t len, cap, declared; /* declared: its Content-Length */
+    size_t charge;             /* bytes of the server's request memory it holds */
+    json_t *in;                /* parsed body (object) */
+    fy_request *q;             /* the translation */
+    int array;                 /* the texts came as an array */
+    const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
+    int submitted;             /* r->q is submitted (guarded by lock) */
     enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
     pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
     int suspended, job_done, job_status;
@@ -133,6 +134,11 @@ struct fy_server {
     size_t nconns;
     uint64_t conns_refused, conns_timed_out; /* under conn_lock */
     lingerer *linger;
+    /* Request memory (under lock): held by requests in progress, released
+     * since the last malloc_trim, refused requests. */
+    size_t mem_used, mem_freed;
+    uint64_t mem_refused;
+    int64_t trimmed_ms;
     struct metrics *metrics;
 };
 

@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -74,6 +75,7 @@ void fy_server_options_default(fy_server_options *o)
     o->max_per_ip = 512;
     o->conn_timeout_s = 15;
     o->read_timeout_s = 30;
+    o->request_memory = (size_t)256 << 20;
     o->version = "";
 }
 
@@ -258,6 +260,8 @@ typedef struct form {
         size_t len;
     } * f;
     size_t n, cap;
+    size_t max;   /* fields a request can have (body_max_values) */
+    int too_many; /* more came: the body was not read further */
 } form;
 
 static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -270,6 +274,10 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
     if (!key) return MHD_YES; /* a multipart part without a name: ignored */
     struct field *f = fm->n ? &fm->f[fm->n - 1] : NULL;
     if (off == 0 || !f || strcmp(f->key, key)) {
+        if (fm->n >= fm->max) {
+            fm->too_many = 1;
+            return MHD_NO;
+        }
         if (fy_vec_reserve((void **)&fm->f, &fm->cap, fm->n + 1, sizeof *fm->f)) return MHD_NO;
         f = &fm->f[fm->n];
         *f = (struct field){strdup(key), NULL, 0};
@@ -339,10 +347,49 @@ static int is_json_type(const char *ct)
            strstr(ct, "+json") != NULL || !strncasecmp(ct, "*/*", 3);
 }
 
+/* JSON values (keys included) or form fields a request can need: its
+ * texts, each maybe with a key, and room for the dialect's other fields.
+ * More cannot be a valid request, so such a body is refused before a
+ * document is built: jansson spends some 50 bytes per value, and a body
+ * of zeros ([0,0,...]) would cost 25 times its size. */
+static size_t body_max_values(const fy_server *s)
+{
+    return 2 * s->o.max_items + 256;
+}
+
+enum { BODY_MAX_DEPTH = 8 }; /* {"text":[...]} is 2 deep; a request never needs 8 */
+
+/* The shape of a JSON text without building it: 0, 1 when it nests deeper
+ * than max_depth, 2 when it holds more than max_values values (keys
+ * counted). Strings are skipped by their quotes and escapes; whether the
+ * text is JSON at all is jansson's to say afterwards. */
+static int json_shape(const char *p, size_t n, size_t max_values, int max_depth)
+{
+    size_t values = 0;
+    int depth = 0, expect = 1; /* expect: a value (or key) may start here */
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+        if (c == '"') {
+            for (i++; i < n && p[i] != '"'; i++)
+                if (p[i] == '\\') i++;
+        }
+        if (expect || c == '"') values++;
+        if (values > max_values) return 2;
+        expect = c == '[' || c == '{' || c == ',' || c == ':';
+        if (c == '[' || c == '{') {
+            if (++depth > max_depth) return 1;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return 0;
+}
+
 /* Parses the form body; NULL with *status and msg on error. */
 static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
 {
-    form fm = {0};
+    form fm = {.max = body_max_values(r->srv)};
     struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 4096, form_field, &fm);
     *status = 400;
     if (!pp) {
@@ -354,6 +401,12 @@ static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
     char *bad = NULL;
     json_t *out = ok == MHD_YES ? form_json(&fm, &bad) : NULL;
     form_free(&fm);
+    if (fm.too_many) {
+        *status = 413;
+        snprintf(msg, cap, "the form has more than %zu fields (--max-batch-items is %zu)", fm.max,
+                 r->srv->o.max_items);
+        return NULL;
+    }
     if (!out) snprintf(msg, cap, "malformed form body");
     if (bad) {
         snprintf(msg, cap, "field '%s' is not valid UTF-8 text (or holds a NUL byte)", bad);
@@ -390,6 +443,17 @@ json_t *req_body_parse(req *r, int *status, char *msg, size_t cap)
         snprintf(msg, cap, "request body is not valid UTF-8 (byte %zu)", bad);
         return NULL;
     }
+    size_t max_values = body_max_values(r->srv);
+    switch (json_shape(r->body, r->len, max_values, BODY_MAX_DEPTH)) {
+    case 1:
+        snprintf(msg, cap, "JSON nested deeper than %d levels", BODY_MAX_DEPTH);
+        return NULL;
+    case 2:
+        *status = 413;
+        snprintf(msg, cap, "the JSON body holds more than %zu values (--max-batch-items is %zu)",
+                 max_values, r->srv->o.max_items);
+        return NULL;
+    }
     json_error_t je;
     json_t *v = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &je);
     if (!v) {
@@ -415,11 +479,16 @@ json_t *req_body(req *r)
 
 /* Appends an upload chunk. A body always has a Content-Length within the
  * limit (req_begin), which libmicrohttpd never reads past: more would be a
- * bug, and the connection is cut. */
+ * bug, and the connection is cut. The buffer is allocated once, at the
+ * declared size (growing it by doubling would spend up to twice the body). */
 static enum MHD_Result body_append(req *r, const char *data, size_t n)
 {
-    if (r->len + n > body_limit(r->srv)) return MHD_NO;
-    if (fy_vec_reserve((void **)&r->body, &r->cap, r->len + n + 1, 1)) return MHD_NO;
+    if (r->len + n > r->declared) return MHD_NO;
+    if (!r->body) {
+        r->body = malloc(r->declared + 1);
+        if (!r->body) return MHD_NO;
+        r->cap = r->declared + 1;
+    }
     memcpy(r->body + r->len, data, n);
     r->len += n;
     r->body[r->len] = '\0';
@@ -476,6 +545,8 @@ static void req_free(req *r)
     pthread_mutex_lock(&s->lock);
     FY_LIST_UNLINK(s->live, r);
     s->nlive--;
+    s->mem_used -= r->charge;
+    s->mem_freed += r->charge;
     pthread_mutex_unlock(&s->lock);
     fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
     json_decref(r->in);
@@ -483,6 +554,32 @@ static void req_free(req *r)
     fy_buf_free(&r->ev);
     pthread_mutex_destroy(&r->lock);
     free(r);
+}
+
+/* What a request with a body of n bytes is charged against
+ * --request-memory: the body, the JSON document or form built from it and
+ * the texts and sentences of its translation, about 4 times the body (with
+ * json_shape's bounds; measured in docs/reliability.md), and a fixed part
+ * for the request itself. */
+static size_t req_cost(size_t n)
+{
+    return 4 * n + 16384;
+}
+
+/* Reserves the request's memory; -1 when the budget has no room. */
+static int mem_reserve(req *r, size_t n)
+{
+    fy_server *s = r->srv;
+    pthread_mutex_lock(&s->lock);
+    int ok = s->mem_used + n <= s->o.request_memory;
+    if (ok) {
+        s->mem_used += n;
+        r->charge += n;
+    } else {
+        s->mem_refused++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok ? 0 : -1;
 }
 
 /* The route for method + url; *path_route the first route of the path
@@ -554,9 +651,18 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method, co
                            r->allow);
     }
     const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > body_limit(s))
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (n > body_limit(s))
         return reply_error(r, 413, "request body of %s bytes is over the limit of %zu bytes", cl,
                            body_limit(s));
+    /* The whole cost is reserved before a byte of the body is kept, so the
+     * bodies in flight and what they become never exceed the budget. */
+    if (n && mem_reserve(r, req_cost(n)))
+        return reply_error(r, 503,
+                           "the memory for requests in progress (--request-memory %zu MiB) is in "
+                           "use; retry later",
+                           s->o.request_memory >> 20);
+    r->declared = n;
     r->phase = PH_BODY;
     return MHD_YES;
 }
@@ -805,6 +911,26 @@ static void watch_once(fy_server *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Freed request memory mostly stays in glibc's per-thread arenas, out of
+ * the operating system's reach: a burst of large requests would leave the
+ * process that much bigger for good. Once requests have released
+ * TRIM_BYTES of their charge, at most once a second, malloc_trim hands
+ * the free pages of every arena back. */
+#define TRIM_BYTES ((size_t)16 << 20)
+
+static void mem_trim(fy_server *s)
+{
+    int64_t now = fy_now_ms();
+    pthread_mutex_lock(&s->lock);
+    int trim = s->mem_freed >= TRIM_BYTES && now - s->trimmed_ms >= 1000;
+    if (trim) {
+        s->mem_freed = 0;
+        s->trimmed_ms = now;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (trim) malloc_trim(0);
+}
+
 static void *watcher_main(void *arg)
 {
     fy_server *s = arg;
@@ -815,6 +941,7 @@ static void *watcher_main(void *arg)
         if (stop) return NULL;
         watch_once(s);
         conns_check(s);
+        mem_trim(s);
         usleep(20000);
     }
 }
@@ -887,6 +1014,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     if (!s->o.max_items) s->o.max_items = 128;
     if (s->o.http_threads <= 0) s->o.http_threads = 4;
     if (s->o.max_connections <= 0) s->o.max_connections = 1024;
+    if (!s->o.request_memory) s->o.request_memory = (size_t)256 << 20;
     /* MHD's own limit sits above ours (it is split among the HTTP threads,
      * and a thread at its share stops accepting): conn_notify refuses. */
     unsigned mhd_limit = (unsigned)s->o.max_connections + 64u * (unsigned)s->o.http_threads;
