@@ -30,7 +30,8 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--drain-timeout S] [--quiet]\n\n"
+            "                   [--read-timeout S] [--drain-timeout S]\n"
+            "                   [--request-memory MB] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -68,6 +69,9 @@ static void usage(FILE *out)
             "                       (FANYI_READ_TIMEOUT; 30)\n"
             "  --drain-timeout S    on SIGTERM, wait up to S seconds for requests in flight\n"
             "                       before cutting them short (FANYI_DRAIN_TIMEOUT; 10)\n"
+            "  --request-memory MB  memory the requests in progress may take in all (their\n"
+            "                       bodies and what is built from them); past it a request\n"
+            "                       with a body gets 503 (FANYI_REQUEST_MEMORY; 256)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -76,7 +80,7 @@ typedef struct serve_config {
     char token_buf[512]; /* the token read from token_file */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
-    long idle_timeout, read_timeout, drain_timeout;
+    long idle_timeout, read_timeout, drain_timeout, request_mb;
     int quiet;
 } serve_config;
 
@@ -148,22 +152,10 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
         {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
+        {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
-    static const struct option longopts[] = {
-        {"port", required_argument, NULL, NUM + 0},
-        {"threads", required_argument, NULL, NUM + 1},
-        {"cache-mb", required_argument, NULL, NUM + 2},
-        {"max-chars", required_argument, NULL, NUM + 3},
-        {"max-batch-items", required_argument, NULL, NUM + 4},
-        {"queue", required_argument, NULL, NUM + 5},
-        {"timeout-ms", required_argument, NULL, NUM + 6},
-        {"max-connections", required_argument, NULL, NUM + 7},
-        {"max-connections-per-ip", required_argument, NULL, NUM + 8},
-        {"idle-timeout", required_argument, NULL, NUM + 9},
-        {"read-timeout", required_argument, NULL, NUM + 10},
-        {"models-memory", required_argument, NULL, NUM + 11},
-        {"drain-timeout", required_argument, NULL, NUM + 12},
+    static const struct option named[] = {
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -172,8 +164,14 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"cors-origin", required_argument, NULL, 'C'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
     };
+    enum { NNAMED = sizeof named / sizeof *named };
+    /* getopt's table: opts[] as NUM + i, then the named ones. */
+    struct option longopts[NNUM + NNAMED + 1];
+    for (size_t i = 0; i < NNUM; i++)
+        longopts[i] = (struct option){opts[i].flag + 2, required_argument, NULL, NUM + (int)i};
+    memcpy(longopts + NNUM, named, sizeof named);
+    longopts[NNUM + NNAMED] = (struct option){NULL, 0, NULL, 0};
     if (read_env(opts, NNUM, c)) return 2;
     int ch, given_model = 0, given_models = 0;
     while ((ch = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
@@ -302,6 +300,7 @@ static int run(const serve_config *c, const char *root)
     o.max_per_ip = (int)c->max_per_ip;
     o.conn_timeout_s = (int)c->idle_timeout;
     o.read_timeout_s = (int)c->read_timeout;
+    o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -351,7 +350,8 @@ int cmd_serve(int argc, char **argv)
                       .max_per_ip = 512,
                       .idle_timeout = 15,
                       .read_timeout = 30,
-                      .drain_timeout = 10};
+                      .drain_timeout = 10,
+                      .request_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);
