@@ -56,6 +56,11 @@ def endpoints(s):
                  ("/detect", "post"), ("/v2/translate", "post"), ("/deeplx", "post"),
                  ("/language/translate/v2", "post"), ("/imme", "post"), ("/kiss", "post"),
                  ("/v2/languages", "get"), ("/language/translate/v2/languages", "get"),
+                 ("/v2/usage", "get"), ("/v1/translate", "post"), ("/language/translate/v2", "get"),
+                 ("/language/translate/v2/detect", "post"), ("/language/translate/v2/detect", "get"),
+                 ("/language/translate/v2/languages", "post"), ("/translate_a/single", "get"),
+                 ("/translate_a/single", "post"), ("/v2/glossaries", "get"),
+                 ("/v2/glossary-language-pairs", "get"), ("/v2/document", "post"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
@@ -77,6 +82,10 @@ def endpoints(s):
                       for r in refs), "every $ref in the OpenAPI document resolves")
     T.eq(sorted(paths), sorted(["/translate", "/translate/stream", "/languages", "/detect",
                                 "/v2/translate", "/v2/languages", "/deeplx",
+                                "/v2/usage", "/v2/glossaries", "/v2/glossaries/{glossary_id}",
+                                "/v2/glossary-language-pairs", "/v3/glossaries", "/v2/document",
+                                "/v1/translate", "/language/translate/v2/detect",
+                                "/translate_a/single",
                                 "/language/translate/v2", "/language/translate/v2/languages",
                                 "/imme",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
