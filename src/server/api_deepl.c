@@ -96,22 +96,66 @@ void deepl_preserve_formatting(const char *source, char *translation)
  * SPLIT_NONEWLINES (punctuation only). */
 enum { SPLIT_NONE, SPLIT_ALL, SPLIT_NONEWLINES };
 
-static int split_mode(req *r, json_t *in, int *mode)
+/* The SPLIT_* of the field's value (absent: SPLIT_ALL), -1 for another. */
+static int split_mode(const json_t *v)
 {
-    json_t *v = json_object_get(in, "split_sentences");
     const char *s = json_string_value(v);
-    *mode = SPLIT_ALL;
-    if (!v || json_is_null(v)) return 0;
+    if (!v || json_is_null(v)) return SPLIT_ALL;
     if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1))
         s = json_integer_value(v) ? "1" : "0";
-    if (s && (!strcmp(s, "0") || !strcmp(s, "1") || !strcmp(s, "nonewlines"))) {
-        *mode = s[0] == '0' ? SPLIT_NONE : s[0] == '1' ? SPLIT_ALL : SPLIT_NONEWLINES;
-        return 0;
+    if (!s) return -1;
+    return !strcmp(s, "0")            ? SPLIT_NONE
+           : !strcmp(s, "1")          ? SPLIT_ALL
+           : !strcmp(s, "nonewlines") ? SPLIT_NONEWLINES
+                                      : -1;
+}
+
+/* A boolean option's value as field_bool reads it (true, "1", "true"). */
+static int flag(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return json_is_true(v) || (s && (!strcmp(s, "1") || !strcmp(s, "true")));
+}
+
+/* What shapes a request's translations, read from its body once api_deepl
+ * has refused every invalid value. */
+typedef struct deepl_opts {
+    int markup; /* tag_handling: html or xml */
+    int split;  /* SPLIT_* */
+    int preserve, billed;
+} deepl_opts;
+
+static deepl_opts options_of(const json_t *in)
+{
+    deepl_opts o = {json_is_string(json_object_get(in, "tag_handling")),
+                    split_mode(json_object_get(in, "split_sentences")),
+                    flag(json_object_get(in, "preserve_formatting")),
+                    flag(json_object_get(in, "show_billed_characters"))};
+    return o;
+}
+
+/* -1 after a 400 naming the first option that is not valid. */
+static int check_options(req *r, json_t *in)
+{
+    const char *tags, *context;
+    int ignored;
+    if (field_string(r, in, "tag_handling", NULL, &tags) ||
+        field_string(r, in, "context", NULL, &context) ||
+        field_bool(r, in, "preserve_formatting", 0, &ignored) ||
+        field_bool(r, in, "show_billed_characters", 0, &ignored))
+        return -1;
+    if (tags && strcmp(tags, "html") && strcmp(tags, "xml")) {
+        reply_error(r, 400,
+                    "Value for 'tag_handling' not supported: it must be \"html\" or \"xml\"");
+        return -1;
     }
-    reply_error(r, 400,
-                "Value for 'split_sentences' not supported: it must be \"0\", \"1\" or "
-                "\"nonewlines\"");
-    return -1;
+    if (split_mode(json_object_get(in, "split_sentences")) < 0) {
+        reply_error(r, 400,
+                    "Value for 'split_sentences' not supported: it must be \"0\", \"1\" or "
+                    "\"nonewlines\"");
+        return -1;
+    }
+    return 0;
 }
 
 /* The options this server cannot honour, refused as DeepL refuses them. */
@@ -178,25 +222,33 @@ static void html_unescape(char *s)
     *w = '\0';
 }
 
-/* {"text": the texts of in, HTML-escaped} (same string-or-list shape), or
- * NULL when a text is not a string (task_texts then reports it on in) or
- * out of memory. */
+/* Are the texts of in strings (a string, or a list of them)? */
+static int texts_are_strings(json_t *in)
+{
+    json_t *t = json_object_get(in, "text"), *v;
+    size_t i;
+    if (!json_is_array(t)) return json_is_string(t);
+    json_array_foreach(t, i, v)
+    {
+        if (!json_is_string(v)) return 0;
+    }
+    return 1;
+}
+
+/* {"text": the texts of in (strings), HTML-escaped, in the same shape}, or
+ * NULL when out of memory. */
 static json_t *escaped_texts(json_t *in)
 {
-    json_t *t = json_object_get(in, "text"), *out = json_object();
-    json_t *copy = NULL;
+    json_t *t = json_object_get(in, "text"), *out = json_object(), *copy, *v;
     if (json_is_string(t)) {
         copy = html_escaped(json_string_value(t), json_string_length(t));
-    } else if (json_is_array(t)) {
+    } else {
         copy = json_array();
         size_t i;
-        json_t *v;
         json_array_foreach(t, i, v)
         {
-            json_t *e = json_is_string(v)
-                            ? html_escaped(json_string_value(v), json_string_length(v))
-                            : NULL;
-            if (!e || json_array_append_new(copy, e)) {
+            if (json_array_append_new(copy,
+                                      html_escaped(json_string_value(v), json_string_length(v)))) {
                 json_decref(copy);
                 copy = NULL;
                 break;
@@ -220,27 +272,22 @@ static const char *source_text(req *r, size_t i)
 static json_t *deepl_item(req *r, size_t i, const char *translation)
 {
     char code[FY_LANG_MAX];
-    json_t *in = r->in;
-    const char *tags = json_string_value(json_object_get(in, "tag_handling"));
-    int split, preserve = 0, billed = 0;
-    split_mode(r, in, &split); /* checked before the job: no reply here */
-    field_bool(r, in, "preserve_formatting", 0, &preserve);
-    field_bool(r, in, "show_billed_characters", 0, &billed);
+    deepl_opts o = options_of(r->in);
     char *text = strdup(translation);
     if (!text) return NULL;
-    if (split == SPLIT_NONEWLINES && !tags) html_unescape(text);
+    if (o.split == SPLIT_NONEWLINES && !o.markup) html_unescape(text);
     const char *src = source_text(r, i);
-    if (preserve && !tags) deepl_preserve_formatting(src ? src : "", text);
+    if (o.preserve && !o.markup) deepl_preserve_formatting(src ? src : "", text);
     /* Never "" (deepl-node refuses it): a text without letters passes
      * through as if in the target language. */
     const char *lang = *task_lang(r, i) ? task_lang(r, i) : fy_request_target(r->q, i);
-    json_t *o = json_pack("{s:s,s:s}", "detected_source_language",
-                          task_code(r, lang, code, sizeof code), "text", text);
+    json_t *item = json_pack("{s:s,s:s}", "detected_source_language",
+                             task_code(r, lang, code, sizeof code), "text", text);
     free(text);
-    if (o && billed && src)
-        json_object_set_new(o, "billed_characters",
+    if (item && o.billed && src)
+        json_object_set_new(item, "billed_characters",
                             json_integer((json_int_t)srv_utf8_chars(src, strlen(src))));
-    return o;
+    return item;
 }
 
 static enum MHD_Result deepl_finish(req *r)
@@ -253,30 +300,21 @@ static enum MHD_Result deepl_finish(req *r)
 enum MHD_Result api_deepl(req *r)
 {
     json_t *in = api_body(r);
-    const char *src, *tgt, *tags, *context;
-    int split, flag;
+    const char *src, *tgt;
     langs lg;
     if (!in || field_string(r, in, "source_lang", NULL, &src) ||
-        field_string(r, in, "target_lang", NULL, &tgt) ||
-        field_string(r, in, "tag_handling", NULL, &tags) ||
-        field_string(r, in, "context", NULL, &context) || split_mode(r, in, &split) ||
-        field_bool(r, in, "preserve_formatting", 0, &flag) ||
-        field_bool(r, in, "show_billed_characters", 0, &flag))
-        return REPLIED(r);
-    if (tags && strcmp(tags, "html") && strcmp(tags, "xml"))
-        return reply_error(r, 400,
-                           "Value for 'tag_handling' not supported: it must be \"html\" "
-                           "or \"xml\"");
-    if (task_langs(r, "source_lang", src, "target_lang", tgt, 1, &lg) ||
+        field_string(r, in, "target_lang", NULL, &tgt) || check_options(r, in) ||
+        task_langs(r, "source_lang", src, "target_lang", tgt, 1, &lg) ||
         check_unsupported(r, in, tgt))
         return REPLIED(r);
+    deepl_opts o = options_of(in);
     /* Markup (html, xml) goes to the HTML splitter, whose structure decides
      * the sentences whatever split_sentences says. */
-    int mode = tags ? TEXT_HTML : split == SPLIT_NONE ? TEXT_RAW : 0;
-    json_t *texts = in;
-    if (!tags && split == SPLIT_NONEWLINES) {
+    int mode = o.markup ? TEXT_HTML : o.split == SPLIT_NONE ? TEXT_RAW : 0;
+    json_t *texts = in; /* texts that are not strings: task_texts says which */
+    if (!o.markup && o.split == SPLIT_NONEWLINES && texts_are_strings(in)) {
         texts = escaped_texts(in);
-        if (!texts) texts = in; /* not strings: task_texts says which */
+        if (!texts) return reply_error(r, 500, "out of memory");
         mode = TEXT_HTML;
     }
     int rc = task_texts(r, texts, "text", 1, mode, &lg);

@@ -19,9 +19,9 @@ static enum MHD_Result deeplx_answer(req *r, const char *method)
 {
     char *s = task_join(r, 0), code[FY_LANG_MAX];
     if (!s) return reply_error(r, 500, "out of memory");
-    pthread_mutex_lock(&r->srv->lock);
-    json_int_t id = (json_int_t)(r->srv->next_id * 1000 + 7);
-    pthread_mutex_unlock(&r->srv->lock);
+    /* DeepLX's id is a random number; the request's start (in µs) is as
+     * unique and never 0. */
+    json_int_t id = (json_int_t)r->start_us;
     const char *tgt = json_string_value(json_object_get(r->in, "target_lang"));
     /* A text without letters passes through as if in the target language. */
     const char *src = *task_lang(r, 0) ? task_lang(r, 0) : fy_request_target(r->q, 0);
