@@ -32,6 +32,7 @@
 
 #include "model/sha256.h"
 #include "model/store.h"
+#include "util/clock.h"
 
 #define note fy_store_note
 
@@ -73,8 +74,8 @@ typedef struct download {
     uint64_t server_size; /* length the server announced, 0 if unknown */
     CURL *curl;
     size_t index, count;
-    struct timespec start;
-    double deadline;        /* CLOCK_MONOTONIC seconds when max_time_s is over */
+    double start;           /* fy_now_s() when the transfer began */
+    double deadline;        /* fy_now_s() when max_time_s is over */
     double window_t0;       /* the current rate window began then, */
     uint64_t window_bytes0; /* with attempt_bytes at this */
     uint64_t slow_bytes;    /* what the window that failed the rate received */
@@ -100,25 +101,11 @@ static char *path_join(const char *dir, const char *a, const char *b)
     return p;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
 static void report(download *d, int finished)
 {
     if (!d->o->progress) return;
     fy_fetch_progress p = {
-        d->f->name, d->index, d->count, d->have, d->f->size, d->received, seconds_since(&d->start),
+        d->f->name, d->index, d->count, d->have, d->f->size, d->received, fy_now_s() - d->start,
         finished};
     d->o->progress(d->o->ctx, &p);
 }
@@ -237,7 +224,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
     download *d = arg;
     report(d, 0);
-    double t = now_s(), span = t - d->window_t0;
+    double t = fy_now_s(), span = t - d->window_t0;
     if (t >= d->deadline) {
         d->stop = STOP_DEADLINE;
         return 1;
@@ -281,7 +268,7 @@ static CURLcode perform(download *d, char *errbuf)
     CURL *c = d->curl;
     /* The deadline is checked in on_progress; this catches phases (name
      * resolution) where curl may not call it. */
-    double left_ms = (d->deadline - now_s()) * 1000.0;
+    double left_ms = (d->deadline - fy_now_s()) * 1000.0;
     curl_easy_setopt(c, CURLOPT_URL, d->f->url);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -304,11 +291,11 @@ static CURLcode perform(download *d, char *errbuf)
     d->decided = 0;
     d->stop = STOP_NONE;
     d->attempt_bytes = 0;
-    d->window_t0 = now_s();
+    d->window_t0 = fy_now_s();
     d->window_bytes0 = 0;
     errbuf[0] = '\0';
     CURLcode rc = curl_easy_perform(c);
-    if (rc == CURLE_OPERATION_TIMEDOUT && now_s() >= d->deadline) d->stop = STOP_DEADLINE;
+    if (rc == CURLE_OPERATION_TIMEDOUT && fy_now_s() >= d->deadline) d->stop = STOP_DEADLINE;
     return rc;
 }
 
@@ -423,9 +410,9 @@ static int transfer(download *d, fy_error *err)
 {
     char errbuf[CURL_ERROR_SIZE];
     int failures = 0, attempts = 0;
-    clock_gettime(CLOCK_MONOTONIC, &d->start);
+    d->start = fy_now_s();
     while (d->have < d->f->size) {
-        if (now_s() >= d->deadline) return deadline_error(d, err);
+        if (fy_now_s() >= d->deadline) return deadline_error(d, err);
         CURLcode rc = perform(d, errbuf);
         attempts++;
         long code = 0;
@@ -452,7 +439,7 @@ static int transfer(download *d, fy_error *err)
                           attempts);
         note(d->o, "%s; resuming at %" PRIu64 " bytes (retry %d of %d)", e.msg, d->have, failures,
              d->o->retries);
-        double left = d->deadline - now_s(), delay = (double)d->o->retry_delay_ms / 1000.0;
+        double left = d->deadline - fy_now_s(), delay = (double)d->o->retry_delay_ms / 1000.0;
         if (delay > left) delay = left > 0 ? left : 0;
         struct timespec pause = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
         nanosleep(&pause, NULL);
@@ -834,7 +821,7 @@ int fy_fetch_model(const fy_manifest_model *model, const char *dir, const fy_fet
                           model->files[i].name);
     size_t n = model->nfiles;
     plan p = {
-        .model = model, .o = o, .deadline = now_s() + (double)o->max_time_s, .staging_fd = -1};
+        .model = model, .o = o, .deadline = fy_now_s() + (double)o->max_time_s, .staging_fd = -1};
     fy_store s;
     p.s = &s;
     p.installed = calloc(n, sizeof *p.installed);

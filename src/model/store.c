@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "model/sha256.h"
+#include "util/clock.h"
 
 #define LOCK_NAME "lock"
 /* Where a switch keeps the link until the rename, and where a plain DIR
@@ -61,13 +62,6 @@ static char *cat3(const char *a, const char *b, const char *c)
     char *p = malloc(n);
     if (p) snprintf(p, n, "%s%s%s", a, b, c);
     return p;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* ---- the id -------------------------------------------------------------- */
@@ -272,7 +266,7 @@ static int wait_lock(fy_store *s, double deadline, fy_error *err)
                           "another fetch%s is installing into %s; wait for it to finish, or run "
                           "without --no-wait to wait for it",
                           who, s->dir);
-        if (now_s() >= deadline)
+        if (fy_now_s() >= deadline)
             return fy_err(err, FY_EBUSY,
                           "another fetch%s is still installing into %s; gave up waiting for it "
                           "(--max-time)",
