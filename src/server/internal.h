@@ -67,6 +67,8 @@ struct req {
     size_t len, cap, over; /* over: bytes beyond the limit (discarded) */
     json_t *in;            /* parsed body (object) */
     fy_request *q;         /* the translation */
+    int beam;              /* the beam the request asked (0: the server's default) */
+    int alternatives;      /* alternatives it asked per text (0: none) */
     int array;             /* the texts came as an array */
     const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
     int submitted;         /* r->q is submitted (guarded by lock) */

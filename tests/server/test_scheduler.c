@@ -88,7 +88,7 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     pthread_cond_init(&f->cond, NULL);
     f->open = open;
     f->close = close;
-    f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name};
+    f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name, NULL};
     f->route = (fy_route){{&f->engine}, 1, NULL};
 }
 
@@ -175,7 +175,7 @@ static fy_job *submit_via(fy_scheduler *s, const fy_route *route, const char *co
 {
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
-    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, route};
+    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, route, 1};
     return fy_scheduler_submit(s, in, n, deadline, &cb, err);
 }
 
