@@ -8,6 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The search fields: "beam" (default: the server's) and "alternatives"
+ * (default: all the beam finds, beam - 1); -1 after a reply. */
+static int native_beam(req *r, json_t *in)
+{
+    int max, def = fy_registry_beam(r->srv->reg, &max);
+    long beam, alts;
+    if (field_int(r, in, "beam", 0, 1, max, &beam) ||
+        field_int(r, in, "alternatives", -1, 0, max - 1, &alts))
+        return -1;
+    r->beam = (int)beam;
+    r->alternatives = alts >= 0 ? (int)alts : (beam ? (int)beam : def) - 1;
+    return 0;
+}
+
 /* Reads the common fields into the request; -1 after a reply. */
 static int native_request(req *r, json_t *in)
 {
@@ -15,7 +29,8 @@ static int native_request(req *r, json_t *in)
     int html;
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
-        field_bool(r, in, "html", 0, &html) || task_langs(r, "source", src, "target", tgt, 0, &lg))
+        field_bool(r, in, "html", 0, &html) || native_beam(r, in) ||
+        task_langs(r, "source", src, "target", tgt, 0, &lg))
         return -1;
     return task_texts(r, in, "text", 1, html, &lg);
 }
@@ -34,10 +49,13 @@ static json_t *languages(req *r, int target)
 
 static json_t *native_body(req *r, const char *field)
 {
-    json_t *t = task_join_json(r);
-    return t ? json_pack("{s:o,s:o,s:o}", field, t, "source", languages(r, 0), "target",
-                         languages(r, 1))
-             : NULL;
+    json_t *t = task_join_json(r), *alts = t ? task_alternatives_json(r) : NULL;
+    if (!alts) {
+        json_decref(t);
+        return NULL;
+    }
+    return json_pack("{s:o,s:o,s:o,s:o}", field, t, "alternatives", alts, "source", languages(r, 0),
+                     "target", languages(r, 1));
 }
 
 static enum MHD_Result native_finish(req *r)
