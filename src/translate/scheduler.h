@@ -8,11 +8,13 @@
  * length under a token budget, waiting a short window (a few ms) so that
  * concurrent requests share batches. (One beam per batch: the engine then
  * runs one search shape, and a greedy batch stays exactly the greedy code;
- * requests of one server mostly share its default beam anyway.) A sentence whose first leg is done
- * goes back into the queue for its next leg, so each leg is batched with the other sentences of
- * that engine. One worker pool serves every engine: each worker makes its own state for an engine
- * (the engine's scratch arena) on its first batch of that engine. The engines are batch-invariant,
- * so a sentence's translation does not depend on its neighbours.
+ * requests of one server mostly share its default beam anyway.) A sentence
+ * whose first leg is done goes back into the queue for its next leg, so
+ * each leg is batched with the other sentences of that engine. One worker
+ * pool serves every engine: each worker makes its own state for an engine
+ * (the engine's scratch arena) on its first batch of that engine. The
+ * engines are batch-invariant, so a sentence's translation does not depend
+ * on its neighbours.
  *
  * The scheduler is generic over the engine (function pointers), so it can
  * be tested with a fake one.
@@ -130,12 +132,13 @@ typedef struct fy_job_callbacks {
  * space before the cache and the engine see it; an empty one, or one with
  * an empty route, translates to ""). The cache is asked for (model, beam,
  * sentence): a beam above 1 keys as the engine's name + "@beam" + N, and
- * its entry holds the translation and its alternatives. deadline_ms: fy_now_ms() time after
- * which the job fails with FY_ETIMEOUT (0: none). Returns the job (the
- * caller owns one reference and must fy_job_release it), or NULL with
- * FY_EBUSY when the queue cannot take the job's uncached sentences,
- * FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit applies at
- * admission: a sentence going on to its next leg always gets back in.
+ * its entry holds the translation and its alternatives. deadline_ms:
+ * fy_now_ms() time after which the job fails with FY_ETIMEOUT (0: none).
+ * Returns the job (the caller owns one reference and must fy_job_release
+ * it), or NULL with FY_EBUSY when the queue cannot take the job's uncached
+ * sentences, FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit
+ * applies at admission: a sentence going on to its next leg always gets
+ * back in.
  * Callbacks may run before this returns. cb is copied. */
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err);
