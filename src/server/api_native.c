@@ -34,8 +34,7 @@ static int native_request(req *r, json_t *in)
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
         field_bool(r, in, "html", 0, &html) || field_bool(r, in, "spans", 0, &r->spans) ||
-        native_beam(r, in) ||
-        task_langs(r, "source", src, "target", tgt, 0, &lg))
+        native_beam(r, in) || task_langs(r, "source", src, "target", tgt, 0, &lg))
         return -1;
     return task_texts(r, in, "text", 1, html, &lg);
 }

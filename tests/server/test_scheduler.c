@@ -1,8 +1,8 @@
 /* test_scheduler.c - the scheduler with injected fake engines: order,
  * batching across concurrent jobs, queue limit, deadlines, cancellation,
  * failures, the cache, shutdown, several engines in one pool, pivot routes,
- * forgetting an engine, a stream's urgent waves, and beams (batches of one beam, alternatives, their
- * cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
+ * forgetting an engine, a stream's urgent waves, and beams (batches of one beam, alternatives,
+ * their cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,7 +36,7 @@ typedef struct fake {
     int delay_us;
     char open, close; /* brackets it puts around a sentence: "[...]" */
     atomic_int calls, workers, freed, max_batch, mixed, entered;
-    char log[512]; /* batches as "a,b|c|", each sorted (under lock) */
+    char log[512];                     /* batches as "a,b|c|", each sorted (under lock) */
     atomic_int beam_calls, wrong_beam; /* translate_beam calls; batches of mixed beams */
     fy_engine engine;
     fy_route route; /* this engine alone */
