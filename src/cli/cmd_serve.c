@@ -255,7 +255,7 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
-    fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
+    fy_cache *cache = fy_cache_lru_new((size_t)c->cache_mb << 20, &err);
     if (!cache) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);

@@ -218,20 +218,38 @@ static void render_models(fy_buf *b, fy_server *s)
            budget);
 }
 
+/* Lookups per tier and result; the memory tier's size under the names the
+ * single LRU had (zeros without a memory tier). */
+static void render_cache(fy_buf *b, fy_cache *cache)
+{
+    fy_cache_stats t[FY_CACHE_TIERS_MAX], mem = {0};
+    size_t n = fy_cache_tier_stats(cache, t, FY_CACHE_TIERS_MAX);
+    n = n < FY_CACHE_TIERS_MAX ? n : FY_CACHE_TIERS_MAX;
+    fy_buf_printf(b, "# HELP fanyi_cache_lookups_total Sentence lookups by cache tier and result.\n"
+                     "# TYPE fanyi_cache_lookups_total counter\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *res[] = {"hit", "miss", "error"};
+        uint64_t v[] = {t[i].hits, t[i].misses, t[i].errors};
+        for (int k = 0; k < 3; k++)
+            fy_buf_printf(b, "fanyi_cache_lookups_total{tier=\"%s\",result=\"%s\"} %llu\n",
+                          t[i].tier, res[k], (unsigned long long)v[k]);
+        if (!strcmp(t[i].tier, "memory")) mem = t[i];
+    }
+    metric(b, "fanyi_cache_hits_total", "counter", "Memory cache hits.", mem.hits);
+    metric(b, "fanyi_cache_misses_total", "counter", "Memory cache misses.", mem.misses);
+    metric(b, "fanyi_cache_entries", "gauge", "Sentences in the memory cache.", mem.entries);
+    metric(b, "fanyi_cache_bytes", "gauge", "Bytes the memory cache holds.", mem.bytes);
+    metric(b, "fanyi_cache_evictions_total", "counter", "Entries evicted from the memory cache.",
+           mem.evictions);
+}
+
 char *metrics_render(fy_server *s, size_t *len)
 {
     fy_buf b = {0};
     render_requests(&b, s->metrics);
     render_scheduler(&b, s);
     render_models(&b, s);
-    fy_cache_stats cs;
-    fy_cache_get_stats(s->cache, &cs);
-    metric(&b, "fanyi_cache_hits_total", "counter", "Sentence cache hits.", cs.hits);
-    metric(&b, "fanyi_cache_misses_total", "counter", "Sentence cache misses.", cs.misses);
-    metric(&b, "fanyi_cache_entries", "gauge", "Sentences in the cache.", cs.entries);
-    metric(&b, "fanyi_cache_bytes", "gauge", "Bytes the cache holds.", cs.bytes);
-    metric(&b, "fanyi_cache_evictions_total", "counter", "Entries evicted from the cache.",
-           cs.evictions);
+    render_cache(&b, s->cache);
     pthread_mutex_lock(&s->lock);
     size_t live = s->nlive;
     pthread_mutex_unlock(&s->lock);

@@ -16,6 +16,12 @@
  * The scheduler is generic over the engine (function pointers), so it can
  * be tested with a fake one.
  *
+ * The cache (cache.h) is asked once per job for all its sentences (and
+ * again for the next leg of those whose first leg it answered), and once
+ * per batch for the sentences going on to their next leg; a batch's
+ * translations are stored in one call. A remote tier makes each of these
+ * calls one round trip, bounded by its timeout and the job's deadline.
+ *
  * Threads: fy_scheduler_submit / fy_job_* / fy_scheduler_forget may be
  * called from any thread. Callbacks run on worker threads (or in the
  * submitting thread, before submit returns, for cache hits) and must be
@@ -81,7 +87,7 @@ typedef struct fy_scheduler_options {
     int max_batch_tokens;    /* padded token budget of a batch (default 2048) */
     int max_batch_sentences; /* default 32 */
     int window_us;           /* how long a worker lets a batch fill (default 2000) */
-    fy_cache *cache;         /* optional; borrowed, must outlive the scheduler */
+    fy_cache *cache;         /* optional (any tiers); borrowed, must outlive the scheduler */
 } fy_scheduler_options;
 
 /* Fills the defaults above (no cache). */
@@ -125,7 +131,8 @@ typedef struct fy_job_callbacks {
  * FY_EBUSY when the queue cannot take the job's uncached sentences,
  * FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit applies at
  * admission: a sentence going on to its next leg always gets back in.
- * Callbacks may run before this returns. cb is copied. */
+ * Callbacks may run before this returns. cb is copied. Waits for the
+ * cache's lookup (at most its timeout, and not past deadline_ms). */
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err);
 
