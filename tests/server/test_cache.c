@@ -1,12 +1,16 @@
 /* test_cache.c - the cache interface: the memory LRU behind the operations
  * table (hits, misses, LRU order, byte budget, value bound, get_many), the
  * tiers with a fake second tier (what each tier is asked, promotion,
- * stores, a tier that fails). */
+ * stores, a tier that fails), the keys (a model's name from its files'
+ * content, direction and options; Redis keys). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "translate/cache.h"
+#include "translate/cache_key.h"
 
 static int passed, failed;
 
@@ -279,6 +283,106 @@ static void test_tiers_disabled_memory(void)
     fy_cache_free(c);
 }
 
+/* ---- keys ------------------------------------------------------------------ */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+static int is_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("0123456789abcdef", s[i])) return 0;
+    return 1;
+}
+
+/* A fake model directory: four small files with the given model bytes. */
+static fy_model_files model_dir(const char *dir, const char *model_bytes)
+{
+    mkdir(dir, 0700);
+    static char p[4][4][256];
+    static int which;
+    char(*q)[256] = p[which++ % 4];
+    snprintf(q[0], 256, "%s/model.zhen.intgemm.alphas.bin", dir);
+    snprintf(q[1], 256, "%s/lex.50.50.zhen.s2t.bin", dir);
+    snprintf(q[2], 256, "%s/srcvocab.zhen.spm", dir);
+    snprintf(q[3], 256, "%s/trgvocab.zhen.spm", dir);
+    write_file(q[0], model_bytes);
+    write_file(q[1], "shortlist");
+    write_file(q[2], "source vocabulary");
+    write_file(q[3], "target vocabulary");
+    return (fy_model_files){(char *)dir, q[0], q[1], q[2], q[3]};
+}
+
+static void test_model_name(void)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "/tmp/fanyi-test-cache-%d-a", (int)getpid());
+    snprintf(b, sizeof b, "/tmp/fanyi-test-cache-%d-b", (int)getpid());
+    fy_model_files fa = model_dir(a, "weights");
+    fy_model_files fb = model_dir(b, "weights"); /* the same content elsewhere */
+    char n1[FY_CACHE_NAME_MAX], n2[FY_CACHE_NAME_MAX];
+    fy_error err = {0};
+    CHECK(fy_cache_model_name("zh-en", &fa, 1, 2.0f, n1, &err) == 0);
+    CHECK(!strncmp(n1, "zh-en:", 6) && strlen(n1) == 6 + 32 && is_hex(n1 + 6, 32));
+    CHECK(fy_cache_model_name("zh-en", &fb, 1, 2.0f, n2, &err) == 0 && !strcmp(n1, n2));
+    /* Whatever changes the output changes the name. */
+    CHECK(fy_cache_model_name("zh-en", &fa, 0, 2.0f, n2, &err) == 0 && strcmp(n1, n2));
+    CHECK(fy_cache_model_name("zh-en", &fa, 1, 1.5f, n2, &err) == 0 && strcmp(n1, n2));
+    CHECK(fy_cache_model_name("zh-Hant-en", &fa, 1, 2.0f, n2, &err) == 0 &&
+          strcmp(n1 + 6, n2 + 11));
+    write_file(fb.model, "weightz"); /* one byte of the model */
+    CHECK(fy_cache_model_name("zh-en", &fb, 1, 2.0f, n2, &err) == 0 && strcmp(n1, n2));
+    write_file(fb.model, "weights");
+    write_file(fb.trg_vocab, "target vocabularY"); /* one byte of a vocabulary */
+    CHECK(fy_cache_model_name("zh-en", &fb, 1, 2.0f, n2, &err) == 0 && strcmp(n1, n2));
+    /* A shared vocabulary (the same path twice) hashes like two equal files. */
+    fy_model_files shared = fa;
+    shared.trg_vocab = shared.src_vocab;
+    CHECK(fy_cache_model_name("zh-en", &shared, 1, 2.0f, n2, &err) == 0 && strcmp(n1, n2));
+    unlink(fb.model);
+    CHECK(fy_cache_model_name("zh-en", &fb, 1, 2.0f, n2, &err) == FY_ENOTFOUND);
+    CHECK(strstr(err.msg, "model.zhen") != NULL);
+    fy_model_files *all[] = {&fa, &fb};
+    for (int i = 0; i < 2; i++) {
+        unlink(all[i]->model);
+        unlink(all[i]->shortlist);
+        unlink(all[i]->src_vocab);
+        unlink(all[i]->trg_vocab);
+        rmdir(all[i]->dir);
+    }
+}
+
+static void test_redis_key(void)
+{
+    char k1[FY_CACHE_REDIS_KEY_MAX], k2[FY_CACHE_REDIS_KEY_MAX];
+    const char *model = "zh-en:0123456789abcdef0123456789abcdef";
+    int n = fy_cache_redis_key(model, "你好。", k1);
+    CHECK(n == (int)strlen(k1) && n == 8 + 38 + 1 + 32);
+    CHECK(!strncmp(k1, "fanyi:1:zh-en:0123456789abcdef0123456789abcdef:", 47));
+    CHECK(is_hex(k1 + 47, 32));
+    /* sha256("abc") starts ba7816bf8f01cfea414140de5dae2223: a known vector. */
+    CHECK(fy_cache_redis_key("m", "abc", k2) > 0 &&
+          !strcmp(k2, "fanyi:1:m:ba7816bf8f01cfea414140de5dae2223"));
+    CHECK(fy_cache_redis_key(model, "你好。", k2) == n && !strcmp(k1, k2));
+    CHECK(fy_cache_redis_key(model, "你好!", k2) == n && strcmp(k1, k2));
+    CHECK(fy_cache_redis_key("zh-en:0123456789abcdef0123456789abcdee", "你好。", k2) == n &&
+          strcmp(k1, k2));
+    /* Bounded whatever the sentence. */
+    char *longtext = malloc(100001);
+    memset(longtext, 'a', 100000);
+    longtext[100000] = '\0';
+    CHECK(fy_cache_redis_key(model, longtext, k2) == n);
+    free(longtext);
+    char toolong[FY_CACHE_NAME_MAX + 1];
+    memset(toolong, 'm', FY_CACHE_NAME_MAX);
+    toolong[FY_CACHE_NAME_MAX] = '\0';
+    CHECK(fy_cache_redis_key(toolong, "x", k2) == -1);
+}
+
 int main(void)
 {
     test_basic();
@@ -289,6 +393,8 @@ int main(void)
     test_tiers_lookup();
     test_tiers_failing();
     test_tiers_disabled_memory();
+    test_model_name();
+    test_redis_key();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
