@@ -2,7 +2,7 @@
  * table (hits, misses, LRU order, byte budget, value bound, get_many), the
  * tiers with a fake second tier (what each tier is asked, promotion,
  * stores, a tier that fails), the keys (a model's name from its files'
- * content, direction and options; Redis keys). */
+ * content, direction and options; Redis keys) and --redis URLs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 
 #include "translate/cache.h"
 #include "translate/cache_key.h"
+#include "translate/cache_redis.h"
 
 static int passed, failed;
 
@@ -383,6 +384,40 @@ static void test_redis_key(void)
     CHECK(fy_cache_redis_key(toolong, "x", k2) == -1);
 }
 
+/* ---- URLs ------------------------------------------------------------------ */
+
+static void test_url(void)
+{
+    fy_redis_options o;
+    fy_redis_options_default(&o);
+    CHECK(o.port == 6379 && o.timeout_ms == 50 && o.ttl_s == 604800 &&
+          !strcmp(o.host, "127.0.0.1"));
+    CHECK(fy_redis_parse_url("redis://cache.local:6380/2", &o, NULL) == 0);
+    CHECK(!strcmp(o.host, "cache.local") && o.port == 6380 && o.db == 2 && !o.password[0]);
+    CHECK(fy_redis_parse_url("redis://:s%40cret@10.0.0.5:7000", &o, NULL) == 0);
+    CHECK(!strcmp(o.host, "10.0.0.5") && o.port == 7000 && !strcmp(o.password, "s@cret"));
+    CHECK(!o.user[0] && o.db == 0);
+    CHECK(fy_redis_parse_url("redis://fanyi:pw@[::1]:6379/0", &o, NULL) == 0);
+    CHECK(!strcmp(o.host, "::1") && !strcmp(o.user, "fanyi") && !strcmp(o.password, "pw"));
+    CHECK(fy_redis_parse_url("redis://localhost", &o, NULL) == 0 && o.port == 6379);
+    CHECK(!o.password[0]); /* not kept from the URL before */
+    const char *bad[] = {"http://x:1",         "redis://",          "redis://:6379",
+                         "redis://h:0",        "redis://h:65536",   "redis://h:12ab",
+                         "redis://h:1/x",      "redis://h:1/1?a=b", "redis://user@h:1",
+                         "redis://:p%zz@h:1",  "redis://:p%00@h:1", "redis://[::1:6379",
+                         "redis://[::1]x:6379"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fy_error err = {0};
+        int rc = fy_redis_parse_url(bad[i], &o, &err);
+        CHECK(rc == FY_EINVAL);
+        if (rc != FY_EINVAL) fprintf(stderr, "  accepted %s\n", bad[i]);
+        CHECK(!strstr(err.msg, "p%")); /* never echoes a password */
+    }
+    fy_error err = {0};
+    CHECK(fy_redis_parse_url("rediss://h:1", &o, &err) == FY_EINVAL && strstr(err.msg, "TLS"));
+    CHECK(!strcmp(o.host, "localhost")); /* a bad URL leaves the options alone */
+}
+
 int main(void)
 {
     test_basic();
@@ -395,6 +430,7 @@ int main(void)
     test_tiers_disabled_memory();
     test_model_name();
     test_redis_key();
+    test_url();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
