@@ -2,7 +2,9 @@
  * one model directory), start the scheduler's workers and the HTTP server,
  * print one ready line, and on SIGTERM/SIGINT drain (finish what is in
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
- * the ready line; with --models each loads on its first request. */
+ * the ready line; with --models each loads on its first request. The
+ * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
+ * as tiers: memory first. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "model/discover.h"
 #include "server/server.h"
 #include "translate/cache.h"
+#include "translate/cache_redis.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -30,7 +33,8 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--quiet]\n\n"
+            "                   [--read-timeout S] [--redis URL] [--redis-ttl S]\n"
+            "                   [--redis-timeout-ms MS] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -66,15 +70,25 @@ static void usage(FILE *out)
             "                       not fully arrived within S seconds of the connection\n"
             "                       opening or its previous request ending; 0 = never\n"
             "                       (FANYI_READ_TIMEOUT; 30)\n"
+            "  --redis URL          share translations with other replicas through Redis:\n"
+            "                       redis://[:PASSWORD@]HOST:PORT[/DB]; asked after the\n"
+            "                       memory cache; while it is down the engine answers\n"
+            "                       (FANYI_REDIS; on the command line a password is\n"
+            "                       visible to every local user: use FANYI_REDIS)\n"
+            "  --redis-ttl S        expiry of what is stored in Redis, 0 = none\n"
+            "                       (FANYI_REDIS_TTL; 604800 = 7 days)\n"
+            "  --redis-timeout-ms MS  longest wait for Redis per lookup; slower counts\n"
+            "                       as an error (FANYI_REDIS_TIMEOUT_MS; 50)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *token_file, *cors;
+    const char *model, *models, *host, *token, *token_file, *cors, *redis;
     char token_buf[512]; /* the token read from token_file */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout;
+    long redis_ttl, redis_timeout_ms;
     int quiet;
 } serve_config;
 
@@ -99,6 +113,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    if ((v = getenv("FANYI_REDIS")) && *v) c->redis = v;
     return 0;
 }
 
@@ -145,6 +160,8 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
+        {"--redis-ttl", "FANYI_REDIS_TTL", 0, 1L << 30, &c->redis_ttl},
+        {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option longopts[] = {
@@ -160,6 +177,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"idle-timeout", required_argument, NULL, NUM + 9},
         {"read-timeout", required_argument, NULL, NUM + 10},
         {"models-memory", required_argument, NULL, NUM + 11},
+        {"redis-ttl", required_argument, NULL, NUM + 12},
+        {"redis-timeout-ms", required_argument, NULL, NUM + 13},
+        {"redis", required_argument, NULL, 'R'},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -203,6 +223,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'K':
             c->token_file = optarg;
             break;
+        case 'R':
+            c->redis = optarg;
+            if (strchr(optarg, '@'))
+                fprintf(stderr, "fanyi serve: warning: a Redis password on the command line is "
+                                "visible to every local user (ps); use FANYI_REDIS\n");
+            break;
         case 'q':
             c->quiet = 1;
             break;
@@ -219,7 +245,39 @@ static int parse_args(int argc, char **argv, serve_config *c)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)
         return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    fy_error err = {0};
+    if (c->redis && fy_redis_parse_url(c->redis, &ro, &err))
+        return cli_usage_error(CMD, "%s", err.msg);
     return 0;
+}
+
+static void redis_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "fanyi serve: %s\n", line);
+}
+
+/* The sentence cache: the LRU alone (as before --redis existed), Redis
+ * alone (--cache-mb 0), or memory in front of Redis. NULL with err. */
+static fy_cache *make_cache(const serve_config *c, fy_error *err)
+{
+    size_t budget = (size_t)c->cache_mb << 20;
+    if (!c->redis) return fy_cache_lru_new(budget, err);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    if (fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+    ro.ttl_s = (int)c->redis_ttl;
+    ro.timeout_ms = (int)c->redis_timeout_ms;
+    ro.log = redis_log;
+    fy_cache *tiers[2] = {NULL, fy_cache_redis_new(&ro, err)};
+    if (!tiers[1] || !budget) return tiers[1];
+    if (!(tiers[0] = fy_cache_lru_new(budget, err))) {
+        fy_cache_free(tiers[1]);
+        return NULL;
+    }
+    return fy_cache_tiers_new(tiers, 2, err);
 }
 
 static int no_model(const char *where, const char *why)
@@ -255,7 +313,7 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
-    fy_cache *cache = fy_cache_lru_new((size_t)c->cache_mb << 20, &err);
+    fy_cache *cache = make_cache(c, &err);
     if (!cache) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
@@ -346,7 +404,9 @@ int cmd_serve(int argc, char **argv)
                       .max_conn = 1024,
                       .max_per_ip = 512,
                       .idle_timeout = 15,
-                      .read_timeout = 30};
+                      .read_timeout = 30,
+                      .redis_ttl = 7 * 24 * 3600,
+                      .redis_timeout_ms = 50};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

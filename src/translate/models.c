@@ -263,7 +263,7 @@ static size_t estimate(const fy_registry *r, const entry *e)
 }
 
 /* The cache name of e as t opened it: from the content of the files it
- * read (hashed once per load, ~0.2 s for a 60 MB model: a replica that
+ * read (hashed once per load, ~0.05 s for a 60 MB model: a replica that
  * finds the same model elsewhere on its disk shares the cache) and the
  * options that change its output. */
 static int engine_name(const entry *e, const fy_translator *t, char *out, fy_error *err)
