@@ -111,14 +111,19 @@ int fy_redis_parse_url(const char *url, fy_redis_options *o, fy_error *err)
     const char *slash = strchr(s, '/'), *end = slash ? slash : s + strlen(s);
     const char *at = memchr(s, '@', (size_t)(end - s));
     long db = 0;
-    int bad = strpbrk(s, "?#") != NULL;
-    if (!bad && at) bad = userinfo(s, (size_t)(at - s), &t);
-    if (!bad) bad = host_port(at ? at + 1 : s, (size_t)(end - (at ? at + 1 : s)), &t);
-    if (!bad && slash && slash[1]) bad = number(slash + 1, strlen(slash + 1), 0, 1 << 20, &db);
+    /* Which part is wrong, never its text: it may hold the password. */
+    const char *bad = strpbrk(s, "?#") ? "a ?query or #fragment is not allowed" : NULL;
+    if (!bad && at && userinfo(s, (size_t)(at - s), &t))
+        bad = "bad [USER]:PASSWORD before '@' (%XX escapes, at most 255 bytes)";
+    if (!bad && host_port(at ? at + 1 : s, (size_t)(end - (at ? at + 1 : s)), &t))
+        bad = "bad HOST[:PORT] (a name, an address or [IPv6]; port 1-65535)";
+    if (!bad && slash && slash[1] && number(slash + 1, strlen(slash + 1), 0, 1 << 20, &db))
+        bad = "bad /DB (a number)";
     if (bad)
         return fy_err(err, FY_EINVAL,
-                      "--redis: cannot read the URL (expected "
-                      "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])");
+                      "--redis: %s (expected "
+                      "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])",
+                      bad);
     t.db = (int)db;
     *o = t;
     return 0;
