@@ -27,7 +27,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
-            "                   [--host ADDR] [--port N] [--threads N]\n"
+            "                   [--host ADDR] [--port N] [--threads N] [--express-threads N]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
             "                   [--max-chars N] [--beam N] [--max-beam N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
@@ -52,6 +52,9 @@ static void usage(FILE *out)
             "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
             "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
             "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
+            "  --express-threads N  more workers only for small requests (at most 4\n"
+            "                       sentences) and streams' first sentences, so these do\n"
+            "                       not wait behind big ones (FANYI_EXPRESS_THREADS; 1)\n"
             "  --api-token-file FILE  require the token in FILE (its first line) on\n"
             "                       translation endpoints (FANYI_API_TOKEN_FILE)\n"
             "  --api-token T        the same with the token itself (FANYI_API_TOKEN); on\n"
@@ -102,7 +105,7 @@ typedef struct serve_config {
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
-    long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
@@ -207,6 +210,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
     const numopt opts[] = {
         {"--port", "FANYI_PORT", 0, 65535, &c->port},
         {"--threads", "FANYI_THREADS", 1, 1024, &c->threads},
+        {"--express-threads", "FANYI_EXPRESS_THREADS", 0, 64, &c->express},
         {"--cache-mb", "FANYI_CACHE_MB", 0, 1 << 20, &c->cache_mb},
         {"--max-chars", "FANYI_MAX_CHARS", 1, 10000000, &c->max_chars},
         {"--max-batch-items", "FANYI_MAX_BATCH_ITEMS", 1, 100000, &c->max_items},
@@ -385,6 +389,7 @@ static int run(const serve_config *c, const char *root)
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
     so.threads = (int)c->threads;
+    so.express = (int)c->express;
     so.queue_max = (size_t)c->queue;
     so.max_batch_tokens = topt.max_batch_tokens;
     so.max_batch_sentences = topt.max_batch_sentences;
@@ -402,7 +407,7 @@ static int run(const serve_config *c, const char *root)
     ro.topt = topt;
     ro.beam = (int)c->beam;
     ro.sched = sched;
-    ro.threads = (int)c->threads;
+    ro.threads = (int)(c->threads + c->express);
     reg = fy_registry_open(&ro, &err);
     if (!reg || (c->model && fy_registry_preload(reg, &err))) {
         rc = no_model(c->model ? c->model : root, err.msg);
@@ -488,6 +493,7 @@ int cmd_serve(int argc, char **argv)
                       .idle_timeout = 15,
                       .read_timeout = 30,
                       .drain_timeout = 10,
+                      .express = 1,
                       .request_mb = 256,
                       .beam = 1,
                       .max_beam = 4,
