@@ -45,12 +45,13 @@ static int xhtml_classify(const xml_style *st, void *node)
                                         "span", "strong", "sub", "sup",  "time",  "u",     "ins",
                                         "del",  "big",  "font",  "label"};
     static const char *const visible[] = {"code", "kbd", "samp", "var", "tt"};
-    static const char *const objects[] = {"img",   "svg",   "math",  "wbr",    "input", "object",
-                                          "embed", "audio", "video", "iframe", "ruby",  "noscript"};
-    static const char *const never[] = {"script", "style", "pre", "textarea"};
+    static const char *const objects[] = {"img",   "wbr",   "input", "object",
+                                          "embed", "audio", "video", "iframe"};
+    static const char *const never[] = {"script", "style", "pre",  "textarea",
+                                        "svg",    "math",  "ruby", "noscript"};
     xmlNode *n = node;
     if (n->type != XML_ELEMENT_NODE) return XK_OBJECT;
-    if (n->ns && strcmp((const char *)n->ns->href, XHTML_NS)) return XK_OBJECT; /* svg:, m:, epub: */
+    if (n->ns && strcmp((const char *)n->ns->href, XHTML_NS)) return XK_FIXED; /* svg:, m:, epub: */
     const char *name = (const char *)n->name;
     if (IN(name, never)) return XK_FIXED;
     if (!strcmp(name, "br")) return XK_BREAK;

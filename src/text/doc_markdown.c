@@ -522,6 +522,7 @@ static int md_read(fy_document *d, const char *data, size_t len, fy_error *err)
         size_t q = skip_quotes(s, l.a, l.e);
         size_t ind = indent(s, (line){q, l.e, 0});
         size_t c = q + ind;
+        int para = 0;
         if (is_fence(s, q, l.e)) {
             i = md_fenced(&r, l, q);
         } else if (ind >= 4 && prev_blank && !in_list) { /* indented code */
@@ -565,8 +566,10 @@ static int md_read(fy_document *d, const char *data, size_t len, fy_error *err)
         } else {
             size_t li = skip_list(s, c, l.e);
             in_list = li != c || (in_list && ind > 0);
+            para = 1;
             i = md_paragraph(&r, l, li, &rc, err);
         }
+        if (!para) in_list = 0;
         prev_blank = 0;
     }
     if (!rc) rc = lit_to(&r, len, err);

@@ -243,7 +243,10 @@ static char *run_props(const xml_style *st, xmlNode *run)
 static int encode_object(encoder *e, int kind, xmlNode *n, xmlNode *run)
 {
     size_t k;
-    if (add_slot(e->p, kind, n, run, &k) || keep_object(e, n)) return FY_ENOMEM;
+    /* Only plain objects are looked into for paragraphs of their own (text
+     * boxes, notes); code and breaks are kept whole. */
+    if (add_slot(e->p, kind, n, run, &k) || (kind == XK_OBJECT && keep_object(e, n)))
+        return FY_ENOMEM;
     if (kind == XK_VISIBLE) {
         fy_buf_printf(&e->b, "<code data-k=\"%zu\">", k);
         put_content(&e->b, n);
@@ -510,6 +513,22 @@ static xmlNode *add(builder *b, xmlNode *node)
     return xmlAddChild(l->parent, node);
 }
 
+/* A copy of n for a place under parent: its attributes, and children when
+ * deep, with namespaces looked up where the copy will be (a plain
+ * xmlDocCopyNode would declare them again, or lose an attribute's). */
+static xmlNode *clone_under(xmlNode *n, xmlNode *parent, int deep)
+{
+    xmlNode *copy = NULL;
+    if (xmlDOMWrapCloneNode(NULL, n->doc, n, &copy, parent->doc, parent, deep, 0) || !copy)
+        return NULL;
+    if (!deep && copy->children) { /* only the element and its attributes */
+        xmlNode *c = copy->children;
+        copy->children = copy->last = NULL;
+        xmlFreeNodeList(c);
+    }
+    return copy;
+}
+
 /* The run to put text or a run object in, made from template tmpl. */
 static xmlNode *current_run(builder *b, xmlNode *tmpl)
 {
@@ -518,13 +537,15 @@ static xmlNode *current_run(builder *b, xmlNode *tmpl)
     const xml_style *st = b->p->st;
     xmlNode *pn = b->p->parent;
     xmlNode *run = xmlNewDocNode(pn->doc, pn->ns, (const xmlChar *)st->run, NULL);
-    if (!run) return NULL;
+    if (!run || !(run = add(b, run))) return NULL;
     for (xmlNode *c = tmpl ? tmpl->children : NULL; c; c = c->next)
         if (c->type == XML_ELEMENT_NODE && st->run_child(st, c) == 3) {
-            xmlAddChild(run, xmlDocCopyNode(c, pn->doc, 1));
+            xmlNode *props = clone_under(c, run, 1);
+            if (!props) return NULL;
+            xmlAddChild(run, props);
             break;
         }
-    l->run = add(b, run);
+    l->run = run;
     l->run_tmpl = tmpl;
     return l->run;
 }
@@ -588,9 +609,8 @@ static int on_open(void *ctx, size_t k)
     level *l = &b->lv[b->top];
     level next = {l->parent, s->kind == XK_RUN ? s->node : l->tmpl, NULL, NULL};
     if (s->kind == XK_SPAN) {
-        xmlNode *copy = xmlDocCopyNode(s->node, b->p->parent->doc, 2);
-        if (!copy) return FY_ENOMEM;
-        next.parent = add(b, copy);
+        xmlNode *copy = clone_under(s->node, l->parent, 0);
+        if (!copy || !(next.parent = add(b, copy))) return FY_ENOMEM;
     }
     l->run = NULL; /* what follows the span goes after it, in a run of its own */
     b->lv[++b->top] = next;

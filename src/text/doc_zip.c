@@ -152,8 +152,11 @@ zipdoc *zipdoc_open(const char *data, size_t len, const fy_doc_limits *lim, cons
     zip_error_fini(&ze);
     return z;
 fail:
-    fy_err(err, zip_error_code(zip_error_code_zip(&ze)), "the %s file is not a valid zip archive (%s)",
-           what, zip_error_strerror(&ze));
+    if (zip_error_code_zip(&ze) == ZIP_ER_EXISTS)
+        fy_err(err, FY_EFORMAT, "the %s archive has two entries with the same name", what);
+    else
+        fy_err(err, zip_error_code(zip_error_code_zip(&ze)),
+               "the %s file is not a valid zip archive (%s)", what, zip_error_strerror(&ze));
     zip_error_fini(&ze);
     zipdoc_free(z);
     return NULL;
