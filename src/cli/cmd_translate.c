@@ -38,6 +38,7 @@ static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
     "                       [--max-length-factor F] [--min-gap]\n"
+    "       fanyi translate --file IN [-o OUT] [--from LANG] [--to LANG] [...]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
     "empty). Each line is split into sentences, and the translations are joined and\n"
@@ -57,11 +58,15 @@ static const char USAGE[] =
     "                         markup kept\n"
     "  --no-shortlist         score the whole vocabulary even if the model has a shortlist\n"
     "  --max-length-factor F  output tokens <= F x source tokens (default 2.0)\n"
+    "  --file IN              translate the document IN (.txt .md .html .srt .vtt\n"
+    "                         .docx .odt .pptx .epub) keeping its formatting\n"
+    "  -o, --output OUT       where to write it (default: IN's name with the target\n"
+    "                         language: report.docx -> report.en.docx; - for stdout)\n"
     "  --min-gap              after each translation print a TAB and the smallest\n"
     "                         top-1 minus top-2 logit gap over its decoding steps\n";
 
 typedef struct opts {
-    const char *model, *models, *from, *to;
+    const char *model, *models, *from, *to, *file, *output;
     long threads, batch;
     int raw, html, min_gap;
     fy_translator_options topt;
@@ -81,12 +86,20 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"no-shortlist", no_argument, NULL, 'S'},
         {"max-length-factor", required_argument, NULL, 'f'},
         {"min-gap", no_argument, NULL, 'g'},
+        {"file", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     int c;
-    while ((c = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
+    while ((c = cli_getopt(argc, argv, CMD, "ho:", longopts)) != -1) {
         switch (c) {
+        case 'i':
+            o->file = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
         case 'h':
             fputs(USAGE, stdout);
             return 0;
@@ -132,6 +145,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->raw && o->html) return cli_usage_error(CMD, "--raw and --html exclude each other");
+    if (o->file && (o->raw || o->html || o->min_gap))
+        return cli_usage_error(CMD, "--file takes no --raw, --html or --min-gap");
+    if (o->output && !o->file) return cli_usage_error(CMD, "-o OUT needs --file IN");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
@@ -557,7 +573,13 @@ int cmd_translate(int argc, char **argv)
         fy_scheduler_free(sched);
         return 1;
     }
-    rc = run(&o, sched, reg);
+    if (o.file) {
+        fy_direction_info d;
+        default_languages(reg, &o, &d);
+        rc = cli_translate_file(o.file, o.output, o.from, o.to, sched, reg);
+    } else {
+        rc = run(&o, sched, reg);
+    }
     fy_registry_free(reg);
     fy_scheduler_free(sched);
     if (fclose(stdout) != 0 && !rc) {

@@ -329,6 +329,11 @@ size_t fy_request_count(const fy_request *q)
     return q->n;
 }
 
+size_t fy_request_sentences(const fy_request *q)
+{
+    return q->nsent;
+}
+
 char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err)
 {
     const text *t = &q->t[i];
