@@ -30,7 +30,9 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--quiet]\n\n"
+            "                   [--read-timeout S] [--max-document-mb N]\n"
+            "                   [--max-document-chars N] [--download-ttl S]\n"
+            "                   [--download-store-mb N] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -66,6 +68,14 @@ static void usage(FILE *out)
             "                       not fully arrived within S seconds of the connection\n"
             "                       opening or its previous request ending; 0 = never\n"
             "                       (FANYI_READ_TIMEOUT; 30)\n"
+            "  --max-document-mb N  size of a document to translate (POST /translate_file,\n"
+            "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
+            "  --max-document-chars N  characters of text in one document\n"
+            "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
+            "  --download-ttl S     keep translated files for GET /download_file this long\n"
+            "                       (FANYI_DOWNLOAD_TTL; 600)\n"
+            "  --download-store-mb N  memory for those files, oldest dropped first\n"
+            "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -75,6 +85,7 @@ typedef struct serve_config {
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout;
+    long doc_mb, doc_chars, download_ttl, download_mb;
     int quiet;
 } serve_config;
 
@@ -145,6 +156,10 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
+        {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
+        {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
+        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
+        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option longopts[] = {
@@ -160,6 +175,10 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"idle-timeout", required_argument, NULL, NUM + 9},
         {"read-timeout", required_argument, NULL, NUM + 10},
         {"models-memory", required_argument, NULL, NUM + 11},
+        {"max-document-mb", required_argument, NULL, NUM + 12},
+        {"max-document-chars", required_argument, NULL, NUM + 13},
+        {"download-ttl", required_argument, NULL, NUM + 14},
+        {"download-store-mb", required_argument, NULL, NUM + 15},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -300,6 +319,10 @@ static int run(const serve_config *c, const char *root)
     o.read_timeout_s = (int)c->read_timeout;
     o.version = cli_version();
     o.quiet = c->quiet;
+    o.max_document_bytes = (size_t)c->doc_mb << 20;
+    o.max_document_chars = (size_t)c->doc_chars;
+    o.download_ttl_s = (int)c->download_ttl;
+    o.download_store_bytes = (size_t)c->download_mb << 20;
     srv = fy_server_start(&o, reg, sched, cache, &err);
     if (!srv) goto out;
     fy_scheduler_stats st;
@@ -346,7 +369,11 @@ int cmd_serve(int argc, char **argv)
                       .max_conn = 1024,
                       .max_per_ip = 512,
                       .idle_timeout = 15,
-                      .read_timeout = 30};
+                      .read_timeout = 30,
+                      .doc_mb = 20,
+                      .doc_chars = 500000,
+                      .download_ttl = 600,
+                      .download_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

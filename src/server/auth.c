@@ -64,6 +64,13 @@ static json_t *check(req *r, const char *got, json_t *in)
     return in ? in : req_body(r);
 }
 
+int auth_token(req *r, const char *body_token)
+{
+    if (!r->srv->token || !r->rt || !r->rt->auth) return 0;
+    const char *t = outer_token(r);
+    return check(r, t ? t : body_token, json_null()) ? 0 : -1;
+}
+
 json_t *api_body(req *r)
 {
     int need = r->srv->token && r->rt && r->rt->auth;

@@ -226,6 +226,7 @@ char *metrics_render(fy_server *s, size_t *len)
     render_models(&b, s);
     fy_cache_stats cs;
     fy_cache_get_stats(s->cache, &cs);
+    docs_render(s->docs, &b);
     metric(&b, "fanyi_cache_hits_total", "counter", "Sentence cache hits.", cs.hits);
     metric(&b, "fanyi_cache_misses_total", "counter", "Sentence cache misses.", cs.misses);
     metric(&b, "fanyi_cache_entries", "gauge", "Sentences in the cache.", cs.entries);

@@ -48,6 +48,9 @@ static const route routes[] = {
     {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
     {"GET", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
      api_google_languages},
+    {"POST", "/translate_file", "translate_file", D_LIBRE, 1, api_translate_file},
+    {"GET", "/download_file/", "download_file", D_LIBRE, 0, api_download_file},
+    {"POST", "/translate/document", "translate_document", D_NATIVE, 1, api_translate_document},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
 };
@@ -58,6 +61,13 @@ enum { NROUTES = sizeof routes / sizeof *routes };
 static size_t body_limit(const fy_server *s)
 {
     return s->o.max_chars * 6 + s->o.max_items * 16 + 65536;
+}
+
+/* A route's body limit: documents have their own. */
+static size_t route_limit(const fy_server *s, const route *rt)
+{
+    size_t d = doc_body_limit(s, rt);
+    return d ? d : body_limit(s);
 }
 
 void fy_server_options_default(fy_server_options *o)
@@ -74,6 +84,10 @@ void fy_server_options_default(fy_server_options *o)
     o->conn_timeout_s = 15;
     o->read_timeout_s = 30;
     o->version = "";
+    o->max_document_bytes = (size_t)20 << 20;
+    o->max_document_chars = 500000;
+    o->download_ttl_s = 600;
+    o->download_store_bytes = (size_t)256 << 20;
 }
 
 /* ---- replies ------------------------------------------------------------- */
@@ -407,7 +421,7 @@ json_t *req_body(req *r)
  * buffered), and a client that keeps sending far beyond it is cut off. */
 static enum MHD_Result body_append(req *r, const char *data, size_t n)
 {
-    size_t limit = body_limit(r->srv);
+    size_t limit = route_limit(r->srv, r->rt);
     if (r->over || r->len + n > limit) {
         r->over += n;
         return r->over > 8 * limit ? MHD_NO : MHD_YES;
@@ -474,6 +488,7 @@ static void req_free(req *r)
     json_decref(r->in);
     free(r->body);
     fy_buf_free(&r->ev);
+    doc_req_free(r);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -485,7 +500,11 @@ static const route *find_route(const char *method, const char *url, const route 
     *path_route = NULL;
     if (!strcmp(method, "HEAD")) method = "GET";
     for (int i = 0; i < NROUTES; i++) {
-        if (strcmp(routes[i].path, url)) continue;
+        /* A path ending in '/' is a prefix (/download_file/<id>.<name>). */
+        size_t n = strlen(routes[i].path);
+        int prefix = routes[i].path[n - 1] == '/' && n > 1;
+        if (prefix ? strncmp(routes[i].path, url, n) || !url[n] : strcmp(routes[i].path, url))
+            continue;
         if (!*path_route) *path_route = &routes[i];
         if (!strcmp(routes[i].method, method)) return &routes[i];
     }
@@ -540,9 +559,9 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method)
                            r->allow);
     }
     const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > body_limit(s))
+    if (cl && strtoull(cl, NULL, 10) > route_limit(s, r->rt))
         return reply_error(r, 413, "request body of %s bytes is over the limit of %zu bytes", cl,
-                           body_limit(s));
+                           route_limit(s, r->rt));
     r->phase = PH_BODY;
     return MHD_YES;
 }
@@ -700,7 +719,8 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
         conn_set_receiving(s, r->cn, 0);
         if (r->over)
             return reply_error(r, 413, "request body is over the limit of %zu bytes",
-                               body_limit(s));
+                               route_limit(s, r->rt));
+        r->url = url;
         return r->rt->handler(r);
     }
     if (r->phase == PH_WAIT) return task_resumed(r);
@@ -845,7 +865,12 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->cors = dup_or_null(o->cors_origin);
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
-    if (!s->host || !s->version || !s->metrics) goto nomem;
+    if (!s->o.max_document_bytes) s->o.max_document_bytes = (size_t)20 << 20;
+    if (!s->o.max_document_chars) s->o.max_document_chars = 500000;
+    if (s->o.download_ttl_s <= 0) s->o.download_ttl_s = 600;
+    if (!s->o.download_store_bytes) s->o.download_store_bytes = (size_t)256 << 20;
+    s->docs = docs_new(s->o.download_store_bytes, s->o.download_ttl_s);
+    if (!s->host || !s->version || !s->metrics || !s->docs) goto nomem;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
     if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
     s->o.host = s->host;
@@ -951,6 +976,7 @@ void fy_server_free(fy_server *s)
     if (s->d) fy_server_drain(s, 0);
     watcher_stop(s);
     metrics_free(s->metrics);
+    docs_free(s->docs);
     free(s->host);
     free(s->token);
     free(s->cors);

@@ -33,6 +33,10 @@ typedef struct fy_server_options {
     int conn_timeout_s;      /* idle connection timeout (default 15) */
     int read_timeout_s;      /* a whole request must arrive within (default 30) */
     const char *version;     /* program version */
+    size_t max_document_bytes;   /* a document's size (default 20 MiB) */
+    size_t max_document_chars;   /* characters of text in a document (default 500,000) */
+    int download_ttl_s;          /* translated files kept for download (default 600) */
+    size_t download_store_bytes; /* all of them together (default 256 MiB) */
     int quiet;               /* no per-request log lines */
 } fy_server_options;
 

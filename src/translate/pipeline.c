@@ -296,7 +296,7 @@ int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callb
 
 int fy_request_status(const fy_request *q, fy_error *err)
 {
-    return q->job ? fy_job_status(q->job, err) : 0;
+    return q && q->job ? fy_job_status(q->job, err) : 0;
 }
 
 void fy_request_cancel(fy_request *q)
