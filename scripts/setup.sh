@@ -16,6 +16,7 @@ packages=(
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
+    nginx haproxy                           # load-balancer tests (tests/lb)
     qemu-user                               # portability test: CPUs without AVX/AVX2
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

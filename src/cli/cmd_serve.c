@@ -30,7 +30,8 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--max-document-mb N]\n"
+            "                   [--read-timeout S] [--drain-timeout S]\n"
+            "                   [--request-memory MB] [--max-document-mb N]\n"
             "                   [--max-document-chars N] [--download-ttl S]\n"
             "                   [--download-store-mb N] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
@@ -68,6 +69,11 @@ static void usage(FILE *out)
             "                       not fully arrived within S seconds of the connection\n"
             "                       opening or its previous request ending; 0 = never\n"
             "                       (FANYI_READ_TIMEOUT; 30)\n"
+            "  --drain-timeout S    on SIGTERM, wait up to S seconds for requests in flight\n"
+            "                       before cutting them short (FANYI_DRAIN_TIMEOUT; 10)\n"
+            "  --request-memory MB  memory the requests in progress may take in all (their\n"
+            "                       bodies and what is built from them); past it a request\n"
+            "                       with a body gets 503 (FANYI_REQUEST_MEMORY; 256)\n"
             "  --max-document-mb N  size of a document to translate (POST /translate_file,\n"
             "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
             "  --max-document-chars N  characters of text in one document\n"
@@ -84,7 +90,7 @@ typedef struct serve_config {
     char token_buf[512]; /* the token read from token_file */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
-    long idle_timeout, read_timeout;
+    long idle_timeout, read_timeout, drain_timeout, request_mb;
     long doc_mb, doc_chars, download_ttl, download_mb;
     int quiet;
 } serve_config;
@@ -156,29 +162,15 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
+        {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
+        {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
         {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
         {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
         {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
         {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
-    static const struct option longopts[] = {
-        {"port", required_argument, NULL, NUM + 0},
-        {"threads", required_argument, NULL, NUM + 1},
-        {"cache-mb", required_argument, NULL, NUM + 2},
-        {"max-chars", required_argument, NULL, NUM + 3},
-        {"max-batch-items", required_argument, NULL, NUM + 4},
-        {"queue", required_argument, NULL, NUM + 5},
-        {"timeout-ms", required_argument, NULL, NUM + 6},
-        {"max-connections", required_argument, NULL, NUM + 7},
-        {"max-connections-per-ip", required_argument, NULL, NUM + 8},
-        {"idle-timeout", required_argument, NULL, NUM + 9},
-        {"read-timeout", required_argument, NULL, NUM + 10},
-        {"models-memory", required_argument, NULL, NUM + 11},
-        {"max-document-mb", required_argument, NULL, NUM + 12},
-        {"max-document-chars", required_argument, NULL, NUM + 13},
-        {"download-ttl", required_argument, NULL, NUM + 14},
-        {"download-store-mb", required_argument, NULL, NUM + 15},
+    static const struct option named[] = {
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -187,8 +179,14 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"cors-origin", required_argument, NULL, 'C'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
     };
+    enum { NNAMED = sizeof named / sizeof *named };
+    /* getopt's table: opts[] as NUM + i, then the named ones. */
+    struct option longopts[NNUM + NNAMED + 1];
+    for (size_t i = 0; i < NNUM; i++)
+        longopts[i] = (struct option){opts[i].flag + 2, required_argument, NULL, NUM + (int)i};
+    memcpy(longopts + NNUM, named, sizeof named);
+    longopts[NNUM + NNAMED] = (struct option){NULL, 0, NULL, 0};
     if (read_env(opts, NNUM, c)) return 2;
     int ch, given_model = 0, given_models = 0;
     while ((ch = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
@@ -317,6 +315,7 @@ static int run(const serve_config *c, const char *root)
     o.max_per_ip = (int)c->max_per_ip;
     o.conn_timeout_s = (int)c->idle_timeout;
     o.read_timeout_s = (int)c->read_timeout;
+    o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
     o.max_document_bytes = (size_t)c->doc_mb << 20;
@@ -340,9 +339,9 @@ static int run(const serve_config *c, const char *root)
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to 10 s)\n",
-            sig == SIGINT ? "SIGINT" : "SIGTERM");
-    int cut = fy_server_drain(srv, 10000);
+    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to %ld s)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", c->drain_timeout);
+    int cut = fy_server_drain(srv, (int)c->drain_timeout * 1000);
     if (cut) fprintf(stderr, "fanyi serve: %d request(s) cut short at shutdown\n", cut);
     fprintf(stderr, "fanyi serve: stopped\n");
     rc = 0;
@@ -370,6 +369,8 @@ int cmd_serve(int argc, char **argv)
                       .max_per_ip = 512,
                       .idle_timeout = 15,
                       .read_timeout = 30,
+                      .drain_timeout = 10,
+                      .request_mb = 256,
                       .doc_mb = 20,
                       .doc_chars = 500000,
                       .download_ttl = 600,

@@ -47,8 +47,34 @@ typedef struct peer {
     int64_t since_ms; /* opened, or the previous request ended */
     int receiving;    /* a request is (or may be) arriving */
     int cut;          /* the watcher shut it down */
+    uint64_t linger;  /* > 0: answered before its request was read; bytes to
+                       * read and drop before the close (linger.c) */
     struct peer *prev, *next;
 } peer;
+
+/* strict.c: the RFC 9112 checks libmicrohttpd does not make, on the first
+ * call for a request (method and version as ahc got them). 0, or the status
+ * to answer (400, 411, 501) with a message in msg. */
+int req_strict(struct MHD_Connection *conn, const char *method, const char *version, char *msg,
+               size_t cap);
+/* The path of an absolute-form target (http://host/path -> /path); other
+ * targets unchanged. Borrowed from url. */
+const char *req_origin_form(const char *url);
+
+/* linger.c: lingering close. A socket answered early is kept open after
+ * libmicrohttpd's close and read to its end, for at most LINGER_MS in all,
+ * LINGER_QUIET_MS without data, LINGER_BYTES, and LINGER_MAX sockets at a
+ * time (past that: closed at once, as before). */
+enum { LINGER_MS = 10000, LINGER_QUIET_MS = 2000, LINGER_MAX = 512 };
+#define LINGER_BYTES ((uint64_t)32 << 20)
+typedef struct lingerer lingerer;
+lingerer *linger_new(void);    /* NULL when out of memory or threads */
+void linger_free(lingerer *l); /* closes what it still holds; NULL harmless */
+/* Takes over a duplicate of fd (fd itself stays the caller's) and drains it
+ * of at most bytes. 0, or -1 when it was not taken (full, no descriptor). */
+int linger_add(lingerer *l, int fd, uint64_t bytes);
+/* Sockets lingering now, and ever. */
+void linger_counts(lingerer *l, size_t *open, uint64_t *total);
 
 enum { PH_BODY, PH_HANDLE, PH_WAIT, PH_REPLIED };
 
@@ -58,18 +84,20 @@ struct req {
     const route *rt;
     const char *endpoint; /* label; a handler may refine it ("libre") */
     const char *allow;    /* Allow header of a 405 */
+    int close;            /* its framing is not to be trusted: Connection: close */
     dialect dialect;
     char id[48];
     int64_t start_us;
     int phase, status;
     size_t chars;
-    char *body;            /* request body, NUL-terminated */
-    size_t len, cap, over; /* over: bytes beyond the limit (discarded) */
-    json_t *in;            /* parsed body (object) */
-    fy_request *q;         /* the translation */
-    int array;             /* the texts came as an array */
-    const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
-    int submitted;         /* r->q is submitted (guarded by lock) */
+    char *body;                /* request body, NUL-terminated */
+    size_t len, cap, declared; /* declared: its Content-Length */
+    size_t charge;             /* bytes of the server's request memory it holds */
+    json_t *in;                /* parsed body (object) */
+    fy_request *q;             /* the translation */
+    int array;                 /* the texts came as an array */
+    const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
+    int submitted;             /* r->q is submitted (guarded by lock) */
     enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
     pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
     int suspended, job_done, job_status;
@@ -107,6 +135,12 @@ struct fy_server {
     peer *conns;
     size_t nconns;
     uint64_t conns_refused, conns_timed_out; /* under conn_lock */
+    lingerer *linger;
+    /* Request memory (under lock): held by requests in progress, released
+     * since the last malloc_trim, refused requests. */
+    size_t mem_used, mem_freed;
+    uint64_t mem_refused;
+    int64_t trimmed_ms;
     struct metrics *metrics;
     struct docs *docs; /* translated documents to download, document metrics */
 };

@@ -32,6 +32,9 @@ typedef struct fy_server_options {
     int max_per_ip;          /* default 512 (0: no per-address limit) */
     int conn_timeout_s;      /* idle connection timeout (default 15) */
     int read_timeout_s;      /* a whole request must arrive within (default 30) */
+    size_t request_memory;   /* bytes the requests in progress may take in all (their
+                              * bodies and what is built from them; default 256 MiB);
+                              * past it a request with a body gets 503 */
     const char *version;     /* program version */
     size_t max_document_bytes;   /* a document's size (default 20 MiB) */
     size_t max_document_chars;   /* characters of text in a document (default 500,000) */

@@ -255,21 +255,19 @@ def errors(s):
     T.eq(resp.status, 413, "100 MB Content-Length refused before the body")
     T.ok(b"limit" in resp.read(), "413 names the limit")
     c.close()
-    # A chunked body that grows past the limit.
+    # A chunked body, however small, is refused from its headers with 411
+    # (src/server/strict.c), and its sender reads the answer (the rest of
+    # the body is read by the lingering close).
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
     c.putrequest("POST", "/translate")
     c.putheader("Transfer-Encoding", "chunked")
     c.putheader("Content-Type", "application/json")
     c.endheaders()
-    chunk = b"x" * 65536
-    try:
-        for _ in range(40):
-            c.send(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
-        c.send(b"0\r\n\r\n")
-        r = c.getresponse()
-        T.eq(r.status, 413, "chunked body over the limit")
-    except (ConnectionError, http.client.HTTPException):
-        T.ok(True, "chunked body over the limit: connection cut")
+    body = json.dumps({"text": "a"}).encode()
+    c.send(b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+    r = c.getresponse()
+    T.eq(r.status, 411, "chunked body: 411")
+    T.ok(b"Content-Length" in r.read(), "411 says to send a Content-Length")
     c.close()
 
     b = err("GET", "/nope", None, 404, "no such endpoint", what="unknown path")
