@@ -57,7 +57,8 @@ def endpoints(s):
                  ("/language/translate/v2", "post"), ("/imme", "post"), ("/kiss", "post"),
                  ("/v2/languages", "get"), ("/language/translate/v2/languages", "get"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
-                 ("/openapi.json", "get")]:
+                 ("/openapi.json", "get"), ("/translate_file", "post"),
+                 ("/download_file/{file}", "get"), ("/translate/document", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
 
@@ -78,7 +79,8 @@ def endpoints(s):
     T.eq(sorted(paths), sorted(["/translate", "/translate/stream", "/languages", "/detect",
                                 "/v2/translate", "/v2/languages", "/deeplx",
                                 "/language/translate/v2", "/language/translate/v2/languages",
-                                "/imme",
+                                "/imme", "/translate_file", "/download_file/{file}",
+                                "/translate/document",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
