@@ -496,6 +496,7 @@ static size_t md_fenced(mdreader *r, line l, size_t c)
 static int md_read(fy_document *d, const char *data, size_t len, fy_error *err)
 {
     int rc = textdoc_new(d, data, len, err);
+    if (!rc) rc = textdoc_xml_chars(data, len, err);
     if (rc) return rc;
     textdoc *t = d->impl;
     t->markup = 1;

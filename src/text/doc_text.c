@@ -44,6 +44,21 @@ int textdoc_new(fy_document *d, const char *data, size_t len, fy_error *err)
     return 0;
 }
 
+int textdoc_xml_chars(const char *s, size_t len, fy_error *err)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            return fy_err(err, FY_EUNSUPPORTED,
+                          "the file holds a control character U+%04X (at byte %zu): not text", c, i);
+        if (c == 0xef && len - i >= 3 && s[i + 1] == '\xbf' &&
+            (s[i + 2] == '\xbe' || s[i + 2] == '\xbf'))
+            return fy_err(err, FY_EUNSUPPORTED, "the file holds the noncharacter U+FFF%c (at byte %zu)",
+                          s[i + 2] == '\xbe' ? 'E' : 'F', i);
+    }
+    return 0;
+}
+
 void textdoc_free(void *impl)
 {
     textimpl *ti = impl;
@@ -234,10 +249,11 @@ enum { BLOCK_MAX = 8192 }; /* a unit of plain text or HTML is cut near this many
 static int txt_read(fy_document *d, const char *data, size_t len, fy_error *err)
 {
     int rc = textdoc_new(d, data, len, err);
+    if (rc) return rc;
     textimpl *ti = d->impl;
     const char *s = ti->t.src;
     size_t i = 0;
-    if (!rc && len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3)) rc = textdoc_lit(&ti->t, 0, i = 3, err);
+    if (len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3)) rc = textdoc_lit(&ti->t, 0, i = 3, err);
     while (!rc && i < len) {
         size_t e, next = line_at(s, len, i, &e);
         if (blank(s, i, e)) {
@@ -435,6 +451,7 @@ static int cue_unit(fy_document *d, size_t a, size_t e, int vtt, fy_error *err)
 static int subs_read(fy_document *d, const char *data, size_t len, int vtt, fy_error *err)
 {
     int rc = textdoc_new(d, data, len, err);
+    if (!rc) rc = textdoc_xml_chars(data, len, err);
     if (rc) return rc;
     textimpl *ti = d->impl;
     ti->t.markup = 1;

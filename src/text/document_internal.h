@@ -132,6 +132,9 @@ typedef struct textdoc {
 
 /* Makes d->impl a textdoc holding a copy of data. */
 int textdoc_new(fy_document *d, const char *data, size_t len, fy_error *err);
+/* Refuses characters that XML cannot carry (C0 controls but tab, LF and CR;
+ * U+FFFE, U+FFFF): a markup unit is read back as XML (doc_markup.c). */
+int textdoc_xml_chars(const char *s, size_t len, fy_error *err);
 int textdoc_lit(textdoc *t, size_t off, size_t len, fy_error *err);
 /* A unit of text (copied into the unit table) with slots s0.. (markup). */
 int textdoc_unit(fy_document *d, const char *text, size_t len, int html, size_t s0, fy_error *err);

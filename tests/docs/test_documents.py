@@ -379,6 +379,13 @@ def test_hostile():
     refused("nodoc.docx", zip_of([("[Content_Types].xml", "<Types/>")]), "unsupported",
             ["no word/document.xml"], "docx without its main part")
     refused("bad.txt", b"caf\xe9 latin-1", "unsupported", ["not UTF-8"], "txt that is not UTF-8")
+    # Markup units are read back as XML, which cannot carry these.
+    refused("ctl.md", b"# A\x04B\n", "unsupported", ["control character U+0004", "byte 3"],
+            "md with a control character")
+    refused("ctl.srt", b"1\n00:00:01,000 --> 00:00:02,000\nA\x1bB\n", "unsupported",
+            ["control character U+001B"], "srt with a control character")
+    refused("nonchar.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nA\uffffB\n".encode(), "unsupported",
+            ["U+FFFF"], "vtt with a noncharacter")
     refused("prog.exe", b"MZ\x90\x00", "unsupported", ["supported:", ".docx"], "unknown extension")
     refused("broken.docx", zip_of([("[Content_Types].xml", "<Types/>"),
                                    ("word/document.xml", w + "<w:body><w:p>")]),
