@@ -594,7 +594,10 @@ static char *disposition(const char *name)
 
 enum MHD_Result api_download_file(req *r)
 {
-    const char *rest = r->url ? r->url + strlen(DOWNLOAD_PREFIX) : "";
+    /* The route also matches "/download_file" itself. */
+    const char *rest = r->url && !strncmp(r->url, DOWNLOAD_PREFIX, strlen(DOWNLOAD_PREFIX))
+                           ? r->url + strlen(DOWNLOAD_PREFIX)
+                           : "";
     const char *dot = strchr(rest, '.');
     size_t idlen = dot ? (size_t)(dot - rest) : strlen(rest);
     const char *name = dot ? dot + 1 : "";
