@@ -80,9 +80,9 @@ int api_auth(req *r)
 
 int auth_token(req *r, const char *body_token)
 {
-    if (!r->srv->token || !r->rt || !r->rt->auth) return 0;
+    if (!auth_needed(r)) return 0;
     const char *t = outer_token(r);
-    return check(r, t ? t : body_token, json_null()) ? 0 : -1;
+    return token_ok(r, t ? t : body_token);
 }
 
 json_t *api_body(req *r)

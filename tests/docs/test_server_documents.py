@@ -184,6 +184,9 @@ def check_refusals(s):
     T.eq(st, 404, "unknown download id")
     st, _, out = raw(s, "GET", "/download_file/..")
     T.ok(st == 400 and b"Invalid filename" in out, f"download '..': {st} {out}")
+    for bare in ("/download_file", "/download_file/"):  # the route's prefix alone
+        st, _, out = raw(s, "GET", bare)
+        T.ok(st == 400 and b"Invalid filename" in out, f"download {bare}: {st} {out}")
     st, _, out = raw(s, "POST", "/translate/document?filename=x.txt", b"",
                      {"Content-Type": "text/plain"})
     T.eq(st, 400, "native: empty body")
