@@ -175,9 +175,11 @@ fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc
 
 /* ---- running ---------------------------------------------------------------------- */
 
-static void on_sentence(void *user, size_t text, size_t sentence, const char *r, size_t len)
+/* Progress only counts sentences: what they say is read once the batch is done. */
+static void on_sentence(void *user, size_t text, size_t sentence, const char *before,
+                        size_t before_len, const char *r, size_t len)
 {
-    (void)text, (void)sentence, (void)r, (void)len;
+    (void)text, (void)sentence, (void)before, (void)before_len, (void)r, (void)len;
     fy_docjob *j = user;
     size_t done = atomic_fetch_add(&j->done, 1) + 1;
     if (j->cb.on_progress) j->cb.on_progress(j->cb.user, done, j->total);
