@@ -36,7 +36,8 @@ static void usage(FILE *out)
             "                   [--read-timeout S] [--drain-timeout S]\n"
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
-            "                   [--quiet]\n\n"
+            "                   [--max-document-mb N] [--max-document-chars N]\n"
+            "                   [--download-ttl S] [--download-store-mb N] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -97,6 +98,14 @@ static void usage(FILE *out)
             "                       (FANYI_REDIS_TTL; 604800 = 7 days)\n"
             "  --redis-timeout-ms MS  longest wait for Redis per lookup; slower counts\n"
             "                       as an error (FANYI_REDIS_TIMEOUT_MS; 50)\n"
+            "  --max-document-mb N  size of a document to translate (POST /translate_file,\n"
+            "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
+            "  --max-document-chars N  characters of text in one document\n"
+            "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
+            "  --download-ttl S     keep translated files for GET /download_file this long\n"
+            "                       (FANYI_DOWNLOAD_TTL; 600)\n"
+            "  --download-store-mb N  memory for those files, oldest dropped first\n"
+            "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -110,6 +119,7 @@ typedef struct serve_config {
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
+    long doc_mb, doc_chars, download_ttl, download_mb;
     int quiet;
 } serve_config;
 
@@ -227,6 +237,10 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--max-beam", "FANYI_MAX_BEAM", 1, FY_BEAM_MAX, &c->max_beam},
         {"--redis-ttl", "FANYI_REDIS_TTL", 0, 1L << 30, &c->redis_ttl},
         {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
+        {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
+        {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
+        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
+        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
@@ -430,6 +444,10 @@ static int run(const serve_config *c, const char *root)
     o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
+    o.max_document_bytes = (size_t)c->doc_mb << 20;
+    o.max_document_chars = (size_t)c->doc_chars;
+    o.download_ttl_s = (int)c->download_ttl;
+    o.download_store_bytes = (size_t)c->download_mb << 20;
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -498,7 +516,11 @@ int cmd_serve(int argc, char **argv)
                       .beam = 1,
                       .max_beam = 4,
                       .redis_ttl = 7 * 24 * 3600,
-                      .redis_timeout_ms = 50};
+                      .redis_timeout_ms = 50,
+                      .doc_mb = 20,
+                      .doc_chars = 500000,
+                      .download_ttl = 600,
+                      .download_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

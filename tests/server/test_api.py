@@ -63,7 +63,8 @@ def endpoints(s):
                  ("/translate_a/single", "post"), ("/v2/glossaries", "get"),
                  ("/v2/glossary-language-pairs", "get"), ("/v2/document", "post"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
-                 ("/openapi.json", "get")]:
+                 ("/openapi.json", "get"), ("/translate_file", "post"),
+                 ("/download_file/{file}", "get"), ("/translate/document", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
 
@@ -88,7 +89,8 @@ def endpoints(s):
                                 "/v1/translate", "/language/translate/v2/detect",
                                 "/translate_a/single",
                                 "/language/translate/v2", "/language/translate/v2/languages",
-                                "/imme",
+                                "/imme", "/translate_file", "/download_file/{file}",
+                                "/translate/document",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
