@@ -23,6 +23,9 @@ typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE } dialect;
 typedef struct req req;
 typedef enum MHD_Result (*handler_fn)(req *r);
 
+/* A path ending in "/" "*" also matches everything under it (the route
+ * "/v2/glossaries/" "*" takes /v2/glossaries and /v2/glossaries/ID/entries);
+ * method "*" matches any. */
 typedef struct route {
     const char *method, *path, *name; /* name: the metrics/log label */
     dialect dialect;
@@ -142,6 +145,8 @@ struct fy_server {
     size_t mem_used, mem_freed;
     uint64_t mem_refused;
     int64_t trimmed_ms;
+    atomic_ullong chars_translated; /* characters of requests translated (DeepL /v2/usage) */
+    char *tls_cert, *tls_key;       /* PEM text; NULL: plain HTTP */
     struct metrics *metrics;
 };
 
@@ -166,6 +171,9 @@ const char *req_header(req *r, const char *key);
  * from a header or the query string is checked first, then the body is
  * parsed (and may carry api_key). NULL after a 400/401/403/415 reply. */
 json_t *api_body(req *r);
+/* The same check for a request whose parameters are not in a body (GET):
+ * 0, or -1 after the 401/403 reply. */
+int api_auth(req *r);
 /* Constant-time comparison of two NUL-terminated strings. */
 int auth_equal(const char *a, const char *b);
 
@@ -185,8 +193,15 @@ int task_langs(req *r, const char *sfield, const char *src, const char *tfield, 
 const char *task_code(req *r, const char *tag, char *buf, size_t cap);
 /* Texts from field (a string, or an array of strings when arrays are
  * allowed) into the request r->q in languages lg; enforces the limits. -1
- * after a 400/413 reply (a missing field is a 400). html: the texts are HTML. */
-int task_texts(req *r, json_t *o, const char *field, int allow_array, int html, const langs *lg);
+ * after a 400/413 reply (a missing field is a 400). mode: TEXT_HTML (the
+ * texts are HTML; 1, so a boolean "html" may be passed), TEXT_RAW (each
+ * text is one sentence, never split; see fy_request_options.raw). */
+enum { TEXT_HTML = 1, TEXT_RAW = 2 };
+int task_texts(req *r, json_t *o, const char *field, int allow_array, int mode, const langs *lg);
+/* The query string as a JSON object of strings (a repeated key, or one
+ * named "key[]", becomes an array, as in form bodies). New reference; NULL
+ * when out of memory or a value is not UTF-8 text (*bad: its key, borrowed). */
+json_t *req_query(req *r, const char **bad);
 /* Texts in the request, and text i's source language (given or detected). */
 size_t task_count(req *r);
 const char *task_lang(req *r, size_t i);
@@ -208,6 +223,16 @@ json_t *task_join_json(req *r);
 /* Unicode characters in valid UTF-8. */
 size_t srv_utf8_chars(const char *s, size_t len);
 
+/* api_deepl.c: DeepL's preserve_formatting=1 for one text: the end and the
+ * start of translation (malloc'd, NUL-terminated; rewritten in place) follow
+ * source: a final . ! ? (or 。！？) the source does not end with is dropped,
+ * and a first Latin letter takes the case of the source's first letter. */
+void deepl_preserve_formatting(const char *source, char *translation);
+
+/* tls.c: 0 when cert and key (PEM text) make a usable TLS credential,
+ * else FY_EINVAL with GnuTLS's reason. */
+int tls_check(const char *cert, const char *key, fy_error *err);
+
 /* SSE: the per-sentence callback (api_native.c). */
 void sse_sentence(void *user, size_t text, size_t sentence, const char *before, size_t before_len,
                   const char *rendered, size_t len);
@@ -220,10 +245,19 @@ enum MHD_Result api_libre(req *r, json_t *in);
 enum MHD_Result api_libre_languages(req *r);
 enum MHD_Result api_libre_detect(req *r);
 enum MHD_Result api_deepl(req *r);
-enum MHD_Result api_deeplx(req *r);
 enum MHD_Result api_deepl_languages(req *r);
+enum MHD_Result api_deepl_usage(req *r);
+enum MHD_Result api_deepl_glossaries(req *r);
+enum MHD_Result api_deepl_glossary_pairs(req *r);
+enum MHD_Result api_deepl_document(req *r);
+enum MHD_Result api_deeplx(req *r);     /* POST /deeplx */
+enum MHD_Result api_deeplx_pro(req *r); /* POST /v1/translate */
+/* POST /translate with a DeepLX body (api_translate decided); in: its body. */
+enum MHD_Result api_deeplx_body(req *r, json_t *in);
 enum MHD_Result api_google_languages(req *r);
 enum MHD_Result api_google(req *r);
+enum MHD_Result api_google_detect(req *r);
+enum MHD_Result api_google_web(req *r); /* translate.googleapis.com/translate_a/single */
 enum MHD_Result api_imme(req *r);
 enum MHD_Result api_kiss(req *r);
 enum MHD_Result op_root(req *r);

@@ -46,10 +46,24 @@ static const route routes[] = {
     {"POST", "/detect", "detect", D_LIBRE, 1, api_libre_detect},
     {"POST", "/v2/translate", "deepl", D_DEEPL, 1, api_deepl},
     {"GET", "/v2/languages", "deepl_languages", D_DEEPL, 0, api_deepl_languages},
+    {"GET", "/v2/usage", "deepl_usage", D_DEEPL, 1, api_deepl_usage},
+    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", D_DEEPL, 0,
+     api_deepl_glossary_pairs},
+    {"*", "/v2/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
+    {"*", "/v3/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
+    {"*", "/v2/document/*", "deepl_document", D_DEEPL, 0, api_deepl_document},
     {"POST", "/deeplx", "deeplx", D_DEEPLX, 1, api_deeplx},
+    {"POST", "/v1/translate", "deeplx", D_DEEPLX, 1, api_deeplx_pro},
     {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
+    {"GET", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
+    {"POST", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
+    {"GET", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
     {"GET", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
      api_google_languages},
+    {"POST", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
+     api_google_languages},
+    {"GET", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
+    {"POST", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
 };
@@ -143,7 +157,7 @@ enum MHD_Result reply_asset(req *r, const fy_web_asset *a)
 
 enum MHD_Result reply_json(req *r, int status, json_t *body)
 {
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(body);
     if (!text) return reply_text(r, 500, "application/json", "{}", 2);
     struct MHD_Response *resp =
@@ -186,13 +200,18 @@ static const char *status_code_name(int status)
     }
 }
 
+/* Google's canonical status name (google.rpc.Code) for an HTTP status. */
 static const char *google_status(int status)
 {
     switch (status) {
     case 400:
+    case 405:
     case 411:
     case 413:
+    case 415:
         return "INVALID_ARGUMENT";
+    case 429:
+        return "RESOURCE_EXHAUSTED";
     case 401:
         return "UNAUTHENTICATED";
     case 403:
@@ -207,6 +226,34 @@ static const char *google_status(int status)
         return "DEADLINE_EXCEEDED";
     default:
         return "INTERNAL";
+    }
+}
+
+/* The "reason" Google's v2 errors carry (errors[0].reason). */
+static const char *google_reason(int status)
+{
+    switch (status) {
+    case 400:
+    case 411:
+        return "invalid";
+    case 401:
+        return "authError";
+    case 403:
+        return "forbidden";
+    case 404:
+        return "notFound";
+    case 405:
+        return "httpMethodNotAllowed";
+    case 413:
+        return "uploadTooLarge";
+    case 415:
+        return "unsupportedMediaType";
+    case 429:
+        return "rateLimitExceeded";
+    case 501:
+        return "notImplemented";
+    default:
+        return "backendError";
     }
 }
 
@@ -241,7 +288,7 @@ enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
     case D_GOOGLE:
         body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
                          msg, "status", google_status(status), "errors", "message", msg, "domain",
-                         "global", "reason", status_code_name(status));
+                         "global", "reason", google_reason(status));
         break;
     default:
         body =
@@ -584,21 +631,36 @@ static int mem_reserve(req *r, size_t n)
 
 /* The route for method + url; *path_route the first route of the path
  * (any method), NULL when the path is unknown. */
+static int path_matches(const char *pattern, const char *url)
+{
+    size_t n = strlen(pattern);
+    if (n < 2 || strcmp(pattern + n - 2, "/*")) return !strcmp(pattern, url);
+    return !strncmp(pattern, url, n - 2) && (url[n - 2] == '\0' || url[n - 2] == '/');
+}
+
 static const route *find_route(const char *method, const char *url, const route **path_route)
 {
     *path_route = NULL;
     if (!strcmp(method, "HEAD")) method = "GET";
     for (int i = 0; i < NROUTES; i++) {
-        if (strcmp(routes[i].path, url)) continue;
+        if (!path_matches(routes[i].path, url)) continue;
         if (!*path_route) *path_route = &routes[i];
-        if (!strcmp(routes[i].method, method)) return &routes[i];
+        if (!strcmp(routes[i].method, method) || !strcmp(routes[i].method, "*")) return &routes[i];
     }
     return NULL;
 }
 
+/* The Allow header of rt's path: the methods of its routes. */
 static const char *allowed(const route *rt)
 {
-    return strcmp(rt->method, "GET") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+    int get = 0, post = 0;
+    for (int i = 0; i < NROUTES; i++) {
+        if (strcmp(routes[i].path, rt->path)) continue;
+        if (!strcmp(routes[i].method, "*")) return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+        get |= !strcmp(routes[i].method, "GET");
+        post |= !strcmp(routes[i].method, "POST");
+    }
+    return get && post ? "GET, HEAD, POST, OPTIONS" : get ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
 }
 
 static enum MHD_Result reply_options(req *r, const route *rt)
@@ -733,8 +795,9 @@ static void conn_refuse(fy_server *s, int fd)
      * sending its request already: closing on it would reset the
      * connection and lose the 503, so only our side is shut, and the
      * socket lingers until the client closes (linger.c ends with SHUT_RDWR,
-     * which makes MHD drop the connection too). */
-    if (n > 0) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+     * which makes MHD drop the connection too). Over HTTPS the client
+     * expects a TLS handshake, not text: the close alone refuses it. */
+    if (n > 0 && !s->tls_cert) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
     shutdown(fd, SHUT_WR);
     if (linger_add(s->linger, fd, LINGER_BYTES)) shutdown(fd, SHUT_RDWR);
 }
@@ -988,6 +1051,24 @@ static char *dup_or_null(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
+/* Copies and checks the certificate and key of o (none: plain HTTP). */
+static int tls_setup(fy_server *s, const fy_server_options *o, fy_error *err)
+{
+    int cert = o->tls_cert && *o->tls_cert, key = o->tls_key && *o->tls_key;
+    if (!cert && !key) return 0;
+    if (!cert || !key)
+        return fy_err(err, FY_EINVAL,
+                      "HTTPS needs both a certificate and its private key (%s given)",
+                      cert ? "only the certificate" : "only the key");
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return fy_err(err, FY_EUNSUPPORTED, "this libmicrohttpd was built without TLS support");
+    if (tls_check(o->tls_cert, o->tls_key, err)) return -1;
+    s->tls_cert = strdup(o->tls_cert);
+    s->tls_key = strdup(o->tls_key);
+    if (!s->tls_cert || !s->tls_key) return fy_err(err, FY_ENOMEM, "server: out of memory");
+    return 0;
+}
+
 fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_scheduler *sched,
                            fy_cache *cache, fy_error *err)
 {
@@ -1007,6 +1088,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->metrics = metrics_new();
     s->linger = linger_new();
     if (!s->host || !s->version || !s->metrics || !s->linger) goto nomem;
+    if (tls_setup(s, o, err)) goto fail;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
     if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
     s->o.host = s->host;
@@ -1025,6 +1107,10 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (s->tls_cert) flags |= MHD_USE_TLS;
+    struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+                                   {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+                                   {MHD_OPTION_END, 0, NULL}};
     s->d = MHD_start_daemon(
         flags, (uint16_t)o->port, NULL, NULL, ahc, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_THREAD_POOL_SIZE,
@@ -1032,7 +1118,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
         MHD_OPTION_UNESCAPE_CALLBACK, url_unescape, NULL, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)o->conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-        MHD_OPTION_END);
+        MHD_OPTION_ARRAY, s->tls_cert ? tls : tls + 2, MHD_OPTION_END);
     if (!s->d) {
         fy_err(err, FY_EIO, "cannot listen on %s port %d (in use, or not an address here?)",
                s->host, o->port);
@@ -1118,6 +1204,11 @@ void fy_server_free(fy_server *s)
     free(s->token);
     free(s->cors);
     free(s->version);
+    free(s->tls_cert);
+    if (s->tls_key) { /* the private key does not linger in freed memory */
+        memset(s->tls_key, 0, strlen(s->tls_key));
+        free(s->tls_key);
+    }
     pthread_mutex_destroy(&s->conn_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
