@@ -24,28 +24,56 @@ function exampleOf(spec, media) {
   return fromSchema(spec, media.schema, 0);
 }
 
-function fromSchema(spec, schema, depth) {
+// Values that work as written for string fields the spec gives no example for
+// (a literal "string" is no language code: the example would answer 400).
+const SAMPLES = {
+  text: '你好，世界。', q: '你好，世界。', source: 'zh', target: 'en', source_lang: 'ZH', target_lang: 'EN',
+  from: 'zh', to: 'en', sl: 'zh-CN', tl: 'en', format: 'text', input: '你好，世界。',
+  text_list: '你好，世界。', texts: '你好，世界。', client: 'gtx', dt: 't',
+};
+// Left out of examples: credentials (a made-up one would be refused) and glossaries
+// (not supported: the server says so).
+const OMIT = new Set(['api_key', 'auth_key', 'key', 'token', 'access_token', 'glossary_id']);
+
+function fromSchema(spec, schema, depth, key) {
   schema = resolve(spec, schema);
   if (!schema || depth > 5) return undefined;
   if (schema.example !== undefined) return schema.example;
-  if (schema.oneOf || schema.anyOf) return fromSchema(spec, (schema.oneOf || schema.anyOf)[0], depth + 1);
+  if (schema.oneOf || schema.anyOf) return fromSchema(spec, (schema.oneOf || schema.anyOf)[0], depth + 1, key);
   switch (schema.type) {
     case 'object': {
       const o = {};
       for (const [k, v] of Object.entries(schema.properties || {})) {
         if (schema.required && !schema.required.includes(k) && depth > 0) continue;
-        o[k] = fromSchema(spec, v, depth + 1);
+        if (OMIT.has(k)) continue;
+        o[k] = fromSchema(spec, v, depth + 1, k);
       }
       return o;
     }
-    case 'array': return [fromSchema(spec, schema.items, depth + 1)];
+    case 'array': return [fromSchema(spec, schema.items, depth + 1, key)];
     case 'integer': case 'number': return 0;
     case 'boolean': return false;
-    default: return schema.enum ? schema.enum[0] : 'string';
+    default:
+      if (schema.enum) return schema.enum[0];
+      if (typeof schema.default === 'string' && schema.default) return schema.default;
+      return key in SAMPLES ? SAMPLES[key] : 'string';
   }
 }
 
 function shellQuote(s) { return `'${s.replace(/'/g, `'\\''`)}'`; }
+
+// The query string of the required (or sample-known) query parameters.
+function queryOf(spec, op) {
+  const q = new URLSearchParams();
+  for (const raw of op.parameters || []) {
+    const p = resolve(spec, raw);
+    if (!p || p.in !== 'query' || OMIT.has(p.name)) continue;
+    const v = p.example !== undefined ? p.example : fromSchema(spec, p.schema, 1, p.name);
+    if (p.required || p.name in SAMPLES) q.append(p.name, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
 
 function curlFor(base, path, method, body, contentType) {
   const parts = ['curl', '-sS'];
@@ -86,7 +114,7 @@ async function main() {
         el('p', { textContent: op.summary || '' }),
         op.description ? el('p', { textContent: op.description }) : null,
         el('h3', { textContent: 'Example' }),
-        el('pre', {}, el('code', { textContent: curlFor(base, path, method, body, type) })),
+        el('pre', {}, el('code', { textContent: curlFor(base, path + queryOf(spec, op), method, body, type) })),
         responses.length ? el('h3', { textContent: 'Responses' }) : null,
         responses.length ? el('ul', {}, ...responses) : null));
     }
