@@ -7,7 +7,9 @@ const ui = {
   source: $('source'), backdrop: $('backdrop'), target: $('target'), counter: $('counter'),
   status: $('status'), action: $('action'), progress: $('progress'), translate: $('translate'),
   clear: $('clear'), copy: $('copy'), history: $('history'), historyClear: $('history-clear'),
-  historySearch: $('history-search'), tokenOpen: $('token-open'),
+  historySearch: $('history-search'), tokenOpen: $('token-open'), share: $('share'),
+  sourceLang: $('source-lang'), targetLang: $('target-lang'), swap: $('swap'),
+  sourceLabel: $('source-label'), targetLabel: $('target-label'),
   tokenDialog: $('token-dialog'), tokenForm: $('token-form'), tokenInput: $('token-input'),
   tokenReason: $('token-reason'), tokenCancel: $('token-cancel'),
 };
@@ -37,6 +39,8 @@ const state = {
   statusTimer: 0,
   cleared: null,        // text removed by Clear, for Undo
   syncFrom: null,       // the element whose scroll event we caused (scroll sync)
+  langs: [],            // /languages: [{code, name, targets}]
+  detected: '',         // the source language the server found for "Detect"
 };
 
 function chars(text) { return Array.from(text); }
@@ -51,6 +55,90 @@ function storageSet(key, value) {
 const names = (() => { try { return new Intl.DisplayNames(['en'], { type: 'language' }); } catch { return null; } })();
 function langName(code) {
   try { return (names && code && names.of(code)) || code || 'unknown'; } catch { return code; }
+}
+
+// ---- direction -----------------------------------------------------------
+
+function nameOf(code) {
+  const l = state.langs.find((x) => x.code === code);
+  return (l && l.name) || langName(code);
+}
+
+function option(value, label) {
+  const o = document.createElement('option');
+  o.value = value;
+  o.textContent = label;
+  return o;
+}
+
+// The targets the chosen source offers ("Detect": every target).
+function targetsOf(source) {
+  if (source === 'auto') return [...new Set(state.langs.flatMap((l) => l.targets))].sort();
+  const l = state.langs.find((x) => x.code === source);
+  return l ? l.targets : [];
+}
+
+function fillTargets(want) {
+  const targets = targetsOf(ui.sourceLang.value);
+  ui.targetLang.textContent = '';
+  for (const t of targets) ui.targetLang.append(option(t, nameOf(t)));
+  ui.targetLang.value = targets.includes(want) ? want : (targets.includes('en') ? 'en' : targets[0] || '');
+}
+
+function setDirection(source, target) {
+  ui.sourceLang.value = [...ui.sourceLang.options].some((o) => o.value === source) ? source : 'auto';
+  fillTargets(target);
+  showDirection();
+}
+
+// Labels, languages of the fields, the swap button and the URL follow the direction.
+function showDirection() {
+  const src = ui.sourceLang.value, tgt = ui.targetLang.value;
+  const from = src === 'auto' ? state.detected : src;
+  ui.sourceLang.options[0].textContent = state.detected && src === 'auto' ? `Detect (${nameOf(state.detected)})` : 'Detect language';
+  ui.sourceLabel.textContent = src === 'auto' ? (state.detected ? `${nameOf(state.detected)} (detected)` : 'Text') : nameOf(src);
+  ui.targetLabel.textContent = tgt ? nameOf(tgt) : 'Translation';
+  ui.source.lang = from || '';
+  ui.target.lang = tgt || '';
+  ui.source.placeholder = from === 'zh' || (!from && targetsOf('zh').length)
+    ? '在此输入中文……（Ctrl+Enter 翻译）' : 'Type or paste text (Ctrl+Enter translates)';
+  const back = from && targetsOf(tgt).includes(from);
+  ui.swap.disabled = !back;
+  ui.swap.title = back ? 'Swap the languages and the texts' : `No model translates ${nameOf(tgt)} into ${from ? nameOf(from) : 'the detected language'} here`;
+  document.title = `Fanyi · ${from ? nameOf(from) : 'Detect'} → ${tgt ? nameOf(tgt) : '…'}`;
+  history.replaceState(null, '', `#${hashOf(false)}`);
+}
+
+function hashOf(withText) {
+  const h = new URLSearchParams({ sl: ui.sourceLang.value, tl: ui.targetLang.value });
+  if (withText) h.set('text', ui.source.value);
+  return h.toString();
+}
+
+async function loadLanguages() {
+  try {
+    const r = await fetch('/languages', { cache: 'no-store' });
+    const list = await r.json();
+    if (Array.isArray(list)) state.langs = list.filter((l) => l && l.code && Array.isArray(l.targets) && l.targets.length);
+  } catch { /* the server's defaults: no choice offered */ }
+  for (const l of state.langs) ui.sourceLang.append(option(l.code, l.name || l.code));
+  const h = new URLSearchParams(location.hash.slice(1));
+  setDirection(h.get('sl') || 'auto', h.get('tl') || 'en');
+  if (h.has('text')) { ui.source.value = h.get('text'); edited(); }
+}
+
+function swap() {
+  const from = ui.sourceLang.value === 'auto' ? state.detected : ui.sourceLang.value;
+  const to = ui.targetLang.value;
+  if (!from || !targetsOf(to).includes(from)) return;
+  const s = state.shown;
+  const translation = s && s.source === ui.source.value && !ui.target.classList.contains('stale') ? s.translation : null;
+  setDirection(to, from);
+  if (translation !== null) {
+    ui.source.value = translation;
+    edited();
+  }
+  translate(true);
 }
 
 // ---- server limits -------------------------------------------------------
@@ -160,7 +248,8 @@ async function translate(force, only) {
   const got = { source: text, translation: '', spans: [] };  // what has arrived
   try {
     const resp = await fetch('/translate/stream', {
-      method: 'POST', headers: headers(), body: JSON.stringify({ text, spans: true }), signal: controller.signal,
+      method: 'POST', headers: headers(), signal: controller.signal,
+      body: JSON.stringify({ text, spans: true, source: ui.sourceLang.value, ...(ui.targetLang.value ? { target: ui.targetLang.value } : {}) }),
     });
     if (!resp.ok) { await showHttpError(resp, seq); return; }
     let done = null;
@@ -177,8 +266,10 @@ async function translate(force, only) {
     if (seq !== state.seq) return;
     if (done === null) throw new ServerError('the server closed the stream early');
     const spans = (done.sentences || []).map((s, i) => ({ i, src: s.source, tr: s.translation }));
-    const result = { source: text, translation: done.translation, spans };
+    const result = { source: text, translation: done.translation, spans, sl: ui.sourceLang.value, tl: ui.targetLang.value };
     show(result);
+    state.detected = done.source || '';
+    showDirection();
     state.offline = false;
     state.retry.attempt = 0;
     const ms = Math.round(performance.now() - started);
@@ -209,7 +300,7 @@ async function translate(force, only) {
 function passThrough(done) {
   const src = Array.isArray(done.source) ? done.source[0] : done.source;
   const tgt = Array.isArray(done.target) ? done.target[0] : done.target;
-  if (!src) return 'No words to translate: the text has no letters.';
+  if (!src) return 'Nothing to translate: no words in a language this server knows.';
   return `This text is ${langName(src)}, already the target language (${langName(tgt)}): nothing to translate.`;
 }
 
@@ -404,7 +495,7 @@ function savePending() {
 // Entries whose text is a prefix of the new one (or the other way) fold into it.
 function remember(r) {
   const items = loadHistory().filter((h) => !(r.source.startsWith(h.source) || h.source.startsWith(r.source)));
-  items.unshift({ source: r.source, translation: r.translation, spans: r.spans, at: Date.now() });
+  items.unshift({ source: r.source, translation: r.translation, spans: r.spans, sl: r.sl, tl: r.tl, at: Date.now() });
   storageSet(HISTORY_KEY, JSON.stringify(items.slice(0, HISTORY_MAX)));
   renderHistory();
 }
@@ -419,6 +510,7 @@ function showSaved(h) {
   stopRetry();
   ++state.seq;
   if (state.controller) state.controller.abort();
+  if (h.sl && h.tl) setDirection(h.sl, h.tl);
   ui.source.value = h.source;
   storageSet(DRAFT_KEY, h.source);
   updateCounter();
@@ -550,6 +642,18 @@ ui.copy.addEventListener('click', async () => {
   if (state.pending) savePending();
   flashStatus('Copied to the clipboard.');
 });
+ui.sourceLang.addEventListener('change', () => {
+  state.detected = '';
+  fillTargets(ui.targetLang.value);
+  showDirection();
+  translate(true);
+});
+ui.targetLang.addEventListener('change', () => { showDirection(); translate(true); });
+ui.swap.addEventListener('click', swap);
+ui.share.addEventListener('click', async () => {
+  const link = `${location.origin}${location.pathname}#${hashOf(true)}`;
+  try { await navigator.clipboard.writeText(link); flashStatus('Link copied: it opens this direction and text.'); } catch { flashStatus(`Share this link: ${link}`); }
+});
 ui.historyClear.addEventListener('click', () => { storageSet(HISTORY_KEY, null); renderHistory(); });
 ui.historySearch.addEventListener('input', renderHistory);
 ui.tokenOpen.addEventListener('click', () => {
@@ -565,4 +669,4 @@ ui.tokenForm.addEventListener('submit', () => {
 renderHistory();
 ui.source.value = storageGet(DRAFT_KEY, '');
 renderBackdrop();
-loadLimits().then(() => { if (ui.source.value.trim()) translate(true); });
+Promise.all([loadLimits(), loadLanguages()]).then(() => { if (ui.source.value.trim()) translate(true); });

@@ -26,9 +26,9 @@ function freePort() {
   });
 }
 
-async function startServer(extra, atPort) {
+async function startServer(extra, atPort, models) {
   const port = atPort || await freePort();
-  const proc = spawn(BIN, ['serve', '--model', MODEL, '--host', '127.0.0.1', '--port', String(port),
+  const proc = spawn(BIN, ['serve', ...(models || ['--model', MODEL]), '--host', '127.0.0.1', '--port', String(port),
     '--threads', '2', '--max-chars', String(MAX_CHARS), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stdout.on('data', (d) => { log += d; });
@@ -506,6 +506,65 @@ async function axeClean(browser, server) {
   }
 }
 
+async function apiDir(base, text, source, target) {
+  const r = await fetch(`${base}/translate`, { method: 'POST', body: JSON.stringify({ text, source, target }) });
+  if (!r.ok) throw new Error(`API ${r.status}`);
+  return (await r.json()).translation;
+}
+
+// Direction: selectors from /languages (pivots included), swap (languages and texts: the
+// output is the API's answer for the swapped direction), Detect, the URL and a share link.
+async function directions(browser) {
+  const root = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'fanyi-ui-'));
+  const models = path.dirname(MODEL);
+  for (const [dir, model] of [['zh-en', path.basename(MODEL)], ['en-de', 'tiny-en-de'], ['de-en', 'tiny-de-en']])
+    fs.symlinkSync(path.join(models, model), path.join(root, dir));
+  const server = await startServer([], undefined, ['--models', root]);
+  try {
+    const { page, context } = await newPage(browser, server.base);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length === 4);
+    const opts = await page.$$eval('#source-lang option', (o) => o.map((x) => x.value));
+    check(JSON.stringify(opts) === '["auto","de","en","zh"]', `source choices from /languages (${opts})`);
+    await page.selectOption('#source-lang', 'zh');
+    const zhTargets = await page.$$eval('#target-lang option', (o) => o.map((x) => x.value));
+    check(JSON.stringify(zhTargets) === '["de","en"]', `zh offers its pivot target too (${zhTargets})`);
+    await page.selectOption('#target-lang', 'de');
+    const zh = '今天天气很好。';
+    await page.fill('#source', zh);
+    check(await waitForText(page, '#target', await apiDir(server.base, zh, 'zh', 'de')), 'zh→de through English');
+    check(new URL(page.url()).hash === '#sl=zh&tl=de', `the URL carries the direction (${new URL(page.url()).hash})`);
+    check(await page.$eval('#swap', (b) => b.disabled), 'no swap without a de→zh model');
+    await page.selectOption('#source-lang', 'de');
+    await page.selectOption('#target-lang', 'en');
+    const de = 'Hallo Welt.';
+    await page.fill('#source', de);
+    const out = await apiDir(server.base, de, 'de', 'en');
+    check(await waitForText(page, '#target', out), 'de→en');
+    await page.click('#swap');
+    check((await page.inputValue('#source')) === out && (await page.inputValue('#source-lang')) === 'en' &&
+      (await page.inputValue('#target-lang')) === 'de', 'swap swaps the languages and the texts');
+    check(await waitForText(page, '#target', await apiDir(server.base, out, 'en', 'de')), 'after the swap: the API\'s en→de answer');
+    await page.screenshot({ path: path.join(ART, 'direction.png') });
+    await page.selectOption('#source-lang', 'auto');
+    await page.selectOption('#target-lang', 'en');
+    await page.fill('#source', de);
+    check(await waitFor(page, () => document.querySelector('#source-lang option').textContent === 'Detect (German)'),
+      'Detect shows the detected language');
+    await page.click('#share');
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    check(link.includes('#sl=auto&tl=en&text=Hallo+Welt.'), `share link carries the text (${link})`);
+    const other = await context.newPage();
+    await other.goto(link);
+    check(await waitForText(other, '#target', await apiDir(server.base, de, 'auto', 'en')), 'the share link opens the same translation');
+    check((await other.inputValue('#source')) === de, 'the share link fills the text');
+    await context.close();
+  } finally {
+    await stopServer(server);
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   fs.mkdirSync(ART, { recursive: true });
   const browser = await chromium.launch({
@@ -525,6 +584,7 @@ async function main() {
     await axeClean(browser, server);
     await busyBackoff(browser, server);
     await recovery(browser);
+    await directions(browser);
     await tokenFlow(browser);
   } finally {
     await stopServer(server);
