@@ -178,6 +178,9 @@ async function mainFlows(browser, server) {
   }
   check(ran >= 20 && bad.length === 0, `${ran} docs examples work as written (${bad.join('; ')})`);
 
+  let weight = 0;
+  for (const a of ['/', '/app.js', '/style.css', '/favicon.svg']) weight += (await (await fetch(server.base + a)).arrayBuffer()).byteLength;
+  check(weight <= 100 * 1024, `the page weighs ${weight} bytes (at most 100 KB)`);
   check(foreign.length === 0, `no request to another host (${foreign.join(', ')})`);
   check(consoleErrors.length === 0, `no page errors (${consoleErrors.join('; ')})`);
   await context.close();
