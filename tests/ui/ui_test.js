@@ -166,7 +166,7 @@ async function mainFlows(browser, server) {
   // design: the server says they are not supported).
   const bad = [];
   let ran = 0;
-  for (const c of await page.$$eval('.endpoint pre code', (e) => e.map((x) => x.textContent))) {
+  for (const c of await page.$$eval('.endpoint pre.curl code', (e) => e.map((x) => x.textContent))) {
     const words = [...c.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]));
     const url = words[words.length - 1];
     if (/glossar|\/document/.test(url)) continue;
@@ -177,6 +177,23 @@ async function mainFlows(browser, server) {
     if (r.status >= 400) bad.push(`${r.status} ${c}`);
   }
   check(ran >= 20 && bad.length === 0, `${ran} docs examples work as written (${bad.join('; ')})`);
+  // The rest of defect 9: a table of contents, field tables, no literal backticks, try-it.
+  const d = await page.evaluate(() => ({
+    toc: document.querySelectorAll('#toc a').length, endpoints: document.querySelectorAll('.endpoint').length,
+    ticks: Array.from(document.querySelectorAll('.endpoint p, .endpoint td, .endpoint li')).filter((e) => e.textContent.includes('`')).length,
+    fields: Array.from(document.querySelectorAll('#post-translate tbody td:first-child code')).map((c) => c.textContent),
+    answers: document.querySelectorAll('.answer-example').length,
+  }));
+  check(d.toc === d.endpoints && d.toc >= 20, `docs: a table of contents (${d.toc} of ${d.endpoints})`);
+  check(d.ticks === 0, `docs: Markdown code spans rendered, no literal backticks (${d.ticks})`);
+  check(['text', 'source', 'target', 'html', 'spans'].every((f) => d.fields.includes(f)), `docs: field table for POST /translate (${d.fields})`);
+  check(d.answers >= 10, `docs: answer examples (${d.answers})`);
+  await page.click('#post-translate .try button');
+  check(await waitFor(page, () => /^200 /.test(document.querySelector('#post-translate .answer').textContent)), 'docs: Try it answers 200');
+  await page.setViewportSize({ width: 390, height: 800 });
+  const dw = await page.evaluate(() => [document.documentElement.scrollWidth,
+    Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > 390).slice(0, 3).map((e) => `${e.tagName}.${e.className}`)]);
+  check(dw[0] <= 390, `docs: nothing overflows sideways on a phone (${dw})`);
 
   let weight = 0;
   for (const a of ['/', '/app.js', '/style.css', '/favicon.svg']) weight += (await (await fetch(server.base + a)).arrayBuffer()).byteLength;
