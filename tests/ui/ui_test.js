@@ -158,7 +158,7 @@ async function mainFlows(browser, server) {
 
   // The API docs page renders from /openapi.json with curl examples.
   await page.goto(server.base + '/docs');
-  check(await page.waitForSelector('.endpoint pre code', { timeout: 5000 }).then(() => true, () => false), 'docs page lists endpoints');
+  check(await page.waitForSelector('.endpoint pre code', { timeout: 20000 }).then(() => true, () => false), 'docs page lists endpoints');
   const curl = await page.textContent('.endpoint pre code');
   check(curl.startsWith('curl'), 'docs page has curl examples');
   await page.screenshot({ path: path.join(ART, 'docs.png'), fullPage: true });
@@ -516,7 +516,7 @@ async function axeClean(browser, server) {
       await page.fill('#source', '今天天气很好。');
       await waitForText(page, '#target', await apiTranslate(server.base, '今天天气很好。'));
     } else {
-      await page.waitForSelector('.endpoint pre code', { timeout: 5000 });
+      await page.waitForSelector('.endpoint pre code', { timeout: 20000 });
     }
     await page.evaluate(AXE);
     const found = await page.evaluate((t) => window.axe.run(document, { runOnly: { type: 'tag', values: t }, resultTypes: ['violations'] })
