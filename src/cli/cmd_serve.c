@@ -26,7 +26,7 @@ static void usage(FILE *out)
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
             "                   [--host ADDR] [--port N] [--threads N]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
-            "                   [--max-chars N]\n"
+            "                   [--max-chars N] [--beam N] [--max-beam N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
@@ -55,6 +55,10 @@ static void usage(FILE *out)
             "                       (FANYI_API_TOKEN)\n"
             "  --cache-mb N         sentence cache size, 0 disables (FANYI_CACHE_MB; 64)\n"
             "  --max-chars N        characters per request (FANYI_MAX_CHARS; 5000)\n"
+            "  --beam N             beam search width of requests that do not ask one; 1 is\n"
+            "                       greedy, the fastest (FANYI_BEAM; 1)\n"
+            "  --max-beam N         the largest beam a request may ask (it gets at most N - 1\n"
+            "                       alternatives), 1 .. 16 (FANYI_MAX_BEAM; 4)\n"
             "  --max-batch-items N  texts per request (FANYI_MAX_BATCH_ITEMS; 128)\n"
             "  --queue N            sentences that may wait; more -> 503 (FANYI_QUEUE; 1024)\n"
             "  --timeout-ms N       per-request deadline; later -> 504 (FANYI_TIMEOUT_MS; 30000)\n"
@@ -88,6 +92,7 @@ typedef struct serve_config {
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
+    long beam, max_beam;
     int quiet;
 } serve_config;
 
@@ -199,6 +204,8 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
         {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
         {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
+        {"--beam", "FANYI_BEAM", 1, FY_BEAM_MAX, &c->beam},
+        {"--max-beam", "FANYI_MAX_BEAM", 1, FY_BEAM_MAX, &c->max_beam},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
@@ -276,6 +283,8 @@ static int parse_args(int argc, char **argv, serve_config *c)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)
         return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
+    if (c->beam > c->max_beam)
+        return cli_usage_error(CMD, "--beam %ld is more than --max-beam %ld", c->beam, c->max_beam);
     return 0;
 }
 
@@ -316,6 +325,7 @@ static int run(const serve_config *c, const char *root)
     if (!cache) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
+    topt.max_beam = (int)c->max_beam;
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
     so.threads = (int)c->threads;
@@ -334,6 +344,7 @@ static int run(const serve_config *c, const char *root)
     ro.ndirs = c->model ? 1 : 0;
     ro.memory_budget = (size_t)c->models_mb << 20;
     ro.topt = topt;
+    ro.beam = (int)c->beam;
     ro.sched = sched;
     ro.threads = (int)c->threads;
     reg = fy_registry_open(&ro, &err);
@@ -421,7 +432,9 @@ int cmd_serve(int argc, char **argv)
                       .idle_timeout = 15,
                       .read_timeout = 30,
                       .drain_timeout = 10,
-                      .request_mb = 256};
+                      .request_mb = 256,
+                      .beam = 1,
+                      .max_beam = 4};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

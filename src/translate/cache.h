@@ -3,8 +3,11 @@
  * The scheduler looks every sentence up here before it queues it: a hit
  * skips the engine. Entries are keyed by (model id, sentence) so two models
  * never share answers; the sentence is expected to be normalised already
- * (the scheduler trims it). Memory is bounded by a byte budget counting keys,
- * values and per-entry overhead; the least recently used entries go first.
+ * (the scheduler trims it). The scheduler's model id carries the beam size:
+ * the engine's name for greedy decoding, name@beamN for beam N (whose
+ * values hold the alternatives too, translate/alts.h). Memory is bounded by
+ * a byte budget counting keys, values and per-entry overhead; the least
+ * recently used entries go first.
  */
 #ifndef FY_TRANSLATE_CACHE_H
 #define FY_TRANSLATE_CACHE_H

@@ -59,6 +59,7 @@ void fy_registry_options_default(fy_registry_options *o)
 {
     memset(o, 0, sizeof *o);
     fy_translator_options_default(&o->topt);
+    o->beam = 1;
     o->threads = 1;
 }
 
@@ -191,6 +192,12 @@ fy_registry *fy_registry_open(const fy_registry_options *o, fy_error *err)
     }
     r->o = *o;
     if (r->o.threads < 1) r->o.threads = 1;
+    if (r->o.beam < 1 || r->o.beam > r->o.topt.max_beam) {
+        fy_err(err, FY_EINVAL, "beam %d is outside [1, %d] (the max beam)", r->o.beam,
+               r->o.topt.max_beam);
+        free(r);
+        return NULL;
+    }
     r->o.dirs = NULL;
     r->o.root = NULL;
     pthread_mutex_init(&r->lock, NULL);
@@ -494,6 +501,12 @@ int fy_registry_info(fy_registry *r, size_t i, fy_direction_info *out)
     }
     pthread_mutex_unlock(&r->lock);
     return 0;
+}
+
+int fy_registry_beam(const fy_registry *r, int *max_beam)
+{
+    if (max_beam) *max_beam = r->o.topt.max_beam;
+    return r->o.beam;
 }
 
 size_t fy_registry_memory(fy_registry *r, size_t *budget)

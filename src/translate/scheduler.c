@@ -13,10 +13,12 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "translate/alts.h"
 #include "util/clock.h"
 #include "util/list.h"
 
@@ -36,6 +38,7 @@ typedef struct item {
     fy_job *job;
     fy_route route; /* a copy: a cancelled job's batch may outlive the caller's */
     int leg;        /* the route's engine this sentence is at */
+    int beam;       /* 1: greedy */
     slot *slot;     /* that engine's, while queued or in flight */
     char *text;     /* this leg's input (a trimmed copy) */
     int64_t enqueued_us;
@@ -50,6 +53,7 @@ struct fy_job {
     pthread_mutex_t lock;
     size_t n, next_emit; /* sentences delivered in order so far */
     char **out;          /* [n] translations, NULL until known */
+    char ***alts;        /* [n] their alternatives (fy_alts lists), NULL for none */
     float *gap;          /* [n] */
     item *items;         /* [n] queue entries (text NULL for cache hits) */
     int done, canceled, status;
@@ -67,6 +71,7 @@ typedef struct worker {
     item **batch;     /* [max_batch_sentences] */
     const char **src; /* [max_batch_sentences] */
     char **out;       /* [max_batch_sentences] */
+    char ***alts;     /* [max_batch_sentences] */
     float *gap;       /* [max_batch_sentences] */
     int *codes;       /* [max_batch_sentences] per-sentence error codes */
     fy_error *errs;   /* [max_batch_sentences] and their messages */
@@ -147,9 +152,11 @@ static void job_unref(fy_job *j)
     if (!j || atomic_fetch_sub(&j->refs, 1) != 1) return;
     for (size_t i = 0; i < j->n; i++) {
         free(j->out[i]);
+        fy_alts_free(j->alts[i]);
         free(j->items[i].text);
     }
     free(j->out);
+    free(j->alts);
     free(j->gap);
     free(j->items);
     pthread_mutex_destroy(&j->lock);
@@ -279,6 +286,15 @@ const char *fy_job_result(fy_job *j, size_t i)
     return r;
 }
 
+const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count)
+{
+    pthread_mutex_lock(&j->lock);
+    char **l = i < j->next_emit ? j->alts[i] : NULL;
+    pthread_mutex_unlock(&j->lock);
+    *count = fy_alts_count(l);
+    return (const char *const *)l;
+}
+
 float fy_job_gap(fy_job *j, size_t i)
 {
     pthread_mutex_lock(&j->lock);
@@ -303,21 +319,67 @@ static char *trim_copy(const char *text)
     return strndup(text, len);
 }
 
+/* ---- the cache ------------------------------------------------------------ */
+
+/* The cache's model id of engine e at beam (buf has FY_CACHE_MODEL_MAX
+ * bytes): its name for greedy, else name@beamN, whose entries hold the
+ * translation and its alternatives in their one-string form (alts.h). */
+#define FY_CACHE_MODEL_MAX 160
+static const char *cache_model(const fy_engine *e, int beam, char *buf)
+{
+    if (beam <= 1) return e->name;
+    snprintf(buf, FY_CACHE_MODEL_MAX, "%s@beam%d", e->name, beam);
+    return buf;
+}
+
+/* (e, beam, text) from the cache: the translation, and its alternatives
+ * into *alts (beam > 1), or NULL on a miss. */
+static char *cache_get(fy_scheduler *s, const fy_engine *e, int beam, const char *text,
+                       char ***alts)
+{
+    char buf[FY_CACHE_MODEL_MAX];
+    char *hit = fy_cache_get(s->o.cache, cache_model(e, beam, buf), text);
+    *alts = NULL;
+    if (!hit || beam <= 1) return hit;
+    char *best;
+    int rc = fy_alts_decode(hit, &best, alts);
+    free(hit);
+    return rc ? NULL : best; /* out of memory: a miss */
+}
+
+static void cache_put(fy_scheduler *s, const fy_engine *e, int beam, const char *text,
+                      const char *translation, char *const *alts)
+{
+    char buf[FY_CACHE_MODEL_MAX];
+    if (!s->o.cache) return;
+    if (beam <= 1) {
+        fy_cache_put(s->o.cache, e->name, text, translation);
+        return;
+    }
+    char *value = fy_alts_encode(translation, alts);
+    if (value) fy_cache_put(s->o.cache, cache_model(e, beam, buf), text, value);
+    free(value);
+}
+
 /* Moves item it past the legs the cache (or an empty input) answers. Takes
  * text (its current leg's input). Returns the final translation when no
- * leg is left to run, else NULL with it->text set for the leg to run. */
-static char *skip_cached(fy_scheduler *s, item *it, char *text)
+ * leg is left to run (its alternatives into *alts, which it frees first),
+ * else NULL with it->text set for the leg to run. */
+static char *skip_cached(fy_scheduler *s, item *it, char *text, char ***alts)
 {
     while (it->leg < it->route.n) {
         if (!*text) return text; /* nothing to translate: "" */
         const fy_engine *e = it->route.legs[it->leg];
-        char *hit = fy_cache_get(s->o.cache, e->name, text);
+        char **hit_alts;
+        char *hit = cache_get(s, e, it->beam, text, &hit_alts);
         if (!hit) {
             it->text = text;
             return NULL;
         }
         free(text);
         text = hit;
+        fy_alts_free(*alts);
+        *alts = hit_alts;
         it->leg++;
         pthread_mutex_lock(&s->lock);
         slot *p = slot_get(s, e);
@@ -337,6 +399,7 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
         j->gap[i] = INFINITY;
         it->job = j;
         it->wave = in[i].wave > 0 ? in[i].wave : 0;
+        it->beam = in[i].beam > 1 ? in[i].beam : 1;
         if (in[i].route) it->route = *in[i].route;
         char *t = trim_copy(in[i].text ? in[i].text : "");
         if (!t) return -1;
@@ -344,7 +407,7 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
             j->out[i] = t; /* nothing to go through: the text as it is */
             continue;
         }
-        j->out[i] = skip_cached(s, it, t);
+        j->out[i] = skip_cached(s, it, t, &j->alts[i]);
         if (j->out[i]) continue;
         const fy_engine *e = it->route.legs[it->leg];
         long tok = it->leg == 0 && in[i].tokens > 0 ? in[i].tokens : count_tokens(e, it->text);
@@ -366,9 +429,10 @@ fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
     j->deadline_ms = deadline_ms;
     if (cb) j->cb = *cb;
     j->out = calloc(n ? n : 1, sizeof *j->out);
+    j->alts = calloc(n ? n : 1, sizeof *j->alts);
     j->gap = calloc(n ? n : 1, sizeof *j->gap);
     j->items = calloc(n ? n : 1, sizeof *j->items);
-    if (!j->out || !j->gap || !j->items) goto nomem;
+    if (!j->out || !j->alts || !j->gap || !j->items) goto nomem;
     long misses = job_prepare(s, j, in);
     if (misses < 0) goto nomem;
 
@@ -435,7 +499,7 @@ static item *pick_anchor(fy_scheduler *s)
 }
 
 /* Picks a batch around the anchor sentence, from the sentences waiting for
- * the same engine in the same wave: among the first candidates sorted by
+ * the same engine, beam and wave: among the first candidates sorted by
  * length, grow a run of neighbours of similar length while the padded cost
  * (count x longest) stays within the token budget. Scheduler lock held;
  * the chosen items leave the queue. Returns the batch size. */
@@ -448,7 +512,8 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
     if (share >= 1 && share < max_sent) max_sent = share;
     item *anchor = pick_anchor(s);
     for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
-        if (it->slot == anchor->slot && it->wave == anchor->wave) w->cand[nc++] = it;
+        if (it->slot == anchor->slot && it->beam == anchor->beam && it->wave == anchor->wave)
+            w->cand[nc++] = it;
     qsort(w->cand, nc, sizeof *w->cand, cmp_tokens);
     size_t p = 0;
     while (w->cand[p] != anchor) p++;
@@ -521,9 +586,10 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
     return 0;
 }
 
-/* Stores one sentence's final result (taking translation) or its failure
- * into its job. Returns 1 when this failed the job. */
-static int deliver(item *it, char *translation, float gap, int code, const char *msg)
+/* Stores one sentence's final result (taking translation and its
+ * alternatives) or its failure into its job. Returns 1 when this failed
+ * the job. */
+static int deliver(item *it, char *translation, char **alts, float gap, int code, const char *msg)
 {
     fy_job *j = it->job;
     int failed = 0;
@@ -532,7 +598,9 @@ static int deliver(item *it, char *translation, float gap, int code, const char 
     if (gap < j->gap[i]) j->gap[i] = gap;
     if (!j->done && translation) {
         j->out[i] = translation;
+        j->alts[i] = alts;
         translation = NULL;
+        alts = NULL;
         job_emit(j);
     } else if (!j->done) {
         job_fail(j, code, msg);
@@ -540,14 +608,18 @@ static int deliver(item *it, char *translation, float gap, int code, const char 
     }
     pthread_mutex_unlock(&j->lock);
     free(translation);
+    fy_alts_free(alts);
     return failed;
 }
 
-/* After a leg: the next leg's input is translation. Returns 1 when the
- * item went back into the queue (it keeps its job reference), 0 when
- * translation (maybe replaced by cached later legs) is final. */
-static int next_leg(fy_scheduler *s, item *it, char **translation, float gap)
+/* After a leg: the next leg's input is translation (its alternatives are
+ * dropped). Returns 1 when the item went back into the queue (it keeps its
+ * job reference), 0 when translation (maybe replaced by cached later legs,
+ * with their alternatives in *alts) is final. */
+static int next_leg(fy_scheduler *s, item *it, char **translation, char ***alts, float gap)
 {
+    fy_alts_free(*alts);
+    *alts = NULL;
     it->leg++;
     free(it->text);
     it->text = NULL;
@@ -561,7 +633,7 @@ static int next_leg(fy_scheduler *s, item *it, char **translation, float gap)
         }
         *translation = next;
     }
-    char *final = skip_cached(s, it, *translation);
+    char *final = skip_cached(s, it, *translation, alts);
     *translation = final;
     if (final) return 0;
     const fy_engine *e = it->route.legs[it->leg];
@@ -585,15 +657,34 @@ static int next_leg(fy_scheduler *s, item *it, char **translation, float gap)
     return 0;
 }
 
+/* One engine call for n sentences from i0 with beam (the engine's beam
+ * search when it has one). */
+static int engine_call(const fy_engine *e, void *state, worker *w, size_t i0, size_t n, int beam,
+                       fy_error *err)
+{
+    if (beam > 1 && e->translate_beam)
+        return e->translate_beam(e->ctx, state, &w->src[i0], n, beam, &w->out[i0], &w->alts[i0],
+                                 &w->gap[i0], err);
+    return e->translate(e->ctx, state, &w->src[i0], n, &w->out[i0], &w->gap[i0], err);
+}
+
+static void clear_result(worker *w, size_t i)
+{
+    free(w->out[i]);
+    w->out[i] = NULL;
+    fy_alts_free(w->alts[i]);
+    w->alts[i] = NULL;
+}
+
 /* Translates the batch; a failed batch is retried one sentence at a time
  * so that one bad sentence does not sink its neighbours. Afterwards out[i]
  * is NULL exactly for the sentences that failed (code and message in
  * w->codes / w->errs). */
-static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n)
+static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n, int beam)
 {
     fy_error err = {0};
-    for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->gap[i] = INFINITY;
-    int rc = e->translate(e->ctx, state, w->src, n, w->out, w->gap, &err);
+    for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->alts[i] = NULL, w->gap[i] = INFINITY;
+    int rc = engine_call(e, state, w, 0, n, beam, &err);
     if (rc >= 0) {
         for (size_t i = 0; i < n; i++) {
             w->codes[i] = w->out[i] ? 0 : FY_EFORMAT;
@@ -601,10 +692,7 @@ static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n
         }
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        free(w->out[i]);
-        w->out[i] = NULL;
-    }
+    for (size_t i = 0; i < n; i++) clear_result(w, i);
     if (n == 1) {
         w->codes[0] = rc;
         w->errs[0] = err;
@@ -612,11 +700,8 @@ static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n
     }
     for (size_t i = 0; i < n; i++) {
         fy_error e1 = {0};
-        int r1 = e->translate(e->ctx, state, &w->src[i], 1, &w->out[i], &w->gap[i], &e1);
-        if (r1 < 0) {
-            free(w->out[i]);
-            w->out[i] = NULL;
-        }
+        int r1 = engine_call(e, state, w, i, 1, beam, &e1);
+        if (r1 < 0) clear_result(w, i);
         w->codes[i] = r1 < 0 ? r1 : 0;
         w->errs[i] = e1;
     }
@@ -639,16 +724,17 @@ static void *worker_state(fy_scheduler *s, worker *w, slot *p, fy_error *err)
 }
 
 /* Runs the engine, or records why it could not run for every sentence. */
-static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n)
+static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n, int beam)
 {
     fy_error err = {0};
     void *st = worker_state(s, w, p, &err);
     if (st || !p->e->worker_new) {
-        translate_batch(p->e, st, w, n);
+        translate_batch(p->e, st, w, n, beam);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         w->out[i] = NULL;
+        w->alts[i] = NULL;
         w->gap[i] = INFINITY;
         w->codes[i] = err.code ? err.code : FY_ENOMEM;
         w->errs[i] = err;
@@ -678,9 +764,10 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
         w->src[i] = w->batch[i]->text;
         tokens += w->batch[i]->tokens;
     }
-    run_engine(s, w, p, n);
+    int beam = w->batch[0]->beam;
+    run_engine(s, w, p, n, beam);
     for (size_t i = 0; i < n; i++)
-        if (w->out[i]) fy_cache_put(s->o.cache, p->e->name, w->src[i], w->out[i]);
+        if (w->out[i]) cache_put(s, p->e, beam, w->src[i], w->out[i], w->alts[i]);
     /* Counters first, so that a client woken by its answer already sees them. */
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
@@ -691,14 +778,17 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
         item *it = w->batch[i];
         fy_job *j = it->job;
         if (!w->out[i]) {
-            failed += deliver(it, NULL, INFINITY, w->codes[i], w->errs[i].msg);
-        } else if (it->leg + 1 < it->route.n && next_leg(s, it, &w->out[i], w->gap[i])) {
+            failed += deliver(it, NULL, NULL, INFINITY, w->codes[i], w->errs[i].msg);
+        } else if (it->leg + 1 < it->route.n &&
+                   next_leg(s, it, &w->out[i], &w->alts[i], w->gap[i])) {
             continue; /* queued for its next leg: still holds its reference */
         } else if (w->out[i]) {
-            deliver(it, w->out[i], w->gap[i], 0, NULL);
+            deliver(it, w->out[i], w->alts[i], w->gap[i], 0, NULL);
         } else {
-            failed += deliver(it, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+            failed += deliver(it, NULL, w->alts[i], INFINITY, FY_ENOMEM,
+                              "out of memory between two legs");
         }
+        w->alts[i] = NULL; /* the job's now, or freed */
         job_unref(j);
     }
     if (failed) {
@@ -782,10 +872,11 @@ static int worker_init(fy_scheduler *s, worker *w, int index, fy_error *err)
     w->batch = calloc(m, sizeof *w->batch);
     w->src = calloc(m, sizeof *w->src);
     w->out = calloc(m, sizeof *w->out);
+    w->alts = calloc(m, sizeof *w->alts);
     w->gap = calloc(m, sizeof *w->gap);
     w->codes = calloc(m, sizeof *w->codes);
     w->errs = calloc(m, sizeof *w->errs);
-    if (!w->cand || !w->batch || !w->src || !w->out || !w->gap || !w->codes || !w->errs)
+    if (!w->cand || !w->batch || !w->src || !w->out || !w->alts || !w->gap || !w->codes || !w->errs)
         return fy_err(err, FY_ENOMEM, "scheduler: out of memory");
     if (pthread_create(&w->thread, NULL, worker_main, w))
         return fy_err(err, FY_ENOMEM, "scheduler: cannot start a worker thread");
@@ -851,6 +942,7 @@ void fy_scheduler_free(fy_scheduler *s)
         free(w->batch);
         free(w->src);
         free(w->out);
+        free(w->alts);
         free(w->gap);
         free(w->codes);
         free(w->errs);
