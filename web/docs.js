@@ -51,7 +51,7 @@ function fromSchema(spec, schema, depth, key) {
       return o;
     }
     case 'array': return [fromSchema(spec, schema.items, depth + 1, key)];
-    case 'integer': case 'number': return 0;
+    case 'integer': case 'number': return schema.default !== undefined ? schema.default : (schema.minimum !== undefined ? schema.minimum : 0);
     case 'boolean': return false;
     default:
       if (schema.enum) return schema.enum[0];
