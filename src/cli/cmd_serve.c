@@ -2,7 +2,9 @@
  * one model directory), start the scheduler's workers and the HTTP server,
  * print one ready line, and on SIGTERM/SIGINT drain (finish what is in
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
- * the ready line; with --models each loads on its first request. */
+ * the ready line; with --models each loads on its first request. The
+ * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
+ * as tiers: memory first. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "model/discover.h"
 #include "server/server.h"
 #include "translate/cache.h"
+#include "translate/cache_redis.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -32,6 +35,7 @@ static void usage(FILE *out)
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
             "                   [--read-timeout S] [--drain-timeout S]\n"
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
+            "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
@@ -81,11 +85,20 @@ static void usage(FILE *out)
             "                       (FANYI_TLS_CERT)\n"
             "  --tls-key FILE       the certificate's PEM private key, unencrypted\n"
             "                       (FANYI_TLS_KEY)\n"
+            "  --redis URL          share translations with other replicas through Redis:\n"
+            "                       redis://[:PASSWORD@]HOST:PORT[/DB]; asked after the\n"
+            "                       memory cache; while it is down the engine answers\n"
+            "                       (FANYI_REDIS; on the command line a password is\n"
+            "                       visible to every local user: use FANYI_REDIS)\n"
+            "  --redis-ttl S        expiry of what is stored in Redis, 0 = none\n"
+            "                       (FANYI_REDIS_TTL; 604800 = 7 days)\n"
+            "  --redis-timeout-ms MS  longest wait for Redis per lookup; slower counts\n"
+            "                       as an error (FANYI_REDIS_TIMEOUT_MS; 50)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *token_file, *cors;
+    const char *model, *models, *host, *token, *token_file, *cors, *redis;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
@@ -93,6 +106,7 @@ typedef struct serve_config {
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
+    long redis_ttl, redis_timeout_ms;
     int quiet;
 } serve_config;
 
@@ -117,6 +131,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    if ((v = getenv("FANYI_REDIS")) && *v) c->redis = v;
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     return 0;
@@ -206,9 +221,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
         {"--beam", "FANYI_BEAM", 1, FY_BEAM_MAX, &c->beam},
         {"--max-beam", "FANYI_MAX_BEAM", 1, FY_BEAM_MAX, &c->max_beam},
+        {"--redis-ttl", "FANYI_REDIS_TTL", 0, 1L << 30, &c->redis_ttl},
+        {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
+        {"redis", required_argument, NULL, 'R'},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -260,6 +278,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'K':
             c->token_file = optarg;
             break;
+        case 'R':
+            c->redis = optarg;
+            if (strchr(optarg, '@'))
+                fprintf(stderr, "fanyi serve: warning: a Redis password on the command line is "
+                                "visible to every local user (ps); use FANYI_REDIS\n");
+            break;
         case 'E':
             c->tls_cert_file = optarg;
             break;
@@ -285,7 +309,39 @@ static int parse_args(int argc, char **argv, serve_config *c)
         return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
     if (c->beam > c->max_beam)
         return cli_usage_error(CMD, "--beam %ld is more than --max-beam %ld", c->beam, c->max_beam);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    fy_error err = {0};
+    if (c->redis && fy_redis_parse_url(c->redis, &ro, &err))
+        return cli_usage_error(CMD, "%s", err.msg);
     return 0;
+}
+
+static void redis_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "fanyi serve: %s\n", line);
+}
+
+/* The sentence cache: the LRU alone (as before --redis existed), Redis
+ * alone (--cache-mb 0), or memory in front of Redis. NULL with err. */
+static fy_cache *make_cache(const serve_config *c, fy_error *err)
+{
+    size_t budget = (size_t)c->cache_mb << 20;
+    if (!c->redis) return fy_cache_lru_new(budget, err);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    if (fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+    ro.ttl_s = (int)c->redis_ttl;
+    ro.timeout_ms = (int)c->redis_timeout_ms;
+    ro.log = redis_log;
+    fy_cache *tiers[2] = {NULL, fy_cache_redis_new(&ro, err)};
+    if (!tiers[1] || !budget) return tiers[1];
+    if (!(tiers[0] = fy_cache_lru_new(budget, err))) {
+        fy_cache_free(tiers[1]);
+        return NULL;
+    }
+    return fy_cache_tiers_new(tiers, 2, err);
 }
 
 static int no_model(const char *where, const char *why)
@@ -321,7 +377,7 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
-    fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
+    fy_cache *cache = make_cache(c, &err);
     if (!cache) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
@@ -434,7 +490,9 @@ int cmd_serve(int argc, char **argv)
                       .drain_timeout = 10,
                       .request_mb = 256,
                       .beam = 1,
-                      .max_beam = 4};
+                      .max_beam = 4,
+                      .redis_ttl = 7 * 24 * 3600,
+                      .redis_timeout_ms = 50};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

@@ -63,6 +63,40 @@ struct fy_job {
     struct fy_job *prev, *next; /* the active list */
 };
 
+/* The cache's model id of an engine at a beam: its name for greedy, else
+ * name@beamN, whose entries hold the translation and its alternatives in
+ * their one-string form (alts.h). */
+#define FY_CACHE_MODEL_MAX 160
+
+/* Scratch of one cache lookup of n items (keys, answers, positions). */
+typedef struct lookup_buf {
+    fy_cache_key *keys;
+    char **vals;
+    size_t *pos;
+    char ***alts;                      /* the final legs' alternatives (beam > 1), NULL for none */
+    char (*model)[FY_CACHE_MODEL_MAX]; /* keys' model ids at a beam (cache_model) */
+} lookup_buf;
+
+static int lookup_buf_init(lookup_buf *b, size_t n)
+{
+    n = n ? n : 1;
+    b->keys = malloc(n * sizeof *b->keys);
+    b->vals = malloc(n * sizeof *b->vals);
+    b->pos = malloc(n * sizeof *b->pos);
+    b->alts = calloc(n, sizeof *b->alts);
+    b->model = malloc(n * sizeof *b->model);
+    return b->keys && b->vals && b->pos && b->alts && b->model ? 0 : -1;
+}
+
+static void lookup_buf_free(lookup_buf *b)
+{
+    free(b->keys);
+    free(b->vals);
+    free(b->pos);
+    free(b->alts);
+    free(b->model);
+}
+
 typedef struct worker {
     fy_scheduler *s;
     int index;
@@ -75,6 +109,10 @@ typedef struct worker {
     float *gap;       /* [max_batch_sentences] */
     int *codes;       /* [max_batch_sentences] per-sentence error codes */
     fy_error *errs;   /* [max_batch_sentences] and their messages */
+    item **next;      /* [max_batch_sentences] items going on to their next leg */
+    char **next_in;   /* [max_batch_sentences] their inputs */
+    char **final;     /* [max_batch_sentences] what the cache answered for them */
+    lookup_buf lb;    /* [max_batch_sentences] */
     int started;
 } worker;
 
@@ -150,10 +188,10 @@ static long count_tokens(const fy_engine *e, const char *text)
 static void job_unref(fy_job *j)
 {
     if (!j || atomic_fetch_sub(&j->refs, 1) != 1) return;
-    for (size_t i = 0; i < j->n; i++) {
-        free(j->out[i]);
-        fy_alts_free(j->alts[i]);
-        free(j->items[i].text);
+    for (size_t i = 0; i < j->n; i++) { /* any of the arrays may be missing (out of memory) */
+        if (j->out) free(j->out[i]);
+        if (j->alts) fy_alts_free(j->alts[i]);
+        if (j->items) free(j->items[i].text);
     }
     free(j->out);
     free(j->alts);
@@ -286,6 +324,14 @@ const char *fy_job_result(fy_job *j, size_t i)
     return r;
 }
 
+float fy_job_gap(fy_job *j, size_t i)
+{
+    pthread_mutex_lock(&j->lock);
+    float g = i < j->n ? j->gap[i] : INFINITY;
+    pthread_mutex_unlock(&j->lock);
+    return g;
+}
+
 const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count)
 {
     pthread_mutex_lock(&j->lock);
@@ -293,14 +339,6 @@ const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count)
     pthread_mutex_unlock(&j->lock);
     *count = fy_alts_count(l);
     return (const char *const *)l;
-}
-
-float fy_job_gap(fy_job *j, size_t i)
-{
-    pthread_mutex_lock(&j->lock);
-    float g = i < j->n ? j->gap[i] : INFINITY;
-    pthread_mutex_unlock(&j->lock);
-    return g;
 }
 
 void fy_job_release(fy_job *j)
@@ -319,12 +357,6 @@ static char *trim_copy(const char *text)
     return strndup(text, len);
 }
 
-/* ---- the cache ------------------------------------------------------------ */
-
-/* The cache's model id of engine e at beam (buf has FY_CACHE_MODEL_MAX
- * bytes): its name for greedy, else name@beamN, whose entries hold the
- * translation and its alternatives in their one-string form (alts.h). */
-#define FY_CACHE_MODEL_MAX 160
 static const char *cache_model(const fy_engine *e, int beam, char *buf)
 {
     if (beam <= 1) return e->name;
@@ -332,69 +364,104 @@ static const char *cache_model(const fy_engine *e, int beam, char *buf)
     return buf;
 }
 
-/* (e, beam, text) from the cache: the translation, and its alternatives
- * into *alts (beam > 1), or NULL on a miss. */
-static char *cache_get(fy_scheduler *s, const fy_engine *e, int beam, const char *text,
-                       char ***alts)
+/* A beam's cache value into its translation (in place of *text) and its
+ * alternatives (into *alts, which it frees first). 0, or -1 when out of
+ * memory (*text freed and NULL). */
+static int take_alts(char **text, char ***alts)
 {
-    char buf[FY_CACHE_MODEL_MAX];
-    char *hit = fy_cache_get(s->o.cache, cache_model(e, beam, buf), text);
-    *alts = NULL;
-    if (!hit || beam <= 1) return hit;
     char *best;
-    int rc = fy_alts_decode(hit, &best, alts);
-    free(hit);
-    return rc ? NULL : best; /* out of memory: a miss */
+    char **l;
+    int rc = fy_alts_decode(*text, &best, &l);
+    free(*text);
+    *text = rc ? NULL : best;
+    fy_alts_free(*alts);
+    *alts = rc ? NULL : l;
+    return rc ? -1 : 0;
 }
 
-static void cache_put(fy_scheduler *s, const fy_engine *e, int beam, const char *text,
-                      const char *translation, char *const *alts)
+/* Counts the legs of engine e the cache answered; q of the keys were asked. */
+static void count_hits(fy_scheduler *s, const item *const *its, const lookup_buf *b, size_t q)
 {
-    char buf[FY_CACHE_MODEL_MAX];
-    if (!s->o.cache) return;
-    if (beam <= 1) {
-        fy_cache_put(s->o.cache, e->name, text, translation);
-        return;
-    }
-    char *value = fy_alts_encode(translation, alts);
-    if (value) fy_cache_put(s->o.cache, cache_model(e, beam, buf), text, value);
-    free(value);
-}
-
-/* Moves item it past the legs the cache (or an empty input) answers. Takes
- * text (its current leg's input). Returns the final translation when no
- * leg is left to run (its alternatives into *alts, which it frees first),
- * else NULL with it->text set for the leg to run. */
-static char *skip_cached(fy_scheduler *s, item *it, char *text, char ***alts)
-{
-    while (it->leg < it->route.n) {
-        if (!*text) return text; /* nothing to translate: "" */
-        const fy_engine *e = it->route.legs[it->leg];
-        char **hit_alts;
-        char *hit = cache_get(s, e, it->beam, text, &hit_alts);
-        if (!hit) {
-            it->text = text;
-            return NULL;
-        }
-        free(text);
-        text = hit;
-        fy_alts_free(*alts);
-        *alts = hit_alts;
-        it->leg++;
-        pthread_mutex_lock(&s->lock);
-        slot *p = slot_get(s, e);
+    pthread_mutex_lock(&s->lock);
+    for (size_t j = 0; j < q; j++) {
+        if (!b->vals[j]) continue;
+        const item *it = its[b->pos[j]];
+        slot *p = slot_get(s, it->route.legs[it->leg]);
         if (p) p->st.cache_hits++;
-        pthread_mutex_unlock(&s->lock);
     }
-    return text;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Moves items its[0..n) past the legs the cache answers, with ONE cache
+ * lookup for all of them per leg (a remote tier makes it one round trip):
+ * texts[k] is item k's input at its current leg (taken). Afterwards
+ * final[k] is its translation when no leg is left to run (an empty input
+ * translates to ""); else final[k] is NULL and its[k]->text is the input
+ * of the leg to run, or NULL when memory ran out; b->alts[k] holds a final
+ * beam hit's alternatives. A hit on a leg that is
+ * not the last goes through the route's `between`, as the engine's output
+ * does. deadline_ms bounds the lookups (0: the cache's own timeout). */
+static void skip_cached(fy_scheduler *s, item **its, char **texts, char **final, size_t n,
+                        lookup_buf *b, int64_t deadline_ms)
+{
+    size_t m = n; /* items still undecided, their indexes in b->pos */
+    for (size_t k = 0; k < n; k++)
+        b->pos[k] = k, final[k] = NULL, its[k]->text = NULL, b->alts[k] = NULL;
+    /* Each pass finishes an item or moves it one leg on: a route has at
+     * most FY_ROUTE_MAX legs, so FY_ROUTE_MAX + 1 passes decide every one. */
+    for (int pass = 0; m && pass <= FY_ROUTE_MAX; pass++) {
+        size_t q = 0;
+        for (size_t j = 0; j < m; j++) {
+            size_t k = b->pos[j];
+            item *it = its[k];
+            if (it->leg >= it->route.n || !*texts[k]) {
+                final[k] = texts[k];
+                continue;
+            }
+            const char *model = cache_model(it->route.legs[it->leg], it->beam, b->model[q]);
+            b->keys[q] = (fy_cache_key){model, texts[k]};
+            b->pos[q++] = k;
+        }
+        if (!q) break;
+        if (fy_cache_get_many(s->o.cache, b->keys, q, b->vals, deadline_ms) > 0)
+            count_hits(s, (const item *const *)its, b, q);
+        m = 0;
+        for (size_t j = 0; j < q; j++) {
+            size_t k = b->pos[j];
+            item *it = its[k];
+            if (!b->vals[j]) {
+                it->text = texts[k]; /* a miss: this leg runs */
+                continue;
+            }
+            free(texts[k]);
+            texts[k] = b->vals[j];
+            if (it->beam > 1 && take_alts(&texts[k], &b->alts[k])) continue; /* out of memory */
+            if (++it->leg < it->route.n) { /* a first leg's alternatives are not the answer's */
+                fy_alts_free(b->alts[k]);
+                b->alts[k] = NULL;
+            }
+            if (it->leg < it->route.n && it->route.between) {
+                char *next = it->route.between(texts[k], strlen(texts[k]));
+                free(texts[k]);
+                texts[k] = next;
+                if (!next) continue; /* out of memory: neither final nor text */
+            }
+            b->pos[m++] = k;
+        }
+    }
 }
 
 /* Fills out[] from the cache (or "" for empty sentences) and prepares the
- * queue items of the rest; returns how many must be queued, or -1. */
+ * queue items of the rest; returns how many must be queued, or -1 when
+ * out of memory. */
 static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
 {
-    long misses = 0;
-    for (size_t i = 0; i < j->n; i++) {
+    size_t n = j->n ? j->n : 1, m = 0;
+    item **its = malloc(n * sizeof *its);
+    char **texts = malloc(n * sizeof *texts), ** final = malloc(n * sizeof *final);
+    lookup_buf b;
+    int oom = lookup_buf_init(&b, n) || !its || !texts || !final;
+    for (size_t i = 0; i < j->n && !oom; i++) {
         item *it = &j->items[i];
         j->gap[i] = INFINITY;
         it->job = j;
@@ -402,19 +469,36 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
         it->beam = in[i].beam > 1 ? in[i].beam : 1;
         if (in[i].route) it->route = *in[i].route;
         char *t = trim_copy(in[i].text ? in[i].text : "");
-        if (!t) return -1;
-        if (it->route.n < 1) {
-            j->out[i] = t; /* nothing to go through: the text as it is */
+        if (!t) oom = 1;
+        if (t && it->route.n < 1) j->out[i] = t; /* nothing to go through: the text as it is */
+        if (t && it->route.n >= 1) its[m] = it, texts[m++] = t;
+    }
+    if (oom) {
+        for (size_t k = 0; k < m; k++) free(texts[k]);
+        m = 0;
+    }
+    skip_cached(s, its, texts, final, m, &b, j->deadline_ms);
+    long misses = 0;
+    for (size_t k = 0; k < m; k++) {
+        item *it = its[k];
+        if (final[k]) {
+            j->out[it - j->items] = final[k];
+            j->alts[it - j->items] = b.alts[k];
             continue;
         }
-        j->out[i] = skip_cached(s, it, t, &j->alts[i]);
-        if (j->out[i]) continue;
+        if (!it->text) oom = 1;
+        if (!it->text) continue;
         const fy_engine *e = it->route.legs[it->leg];
+        size_t i = (size_t)(it - j->items);
         long tok = it->leg == 0 && in[i].tokens > 0 ? in[i].tokens : count_tokens(e, it->text);
         it->tokens = tok > 1 << 20 ? 1 << 20 : (int)tok;
         misses++;
     }
-    return misses;
+    free(its);
+    free(texts);
+    free(final);
+    lookup_buf_free(&b);
+    return oom ? -1 : misses;
 }
 
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
@@ -612,49 +696,50 @@ static int deliver(item *it, char *translation, char **alts, float gap, int code
     return failed;
 }
 
-/* After a leg: the next leg's input is translation (its alternatives are
- * dropped). Returns 1 when the item went back into the queue (it keeps its
- * job reference), 0 when translation (maybe replaced by cached later legs,
- * with their alternatives in *alts) is final. */
-static int next_leg(fy_scheduler *s, item *it, char **translation, char ***alts, float gap)
+/* Lowers the smallest logit gap of it's sentence to gap. */
+static void note_gap(item *it, float gap)
 {
-    fy_alts_free(*alts);
-    *alts = NULL;
+    fy_job *j = it->job;
+    size_t i = (size_t)(it - j->items);
+    pthread_mutex_lock(&j->lock);
+    if (gap < j->gap[i]) j->gap[i] = gap;
+    pthread_mutex_unlock(&j->lock);
+}
+
+/* Moves it to its next leg, whose input is translation (taken) after the
+ * route's `between`. Returns that input, NULL when out of memory. */
+static char *advance(item *it, char *translation)
+{
     it->leg++;
     free(it->text);
     it->text = NULL;
-    if (it->route.between) {
-        char *next = it->route.between(*translation, strlen(*translation));
-        free(*translation);
-        if (!next) { /* out of memory: the job fails, as deliver() sees NULL */
-            *translation = NULL;
-            it->state = ITEM_NONE;
-            return 0;
-        }
-        *translation = next;
-    }
-    char *final = skip_cached(s, it, *translation, alts);
-    *translation = final;
-    if (final) return 0;
+    if (!it->route.between) return translation;
+    char *next = it->route.between(translation, strlen(translation));
+    free(translation);
+    return next;
+}
+
+/* Queues it (its text set) for the leg it is at. 1 when queued (it keeps
+ * its job reference), 0 when its job is over or the scheduler stopping,
+ * -1 when out of memory. */
+static int requeue(fy_scheduler *s, item *it)
+{
     const fy_engine *e = it->route.legs[it->leg];
     it->tokens = (int)count_tokens(e, it->text);
     fy_job *j = it->job;
     pthread_mutex_lock(&s->lock);
     pthread_mutex_lock(&j->lock);
     int alive = !j->done && !s->stop;
-    size_t i = (size_t)(it - j->items);
-    if (gap < j->gap[i]) j->gap[i] = gap;
     pthread_mutex_unlock(&j->lock);
-    if (alive && (it->slot = slot_get(s, e))) {
+    int rc = alive ? ((it->slot = slot_get(s, e)) ? 1 : -1) : 0;
+    if (rc == 1) {
         enqueue(s, it, fy_now_us());
         pthread_cond_broadcast(&s->work);
-        pthread_mutex_unlock(&s->lock);
-        return 1;
+    } else {
+        it->state = ITEM_NONE;
     }
-    it->state = ITEM_NONE;
     pthread_mutex_unlock(&s->lock);
-    *translation = strdup(""); /* the job is over: deliver() ignores it */
-    return 0;
+    return rc;
 }
 
 /* One engine call for n sentences from i0 with beam (the engine's beam
@@ -756,6 +841,76 @@ static void record_batch(fy_scheduler *s, slot *p, size_t n, long tokens)
     if (!p->in_flight) pthread_cond_broadcast(&s->settled);
 }
 
+/* Stores the batch's translations (never a failed sentence's) in one call;
+ * at a beam above 1 with their alternatives, in one string each. */
+static void store_batch(fy_scheduler *s, worker *w, const fy_engine *e, size_t n, int beam)
+{
+    if (!s->o.cache) return;
+    const char *model = cache_model(e, beam, w->lb.model[0]);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!w->out[i]) continue;
+        char *v = beam > 1 ? fy_alts_encode(w->out[i], w->alts[i]) : w->out[i];
+        if (!v) continue; /* out of memory: not stored */
+        w->lb.keys[m] = (fy_cache_key){model, w->src[i]};
+        w->lb.vals[m++] = v;
+    }
+    fy_cache_put_many(s->o.cache, w->lb.keys, (const char *const *)w->lb.vals, m);
+    for (size_t k = 0; beam > 1 && k < m; k++) free(w->lb.vals[k]);
+}
+
+/* Delivers the batch's last legs and failures; the items with a leg to go
+ * are left in w->next / w->next_in (returns how many). Adds to *failed. */
+static size_t deliver_batch(worker *w, size_t n, int *failed)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        item *it = w->batch[i];
+        fy_job *j = it->job;
+        char **alts = w->alts[i];
+        w->alts[i] = NULL; /* the job's now, or freed */
+        if (!w->out[i]) {
+            *failed += deliver(it, NULL, alts, INFINITY, w->codes[i], w->errs[i].msg);
+        } else if (it->leg + 1 >= it->route.n) {
+            deliver(it, w->out[i], alts, w->gap[i], 0, NULL);
+        } else {
+            fy_alts_free(alts); /* a first leg's alternatives are not the answer's */
+            char *next = advance(it, w->out[i]);
+            if (next) {
+                note_gap(it, w->gap[i]);
+                w->next[m] = it;
+                w->next_in[m++] = next;
+                continue; /* still holds its reference */
+            }
+            *failed +=
+                deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+        }
+        job_unref(j);
+    }
+    return m;
+}
+
+/* The items going on to another leg: what the cache has (one lookup for
+ * all of them) is delivered, the rest goes back into the queue. */
+static void next_legs(fy_scheduler *s, worker *w, size_t m, int *failed)
+{
+    skip_cached(s, w->next, w->next_in, w->final, m, &w->lb, 0);
+    for (size_t k = 0; k < m; k++) {
+        item *it = w->next[k];
+        fy_job *j = it->job;
+        int rc = w->final[k] || !it->text ? -1 : requeue(s, it);
+        if (rc == 1) continue; /* queued: still holds its reference */
+        if (w->final[k])
+            deliver(it, w->final[k], w->lb.alts[k], INFINITY, 0, NULL);
+        else if (rc == 0) /* its job is over already, or the scheduler stopping */
+            deliver(it, NULL, NULL, INFINITY, FY_ECANCELED, "the server is shutting down");
+        else
+            *failed +=
+                deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+        job_unref(j);
+    }
+}
+
 static void run_batch(fy_scheduler *s, worker *w, size_t n)
 {
     slot *p = w->batch[0]->slot;
@@ -766,31 +921,15 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
     }
     int beam = w->batch[0]->beam;
     run_engine(s, w, p, n, beam);
-    for (size_t i = 0; i < n; i++)
-        if (w->out[i]) cache_put(s, p->e, beam, w->src[i], w->out[i], w->alts[i]);
+    store_batch(s, w, p->e, n, beam);
     /* Counters first, so that a client woken by its answer already sees them. */
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
     record_batch(s, p, n, tokens);
     pthread_mutex_unlock(&s->lock);
     int failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        item *it = w->batch[i];
-        fy_job *j = it->job;
-        if (!w->out[i]) {
-            failed += deliver(it, NULL, NULL, INFINITY, w->codes[i], w->errs[i].msg);
-        } else if (it->leg + 1 < it->route.n &&
-                   next_leg(s, it, &w->out[i], &w->alts[i], w->gap[i])) {
-            continue; /* queued for its next leg: still holds its reference */
-        } else if (w->out[i]) {
-            deliver(it, w->out[i], w->alts[i], w->gap[i], 0, NULL);
-        } else {
-            failed += deliver(it, NULL, w->alts[i], INFINITY, FY_ENOMEM,
-                              "out of memory between two legs");
-        }
-        w->alts[i] = NULL; /* the job's now, or freed */
-        job_unref(j);
-    }
+    size_t m = deliver_batch(w, n, &failed);
+    if (m) next_legs(s, w, m, &failed);
     if (failed) {
         pthread_mutex_lock(&s->lock);
         s->st.failed += (uint64_t)failed;
@@ -876,7 +1015,12 @@ static int worker_init(fy_scheduler *s, worker *w, int index, fy_error *err)
     w->gap = calloc(m, sizeof *w->gap);
     w->codes = calloc(m, sizeof *w->codes);
     w->errs = calloc(m, sizeof *w->errs);
-    if (!w->cand || !w->batch || !w->src || !w->out || !w->alts || !w->gap || !w->codes || !w->errs)
+    w->next = calloc(m, sizeof *w->next);
+    w->next_in = calloc(m, sizeof *w->next_in);
+    w->final = calloc(m, sizeof *w->final);
+    int lb = lookup_buf_init(&w->lb, m);
+    if (!w->cand || !w->batch || !w->src || !w->out || !w->alts || !w->gap || !w->codes ||
+        !w->errs || !w->next || !w->next_in || !w->final || lb)
         return fy_err(err, FY_ENOMEM, "scheduler: out of memory");
     if (pthread_create(&w->thread, NULL, worker_main, w))
         return fy_err(err, FY_ENOMEM, "scheduler: cannot start a worker thread");
@@ -946,6 +1090,10 @@ void fy_scheduler_free(fy_scheduler *s)
         free(w->gap);
         free(w->codes);
         free(w->errs);
+        free(w->next);
+        free(w->next_in);
+        free(w->final);
+        lookup_buf_free(&w->lb);
     }
     if (s->reaper_started) pthread_join(s->reaper_thread, NULL);
     pthread_mutex_lock(&s->lock);

@@ -19,6 +19,12 @@
  * The scheduler is generic over the engine (function pointers), so it can
  * be tested with a fake one.
  *
+ * The cache (cache.h) is asked once per job for all its sentences (and
+ * again for the next leg of those whose first leg it answered), and once
+ * per batch for the sentences going on to their next leg; a batch's
+ * translations are stored in one call. A remote tier makes each of these
+ * calls one round trip, bounded by its timeout and the job's deadline.
+ *
  * Threads: fy_scheduler_submit / fy_job_* / fy_scheduler_forget may be
  * called from any thread. Callbacks run on worker threads (or in the
  * submitting thread, before submit returns, for cache hits) and must be
@@ -96,7 +102,7 @@ typedef struct fy_scheduler_options {
     int max_batch_tokens;    /* padded token budget of a batch (default 2048) */
     int max_batch_sentences; /* default 32 */
     int window_us;           /* how long a worker lets a batch fill (default 2000) */
-    fy_cache *cache;         /* optional; borrowed, must outlive the scheduler */
+    fy_cache *cache;         /* optional (any tiers); borrowed, must outlive the scheduler */
 } fy_scheduler_options;
 
 /* Fills the defaults above (no cache). */
@@ -136,14 +142,14 @@ typedef struct fy_job_callbacks {
  * space before the cache and the engine see it; an empty one, or one with
  * an empty route, translates to ""). The cache is asked for (model, beam,
  * sentence): a beam above 1 keys as the engine's name + "@beam" + N, and
- * its entry holds the translation and its alternatives. deadline_ms:
- * fy_now_ms() time after which the job fails with FY_ETIMEOUT (0: none).
- * Returns the job (the caller owns one reference and must fy_job_release
- * it), or NULL with FY_EBUSY when the queue cannot take the job's uncached
- * sentences, FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit
- * applies at admission: a sentence going on to its next leg always gets
- * back in.
- * Callbacks may run before this returns. cb is copied. */
+ * its entry holds the translation and its alternatives. deadline_ms: fy_now_ms() time after
+ * which the job fails with FY_ETIMEOUT (0: none). Returns the job (the
+ * caller owns one reference and must fy_job_release it), or NULL with
+ * FY_EBUSY when the queue cannot take the job's uncached sentences,
+ * FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit applies at
+ * admission: a sentence going on to its next leg always gets back in.
+ * Callbacks may run before this returns. cb is copied. Waits for the
+ * cache's lookup (at most its timeout, and not past deadline_ms). */
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err);
 

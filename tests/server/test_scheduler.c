@@ -475,7 +475,7 @@ static void test_cache(void)
 {
     fake f;
     fake_init(&f);
-    fy_cache *cache = fy_cache_new(1 << 20, NULL);
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
     fy_scheduler *s = open_sched(&f, 2, 100, cache);
     const char *a[] = {"缓存", "一下"};
     waiter wa, wb;
@@ -493,7 +493,7 @@ static void test_cache(void)
     fy_scheduler_get_stats(s, &st);
     CHECK(st.cache_sentences == 2);
     fy_cache_stats cs;
-    fy_cache_get_stats(cache, &cs);
+    fy_cache_tier_stats(cache, &cs, 1);
     CHECK(cs.hits == 2 && cs.misses == 2);
     fy_job_release(ja);
     fy_job_release(jb);
@@ -570,7 +570,7 @@ static void test_pivot(void)
     fake a, b;
     fake_init_as(&a, "a", '[', ']');
     fake_init_as(&b, "b", '<', '>');
-    fy_cache *cache = fy_cache_new(1 << 20, NULL);
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
     fy_scheduler *s = open_sched(&a, 2, 100, cache);
     fy_route both = {{&a.engine, &b.engine}, 2, NULL};
     const char *src[] = {"x", "", "yy"};
@@ -598,8 +598,131 @@ static void test_pivot(void)
     j = submit_via(s, &shout, z, 1, 0, &w3, NULL);
     CHECK(waiter_wait(&w3) == 0 && !strcmp(fy_job_result(j, 0), "<[z][z]>"));
     fy_job_release(j);
+    /* Both legs from the cache: the first leg's cached answer goes through
+     * `between` too, so the result is the one the engines gave. */
+    calls = atomic_load(&a.calls) + atomic_load(&b.calls);
+    waiter w4;
+    waiter_init(&w4);
+    j = submit_via(s, &shout, z, 1, 0, &w4, NULL);
+    CHECK(w4.done == 1 && !strcmp(fy_job_result(j, 0), "<[z][z]>"));
+    CHECK(atomic_load(&a.calls) + atomic_load(&b.calls) == calls);
+    fy_job_release(j);
     fy_scheduler_free(s);
     fy_cache_free(cache);
+}
+
+/* ---- a recording cache tier: what the scheduler asks and stores ---- */
+
+typedef struct rec_cache {
+    fy_cache base;
+    pthread_mutex_t lock;
+    int gets, puts, keys_got, keys_put, stored_fail;
+    int64_t last_deadline;
+    char hit_text[32], hit_value[32]; /* the one key it knows */
+} rec_cache;
+
+static int rec_get(fy_cache *c, const fy_cache_key *keys, size_t n, char **values, int64_t dl)
+{
+    rec_cache *r = (rec_cache *)c;
+    pthread_mutex_lock(&r->lock);
+    r->gets++;
+    r->keys_got += (int)n;
+    r->last_deadline = dl;
+    int hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->hit_text[0] && !strcmp(keys[i].text, r->hit_text))
+            values[i] = strdup(r->hit_value), hits++;
+    pthread_mutex_unlock(&r->lock);
+    return hits;
+}
+
+static void rec_put(fy_cache *c, const fy_cache_key *keys, const char *const *values, size_t n)
+{
+    rec_cache *r = (rec_cache *)c;
+    pthread_mutex_lock(&r->lock);
+    r->puts++;
+    r->keys_put += (int)n;
+    for (size_t i = 0; i < n; i++) r->stored_fail += strstr(keys[i].text, "FAIL") || !values[i];
+    pthread_mutex_unlock(&r->lock);
+}
+
+static size_t rec_stats(fy_cache *c, fy_cache_stats *out, size_t cap)
+{
+    (void)c, (void)out, (void)cap;
+    return 1;
+}
+
+static void rec_free(fy_cache *c)
+{
+    (void)c;
+}
+
+static const fy_cache_ops rec_ops = {rec_get, rec_put, rec_stats, rec_free};
+
+static void rec_init(rec_cache *r)
+{
+    memset(r, 0, sizeof *r);
+    r->base.ops = &rec_ops;
+    pthread_mutex_init(&r->lock, NULL);
+}
+
+/* One lookup per job, one store per batch, the job's deadline passed on,
+ * and a failed sentence never stored. */
+static void test_cache_calls(void)
+{
+    fake f;
+    fake_init(&f);
+    rec_cache rc;
+    rec_init(&rc);
+    fy_scheduler *s = open_sched(&f, 1, 100, &rc.base);
+    const char *src[] = {"一", "二", "", "三", "四"};
+    waiter w;
+    waiter_init(&w);
+    int64_t deadline = fy_now_ms() + 60000;
+    fy_job *j = submit(s, src, 5, deadline, &w, NULL);
+    CHECK(waiter_wait(&w) == 0);
+    CHECK(rc.gets == 1 && rc.keys_got == 4 && rc.last_deadline == deadline); /* "" is not asked */
+    CHECK(rc.puts == 1 && rc.keys_put == 4 && atomic_load(&f.calls) == 1);
+    fy_job_release(j);
+    /* A batch with a sentence the engine fails: retried one by one, and
+     * only the translated ones are stored. */
+    const char *bad[] = {"好", "FAIL", "坏"};
+    waiter w2;
+    waiter_init(&w2);
+    j = submit(s, bad, 3, 0, &w2, NULL);
+    CHECK(waiter_wait(&w2) == FY_EINVAL);
+    CHECK(rc.stored_fail == 0 && rc.keys_put == 4 + 2 && rc.puts == 2);
+    fy_job_release(j);
+    fy_scheduler_free(s);
+}
+
+/* A pivot with a remote-like tier: the second legs of a batch are looked
+ * up in one call after it, and a cached second leg skips its engine. */
+static void test_cache_pivot_calls(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    rec_cache rc;
+    rec_init(&rc);
+    snprintf(rc.hit_text, sizeof rc.hit_text, "[x]");
+    snprintf(rc.hit_value, sizeof rc.hit_value, "<cached>");
+    fy_scheduler *s = open_sched(&a, 1, 100, &rc.base);
+    fy_route both = {{&a.engine, &b.engine}, 2, NULL};
+    const char *src[] = {"x", "y", "z"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit_via(s, &both, src, 3, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == 0);
+    CHECK(!strcmp(fy_job_result(j, 0), "<cached>") && !strcmp(fy_job_result(j, 1), "<[y]>"));
+    /* submit: 3 keys; after a's batch: 3 second legs in one call. */
+    CHECK(rc.gets == 2 && rc.keys_got == 6);
+    CHECK(atomic_load(&a.calls) == 1 && atomic_load(&b.calls) == 1);
+    fy_engine_stats st;
+    fy_scheduler_engine_stats(s, &b.engine, &st);
+    CHECK(st.sentences == 2 && st.cache_hits == 1);
+    fy_job_release(j);
+    fy_scheduler_free(s);
 }
 
 /* Forgetting an engine fails its queued jobs and frees its states. */
@@ -694,7 +817,7 @@ static void test_beams(void)
     fake_init(&f);
     f.engine.translate = fake_greedy;
     f.engine.translate_beam = fake_beam;
-    fy_cache *cache = fy_cache_new(1 << 20, NULL);
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
     fake_gate(&f, 1);
     fy_scheduler *s = open_sched(&f, 1, 100, cache);
     const char *g[] = {"g1", "g2", "g3"}, *b[] = {"b1", "b2", "b3"};
@@ -718,7 +841,7 @@ static void test_beams(void)
     CHECK(w2.done == 1 && atomic_load(&f.calls) == calls);
     CHECK(!strcmp(fy_job_result(j2, 1), "[b2]/4") && has_fake_alts(j2, 1, "b2"));
     fy_cache_stats cs;
-    fy_cache_get_stats(cache, &cs);
+    fy_cache_tier_stats(cache, &cs, 1);
     CHECK(cs.entries == 6);
     /* The greedy sentences with beam 4 are not greedy's cache entries. */
     const char *gb[] = {"b4"};
@@ -794,6 +917,8 @@ int main(void)
     test_shutdown_with_queued();
     test_two_engines();
     test_pivot();
+    test_cache_calls();
+    test_cache_pivot_calls();
     test_forget();
     test_waves();
     test_beams();
