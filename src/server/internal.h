@@ -68,6 +68,7 @@ struct req {
     json_t *in;            /* parsed body (object) */
     fy_request *q;         /* the translation */
     int array;             /* the texts came as an array */
+    int placeholders;      /* the dialect's texts carry plug-in placeholders ({0}, <b0></b0>) */
     const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
     int submitted;         /* r->q is submitted (guarded by lock) */
     enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */

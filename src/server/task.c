@@ -176,7 +176,11 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
         len[i] = json_string_length(texts[i]);
     }
     int timeout = r->srv->o.timeout_ms;
-    fy_request_options o = {lg->src, lg->tgt, html, 0, timeout > 0 ? fy_now_ms() + timeout : 0};
+    fy_request_options o = {.source = lg->src,
+                            .target = lg->tgt,
+                            .html = html,
+                            .deadline_ms = timeout > 0 ? fy_now_ms() + timeout : 0,
+                            .placeholders = r->placeholders};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(r->srv->reg, s, len, n, &o, &bad, &err);

@@ -136,7 +136,7 @@ static fy_request *request(fy_registry *reg, const char *const *texts, size_t n,
 {
     size_t lens[16];
     for (size_t i = 0; i < n; i++) lens[i] = strlen(texts[i]);
-    fy_request_options o = {src, tgt, 0, raw, 0};
+    fy_request_options o = {.source = src, .target = tgt, .raw = raw};
     return fy_request_new(reg, texts, lens, n, &o, bad, err);
 }
 
