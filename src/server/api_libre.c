@@ -1,5 +1,9 @@
 /* api_libre.c - the LibreTranslate dialect: POST /translate with "q"
- * (JSON or form), GET /languages, POST /detect. Errors: {"error": "..."}. */
+ * (JSON, form or multipart form, as its web page sends it), GET /languages,
+ * POST /detect, GET /frontend/settings (its web page starts from it),
+ * POST /suggest (refused: suggestions are disabled here). Errors:
+ * {"error": "..."}. Chinese is written as LibreTranslate writes it:
+ * zh-Hans and zh-Hant. */
 #include "server/internal.h"
 
 #include <stdlib.h>
@@ -7,9 +11,63 @@
 
 #include "text/detect.h"
 
+/* LibreTranslate's code for a tag: zh-Hans for Simplified Chinese. */
+static const char *libre_code(const char *tag)
+{
+    return strcmp(tag, "zh") ? tag : "zh-Hans";
+}
+
+int api_libre_path(const char *path)
+{
+    static const char *const paths[] = {"/translate",      "/languages",         "/detect",
+                                        "/suggest",        "/frontend/settings", "/spec",
+                                        "/translate_file", "/download_file"};
+    for (size_t k = 0; k < sizeof paths / sizeof *paths; k++) {
+        size_t n = strlen(paths[k]);
+        if (!strncmp(path, paths[k], n) && (path[n] == '\0' || path[n] == '/')) return 1;
+    }
+    return 0;
+}
+
 static json_t *detected(const char *lang, int percent)
 {
-    return json_pack("{s:f,s:s}", "confidence", (double)percent, "language", lang);
+    return json_pack("{s:f,s:s}", "confidence", (double)percent, "language", libre_code(lang));
+}
+
+/* Field "alternatives" of in: how many alternative translations the
+ * client wants (a number, or digits in a form; absent: 0). -1 when it is
+ * not a number from 0 to 100. */
+static int alternatives_value(json_t *in)
+{
+    json_t *v = json_object_get(in, "alternatives");
+    const char *s = json_string_value(v);
+    if (!v || json_is_null(v)) return 0;
+    long k = -1;
+    if (json_is_integer(v)) {
+        k = (long)json_integer_value(v);
+    } else if (s && *s) {
+        char *end;
+        k = strtol(s, &end, 10);
+        if (*end) k = -1;
+    }
+    return k >= 0 && k <= 100 ? (int)k : -1;
+}
+
+static int field_alternatives(req *r, json_t *in)
+{
+    if (alternatives_value(in) >= 0) return 0;
+    reply_error(r, 400, "Invalid request: alternatives parameter is not a number from 0 to 100");
+    return -1;
+}
+
+/* Text i's alternative translations. The engine gives each sentence one
+ * translation (greedy search) until its n-best lists are wired in
+ * (fy_request_text_alternatives), so the list is empty: LibreTranslate
+ * answers the same when a model has no alternatives. */
+static json_t *alternatives_of(req *r, size_t i)
+{
+    (void)r, (void)i;
+    return json_array();
 }
 
 static enum MHD_Result libre_finish(req *r)
@@ -18,20 +76,27 @@ static enum MHD_Result libre_finish(req *r)
     if (!t) return reply_error(r, 500, "out of memory");
     json_t *body = json_pack("{s:o}", "translatedText", t);
     const char *src = json_string_value(json_object_get(r->in, "source"));
-    if (!src || !strcmp(src, "auto")) {
-        json_t *d = r->array ? json_array() : NULL;
-        for (size_t i = 0; i < task_count(r); i++) {
-            int percent;
-            const char *lang = fy_request_source(r->q, i, &percent);
-            json_t *one = detected(lang, percent);
-            if (!d) {
-                d = one;
-                break;
-            }
-            json_array_append_new(d, one);
+    int want_alt = alternatives_value(r->in) > 0;
+    json_t *d = r->array ? json_array() : NULL, *a = r->array ? json_array() : NULL;
+    for (size_t i = 0; i < task_count(r); i++) {
+        int percent;
+        const char *lang = fy_request_source(r->q, i, &percent);
+        json_t *one = detected(lang, percent), *alts = alternatives_of(r, i);
+        if (!d) {
+            d = one, a = alts;
+            break;
         }
-        json_object_set_new(body, "detectedLanguage", d);
+        json_array_append_new(d, one);
+        json_array_append_new(a, alts);
     }
+    if (!src || !strcmp(src, "auto"))
+        json_object_set_new(body, "detectedLanguage", d);
+    else
+        json_decref(d);
+    if (want_alt)
+        json_object_set_new(body, "alternatives", a);
+    else
+        json_decref(a);
     return reply_json(r, 200, body);
 }
 
@@ -41,8 +106,8 @@ enum MHD_Result api_libre(req *r, json_t *in)
     int html;
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
-        field_format(r, in, "text", &html) || task_langs(r, "source", src, "target", tgt, 1, &lg) ||
-        task_texts(r, in, "q", 1, html, &lg))
+        field_format(r, in, "text", &html) || field_alternatives(r, in) ||
+        task_langs(r, "source", src, "target", tgt, 1, &lg) || task_texts(r, in, "q", 1, html, &lg))
         return REPLIED(r);
     return task_submit(r, libre_finish);
 }
@@ -58,8 +123,9 @@ enum MHD_Result api_libre_languages(req *r)
     for (size_t i = 0; i < n; i++) {
         size_t m = fy_registry_targets(reg, all[i], tg, 64);
         json_t *targets = json_array();
-        for (size_t k = 0; k < m; k++) json_array_append_new(targets, json_string(tg[k]));
-        json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "code", all[i], "name",
+        for (size_t k = 0; k < m; k++)
+            json_array_append_new(targets, json_string(libre_code(tg[k])));
+        json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "code", libre_code(all[i]), "name",
                                               fy_lang_name(all[i]), "targets", targets));
     }
     return reply_json(r, 200, list);
@@ -85,4 +151,38 @@ enum MHD_Result api_libre_detect(req *r)
     for (int k = 0; k < d.n; k++)
         json_array_append_new(list, detected(d.top[k].lang, d.top[k].percent));
     return reply_json(r, 200, list);
+}
+
+/* The language the web page starts with: a name and a code. */
+static json_t *setting_lang(const char *code, const char *name)
+{
+    return json_pack("{s:s,s:s}", "code", code, "name", name);
+}
+
+/* GET /frontend/settings: what LibreTranslate's web page reads before it
+ * shows anything (limits, whether a key is needed, the default pair). */
+enum MHD_Result api_libre_settings(req *r)
+{
+    fy_registry *reg = r->srv->reg;
+    char all[64][FY_LANG_MAX];
+    size_t n = fy_registry_languages(reg, all, 64);
+    const char *target = n ? all[0] : "en";
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i], "en")) target = "en";
+    int key = r->srv->token != NULL, files = route_exists("POST", "/translate_file");
+    /* The formats /translate_file takes, when it is there. */
+    json_t *formats = files ? json_pack("[s,s,s]", ".txt", ".html", ".srt") : json_array();
+    json_t *body = json_pack("{s:I,s:i,s:b,s:b,s:b,s:b,s:o,s:{s:o,s:o}}", "charLimit",
+                             (json_int_t)r->srv->o.max_chars, "frontendTimeout", 500, "apiKeys",
+                             key, "keyRequired", key, "suggestions", 0, "filesTranslation", files,
+                             "supportedFilesFormat", formats, "language", "source",
+                             setting_lang("auto", "Auto Detect"), "target",
+                             setting_lang(libre_code(target), fy_lang_name(target)));
+    return reply_json(r, 200, body);
+}
+
+/* POST /suggest: LibreTranslate's answer when suggestions are off. */
+enum MHD_Result api_libre_suggest(req *r)
+{
+    return reply_error(r, 403, "Suggestions are disabled on this server.");
 }

@@ -45,10 +45,9 @@ typedef struct prompt {
 } prompt;
 
 /* Recognises the request made of the system message (NUL-terminated; NULL
- * or "" when there is none) and the last user message (ulen bytes). Returns 0 with *p filled (free it
- * with prompt_free), or -1 with *p empty and a sentence for the client in
- * why (cap bytes): not a prompt of any plug-in known here, or one naming a
- * language this server does not know. */
+ * or "" when there is none) and the last user message (ulen bytes). Returns 0 with *p filled (free
+ * it with prompt_free), or -1 with *p empty and a sentence for the client in why (cap bytes): not a
+ * prompt of any plug-in known here, or one naming a language this server does not know. */
 int prompt_parse(const char *system, const char *user, size_t ulen, prompt *p, char *why,
                  size_t cap);
 

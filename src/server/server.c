@@ -50,6 +50,12 @@ static const route routes[] = {
      api_google_languages},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
+    {"GET", "/frontend/settings", "libre_settings", D_LIBRE, 0, api_libre_settings},
+    {"POST", "/suggest", "libre_suggest", D_LIBRE, 0, api_libre_suggest},
+    {"GET", "/spec", "openapi", D_LIBRE, 0, op_openapi},
+    {"POST", "/v1/chat/completions", "openai_chat", D_OPENAI, 1, api_openai_chat},
+    {"POST", "/v1/responses", "openai_responses", D_OPENAI, 1, api_openai_responses},
+    {"GET", "/v1/models", "openai_models", D_OPENAI, 0, api_openai_models},
 };
 enum { NROUTES = sizeof routes / sizeof *routes };
 
@@ -93,10 +99,10 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
     fy_server *s = r->srv;
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "X-Request-Id", r->id);
-    if (s->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", s->cors);
+    if (r->cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
         MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
-        if (strcmp(s->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
+        if (strcmp(r->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
     }
     if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
@@ -230,6 +236,12 @@ enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
         body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
                          msg, "status", google_status(status), "errors", "message", msg, "domain",
                          "global", "reason", status_code_name(status));
+        break;
+    case D_OPENAI:
+        body = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
+                         status < 500 ? "invalid_request_error" : "server_error", "param", "code",
+                         status == 401 || status == 403 ? "invalid_api_key"
+                                                        : status_code_name(status));
         break;
     default:
         body =
@@ -472,6 +484,7 @@ static void req_free(req *r)
     pthread_mutex_unlock(&s->lock);
     fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
     json_decref(r->in);
+    if (r->ctx_free) r->ctx_free(r->ctx);
     free(r->body);
     fy_buf_free(&r->ev);
     pthread_mutex_destroy(&r->lock);
@@ -492,6 +505,12 @@ static const route *find_route(const char *method, const char *url, const route 
     return NULL;
 }
 
+int route_exists(const char *method, const char *path)
+{
+    const route *any;
+    return find_route(method, path, &any) != NULL;
+}
+
 static const char *allowed(const route *rt)
 {
     return strcmp(rt->method, "GET") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
@@ -502,7 +521,7 @@ static enum MHD_Result reply_options(req *r, const route *rt)
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Allow", rt ? allowed(rt) : "OPTIONS");
-    if (r->srv->cors) {
+    if (r->cors) {
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                 "Content-Type, Authorization, X-API-Token, X-Request-Id");
@@ -521,6 +540,10 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method)
         r->endpoint = path_rt->name;
         r->dialect = path_rt->dialect;
     }
+    /* CORS: every route with --cors-origin, none with --cors-origin '', and
+     * by default LibreTranslate's routes for any origin, as LibreTranslate
+     * does (its web page and browser clients call it from elsewhere). */
+    r->cors = s->cors_off ? NULL : s->cors ? s->cors : api_libre_path(url) ? "*" : NULL;
     /* Draining: no new translations, but health and metrics still answer. */
     if (atomic_load(&s->draining) && (!r->rt || r->rt->auth))
         return reply_error(r, 503, "the server is shutting down");
@@ -843,6 +866,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->host = strdup(o->host && *o->host ? o->host : "127.0.0.1");
     s->token = dup_or_null(o->api_token);
     s->cors = dup_or_null(o->cors_origin);
+    s->cors_off = o->cors_origin && !*o->cors_origin;
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
     if (!s->host || !s->version || !s->metrics) goto nomem;

@@ -264,7 +264,10 @@ static void job_done(void *user, int status)
 
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
 {
-    fy_request_callbacks cb = {r->sse ? sse_sentence : NULL, job_done, r};
+    fy_request_callbacks cb = {r->on_sentence ? r->on_sentence
+                               : r->sse       ? sse_sentence
+                                              : NULL,
+                               job_done, r};
     fy_error err = {0};
     r->finish = finish;
     if (fy_request_submit(r->q, r->srv->sched, &cb, &err)) {
