@@ -68,13 +68,15 @@ async function serve({ args = [], directions = DEFAULT_DIRECTIONS } = {}) {
   // Sanitizer builds translate slowly: a generous deadline.
   const all = ['serve', '--models', root, '--host', '127.0.0.1', '--port', '0', '--threads', '2',
     '--timeout-ms', '600000', ...args];
-  const proc = spawn(BIN, all, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
+  const proc = spawn(BIN, all, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '', out = '';
+  proc.stderr.on('data', (d) => { log += d; });
+  // The ready line is on stdout.
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`fanyi serve did not start:\n${log}`)), 120000);
-    proc.stderr.on('data', (d) => {
-      log += d;
-      const m = /listening on http:\/\/[^:]+:(\d+) /.exec(log);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/[^:]+:(\d+) /.exec(out);
       if (m) { clearTimeout(timer); resolve(Number(m[1])); }
     });
     proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`fanyi serve exited ${code}:\n${log}`)); });
