@@ -62,6 +62,8 @@ def endpoints(s):
                  ("/language/translate/v2/languages", "post"), ("/translate_a/single", "get"),
                  ("/translate_a/single", "post"), ("/v2/glossaries", "get"),
                  ("/v2/glossary-language-pairs", "get"), ("/v2/document", "post"),
+                 ("/frontend/settings", "get"), ("/suggest", "post"), ("/spec", "get"),
+                 ("/v1/chat/completions", "post"), ("/v1/responses", "post"), ("/v1/models", "get"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
@@ -88,7 +90,8 @@ def endpoints(s):
                                 "/v1/translate", "/language/translate/v2/detect",
                                 "/translate_a/single",
                                 "/language/translate/v2", "/language/translate/v2/languages",
-                                "/imme",
+                                "/imme", "/frontend/settings", "/suggest", "/spec",
+                                "/v1/chat/completions", "/v1/responses", "/v1/models",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
