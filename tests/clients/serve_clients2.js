@@ -96,8 +96,10 @@ async function serve({ args = [], directions = DEFAULT_DIRECTIONS } = {}) {
       if (r.status !== 200) throw new Error(`native ${r.status}: ${JSON.stringify(b)}`);
       return b.translation;
     },
+    // SIGTERM and wait; the exit status must be 0 (sanitizer builds report
+    // leaks and errors through it).
     async stop() {
-      if (proc.exitCode === null) {
+      if (proc.exitCode === null && proc.signalCode === null) {
         const gone = new Promise((resolve) => proc.on('exit', resolve));
         proc.kill('SIGTERM');
         const t = setTimeout(() => proc.kill('SIGKILL'), 30000);
@@ -105,6 +107,7 @@ async function serve({ args = [], directions = DEFAULT_DIRECTIONS } = {}) {
         clearTimeout(t);
       }
       fs.rmSync(root, { recursive: true, force: true });
+      T.ok(proc.exitCode === 0, `fanyi serve exited ${proc.exitCode} (${proc.signalCode || 'no signal'}):\n${log.slice(-4000)}`);
     },
   };
   const tok = args.indexOf('--api-token');
