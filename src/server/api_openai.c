@@ -477,9 +477,10 @@ static int stream_more(req *r, oa *o, int done, int status)
 }
 
 /* A sentence arrived: wake the reader. */
-static void oa_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len)
+static void oa_sentence(void *user, size_t text, size_t sentence, const char *before,
+                        size_t before_len, const char *rendered, size_t len)
 {
-    (void)text, (void)sentence, (void)rendered, (void)len;
+    (void)text, (void)sentence, (void)before, (void)before_len, (void)rendered, (void)len;
     req *r = user;
     pthread_mutex_lock(&r->lock);
     r->ev_count++; /* the reader looks again before it sleeps */

@@ -116,8 +116,12 @@ struct req {
     void *ctx;
     void (*ctx_free)(void *ctx);
     /* The per-sentence callback of a stream other than the native one. */
-    void (*on_sentence)(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
+    void (*on_sentence)(void *user, size_t text, size_t sentence, const char *before,
+                        size_t before_len, const char *rendered, size_t len);
     const char *cors; /* Access-Control-Allow-Origin of the answer, NULL: none */
+    int spans;              /* native "spans": where each sentence is (api_native.c) */
+    size_t ev_byte, ev_u16; /* the stream's place in its text's source, for spans */
+    size_t ev_text;
     peer *cn;         /* its connection; NULL if not tracked */
     req *prev, *next; /* the server's list of live requests */
 };
@@ -241,7 +245,8 @@ void deepl_preserve_formatting(const char *source, char *translation);
 int tls_check(const char *cert, const char *key, fy_error *err);
 
 /* SSE: the per-sentence callback (api_native.c). */
-void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
+void sse_sentence(void *user, size_t text, size_t sentence, const char *before, size_t before_len,
+                  const char *rendered, size_t len);
 
 /* The handlers, one file per dialect. */
 enum MHD_Result api_translate(req *r); /* native or LibreTranslate by body */
