@@ -13,6 +13,7 @@ packages=(
     libyaml-dev                             # model.yml inside Marian models
     libcld2-dev                             # language detection (CLD2, as in Firefox)
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
+    libhiredis-dev redis-server             # the Redis cache tier (hiredis 0.14), its tests
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
     nginx haproxy                           # load-balancer tests (tests/lb)

@@ -2,7 +2,9 @@
  * one model directory), start the scheduler's workers and the HTTP server,
  * print one ready line, and on SIGTERM/SIGINT drain (finish what is in
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
- * the ready line; with --models each loads on its first request. */
+ * the ready line; with --models each loads on its first request. The
+ * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
+ * as tiers: memory first. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "model/discover.h"
 #include "server/server.h"
 #include "translate/cache.h"
+#include "translate/cache_redis.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -26,12 +29,13 @@ static void usage(FILE *out)
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
             "                   [--host ADDR] [--port N] [--threads N]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
-            "                   [--max-chars N]\n"
+            "                   [--max-chars N] [--beam N] [--max-beam N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
             "                   [--read-timeout S] [--drain-timeout S]\n"
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
+            "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
@@ -55,6 +59,10 @@ static void usage(FILE *out)
             "                       (FANYI_API_TOKEN)\n"
             "  --cache-mb N         sentence cache size, 0 disables (FANYI_CACHE_MB; 64)\n"
             "  --max-chars N        characters per request (FANYI_MAX_CHARS; 5000)\n"
+            "  --beam N             beam search width of requests that do not ask one; 1 is\n"
+            "                       greedy, the fastest (FANYI_BEAM; 1)\n"
+            "  --max-beam N         the largest beam a request may ask (it gets at most N - 1\n"
+            "                       alternatives), 1 .. 16 (FANYI_MAX_BEAM; 4)\n"
             "  --max-batch-items N  texts per request (FANYI_MAX_BATCH_ITEMS; 128)\n"
             "  --queue N            sentences that may wait; more -> 503 (FANYI_QUEUE; 1024)\n"
             "  --timeout-ms N       per-request deadline; later -> 504 (FANYI_TIMEOUT_MS; 30000)\n"
@@ -79,17 +87,28 @@ static void usage(FILE *out)
             "                       (FANYI_TLS_CERT)\n"
             "  --tls-key FILE       the certificate's PEM private key, unencrypted\n"
             "                       (FANYI_TLS_KEY)\n"
+            "  --redis URL          share translations with other replicas through Redis:\n"
+            "                       redis://[:PASSWORD@]HOST:PORT[/DB]; asked after the\n"
+            "                       memory cache; while it is down the engine answers\n"
+            "                       (FANYI_REDIS; on the command line a password is\n"
+            "                       visible to every local user: use FANYI_REDIS)\n"
+            "  --redis-ttl S        expiry of what is stored in Redis, 0 = none\n"
+            "                       (FANYI_REDIS_TTL; 604800 = 7 days)\n"
+            "  --redis-timeout-ms MS  longest wait for Redis per lookup; slower counts\n"
+            "                       as an error (FANYI_REDIS_TIMEOUT_MS; 50)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *token_file, *cors;
+    const char *model, *models, *host, *token, *token_file, *cors, *redis;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
+    long beam, max_beam;
+    long redis_ttl, redis_timeout_ms;
     int quiet;
 } serve_config;
 
@@ -114,6 +133,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN"))) c->cors = v; /* "" turns CORS off */
+    if ((v = getenv("FANYI_REDIS")) && *v) c->redis = v;
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     return 0;
@@ -201,9 +221,14 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
         {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
         {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
+        {"--beam", "FANYI_BEAM", 1, FY_BEAM_MAX, &c->beam},
+        {"--max-beam", "FANYI_MAX_BEAM", 1, FY_BEAM_MAX, &c->max_beam},
+        {"--redis-ttl", "FANYI_REDIS_TTL", 0, 1L << 30, &c->redis_ttl},
+        {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
+        {"redis", required_argument, NULL, 'R'},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -255,6 +280,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'K':
             c->token_file = optarg;
             break;
+        case 'R':
+            c->redis = optarg;
+            if (strchr(optarg, '@'))
+                fprintf(stderr, "fanyi serve: warning: a Redis password on the command line is "
+                                "visible to every local user (ps); use FANYI_REDIS\n");
+            break;
         case 'E':
             c->tls_cert_file = optarg;
             break;
@@ -278,7 +309,41 @@ static int parse_args(int argc, char **argv, serve_config *c)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)
         return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
+    if (c->beam > c->max_beam)
+        return cli_usage_error(CMD, "--beam %ld is more than --max-beam %ld", c->beam, c->max_beam);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    fy_error err = {0};
+    if (c->redis && fy_redis_parse_url(c->redis, &ro, &err))
+        return cli_usage_error(CMD, "%s", err.msg);
     return 0;
+}
+
+static void redis_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "fanyi serve: %s\n", line);
+}
+
+/* The sentence cache: the LRU alone (as before --redis existed), Redis
+ * alone (--cache-mb 0), or memory in front of Redis. NULL with err. */
+static fy_cache *make_cache(const serve_config *c, fy_error *err)
+{
+    size_t budget = (size_t)c->cache_mb << 20;
+    if (!c->redis) return fy_cache_lru_new(budget, err);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    if (fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+    ro.ttl_s = (int)c->redis_ttl;
+    ro.timeout_ms = (int)c->redis_timeout_ms;
+    ro.log = redis_log;
+    fy_cache *tiers[2] = {NULL, fy_cache_redis_new(&ro, err)};
+    if (!tiers[1] || !budget) return tiers[1];
+    if (!(tiers[0] = fy_cache_lru_new(budget, err))) {
+        fy_cache_free(tiers[1]);
+        return NULL;
+    }
+    return fy_cache_tiers_new(tiers, 2, err);
 }
 
 static int no_model(const char *where, const char *why)
@@ -314,10 +379,11 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
-    fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
+    fy_cache *cache = make_cache(c, &err);
     if (!cache) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
+    topt.max_beam = (int)c->max_beam;
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
     so.threads = (int)c->threads;
@@ -336,6 +402,7 @@ static int run(const serve_config *c, const char *root)
     ro.ndirs = c->model ? 1 : 0;
     ro.memory_budget = (size_t)c->models_mb << 20;
     ro.topt = topt;
+    ro.beam = (int)c->beam;
     ro.sched = sched;
     ro.threads = (int)c->threads;
     reg = fy_registry_open(&ro, &err);
@@ -423,7 +490,11 @@ int cmd_serve(int argc, char **argv)
                       .idle_timeout = 15,
                       .read_timeout = 30,
                       .drain_timeout = 10,
-                      .request_mb = 256};
+                      .request_mb = 256,
+                      .beam = 1,
+                      .max_beam = 4,
+                      .redis_ttl = 7 * 24 * 3600,
+                      .redis_timeout_ms = 50};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

@@ -37,7 +37,7 @@
 static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
-    "                       [--max-length-factor F] [--min-gap]\n"
+    "                       [--max-length-factor F] [--beam N] [--min-gap]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
     "empty). Each line is split into sentences, and the translations are joined and\n"
@@ -57,12 +57,15 @@ static const char USAGE[] =
     "                         markup kept\n"
     "  --no-shortlist         score the whole vocabulary even if the model has a shortlist\n"
     "  --max-length-factor F  output tokens <= F x source tokens (default 2.0)\n"
+    "  --beam N               beam search keeping N hypotheses per sentence, 1 .. 16\n"
+    "                         (default 1: greedy); the best translation is printed\n"
     "  --min-gap              after each translation print a TAB and the smallest\n"
-    "                         top-1 minus top-2 logit gap over its decoding steps\n";
+    "                         margin of a decision in its search: top-1 minus top-2\n"
+    "                         logit (greedy), or the closest call of the beam search\n";
 
 typedef struct opts {
     const char *model, *models, *from, *to;
-    long threads, batch;
+    long threads, batch, beam;
     int raw, html, min_gap;
     fy_translator_options topt;
 } opts;
@@ -81,6 +84,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"no-shortlist", no_argument, NULL, 'S'},
         {"max-length-factor", required_argument, NULL, 'f'},
         {"min-gap", no_argument, NULL, 'g'},
+        {"beam", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -125,6 +129,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         }
         case 'g':
             o->min_gap = 1;
+            break;
+        case 'B':
+            if (cli_parse_long(CMD, "--beam", optarg, 1, FY_BEAM_MAX, &o->beam)) return 2;
             break;
         default:
             return 2;
@@ -410,7 +417,8 @@ static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched,
     const char *texts[4096];
     size_t lens[4096];
     for (size_t i = 0; i < b->n; i++) texts[i] = b->p[i].text, lens[i] = b->p[i].len;
-    fy_request_options ro = {.source = o->from, .target = o->to, .html = o->html, .raw = o->raw};
+    fy_request_options ro = {
+        .source = o->from, .target = o->to, .html = o->html, .raw = o->raw, .beam = (int)o->beam};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(reg, texts, lens, b->n, &ro, &bad, &err);
@@ -454,6 +462,7 @@ static fy_registry *open_registry(const opts *o, fy_scheduler *sched, fy_error *
     fy_registry_options ro;
     fy_registry_options_default(&ro);
     ro.topt = o->topt;
+    ro.beam = (int)o->beam;
     ro.sched = sched;
     ro.threads = (int)o->threads;
     const char *env = getenv("FANYI_MODEL_DIR");
@@ -533,13 +542,14 @@ static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 
 int cmd_translate(int argc, char **argv)
 {
-    opts o = {.threads = 1, .batch = 16};
+    opts o = {.threads = 1, .batch = 16, .beam = 1};
     fy_translator_options_default(&o.topt);
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
     /* Size each worker's arena for one batch of ordinary lines; longer
      * input is decoded in several rounds, with the same results. */
     o.topt.max_batch_sentences = (int)o.batch;
+    o.topt.max_beam = (int)o.beam; /* the only beam asked: scratch for no more */
     long tokens = o.batch * FY_SEGMENT_TOKENS;
     o.topt.max_batch_tokens = (int)(tokens < 2048 ? tokens : 2048);
 

@@ -98,6 +98,8 @@ struct req {
     size_t charge;             /* bytes of the server's request memory it holds */
     json_t *in;                /* parsed body (object) */
     fy_request *q;             /* the translation */
+    int beam;                  /* the beam the request asked (0: the server's default) */
+    int alternatives;          /* alternatives it asked per text (0: none) */
     int array;                 /* the texts came as an array */
     int placeholders;          /* the dialect's texts carry plug-in placeholders ({0}, <b0></b0>) */
     const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
@@ -193,6 +195,9 @@ int auth_equal(const char *a, const char *b);
 int field_string(req *r, json_t *o, const char *field, const char *def, const char **out);
 /* Optional boolean field. */
 int field_bool(req *r, json_t *o, const char *field, int def, int *out);
+/* Optional whole-number field in [min, max] (a JSON integer, or digits in
+ * a form body): *out = value or def; -1 after a 400 naming the range. */
+int field_int(req *r, json_t *o, const char *field, long def, long min, long max, long *out);
 /* Normalises the language pair (src NULL/""/"auto": detect; tgt NULL or
  * "": required, or the default) into *out; -1 after a 400 that names the
  * field: a code that is no language, a missing target, or a pair no route
@@ -231,6 +236,11 @@ json_t *task_each(req *r, json_t *(*item)(req *r, size_t i, const char *translat
 int field_format(req *r, json_t *o, const char *def, int *html);
 /* Builds a JSON string or array of the joined translations. NULL on error. */
 json_t *task_join_json(req *r);
+/* The texts' alternatives (fy_request_text_alternatives, at most
+ * r->alternatives each; set r->beam and r->alternatives before task_texts):
+ * one JSON array of strings, or with an array of texts an array of them.
+ * NULL on error. */
+json_t *task_alternatives_json(req *r);
 /* Unicode characters in valid UTF-8. */
 size_t srv_utf8_chars(const char *s, size_t len);
 
