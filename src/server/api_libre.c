@@ -60,43 +60,35 @@ static int field_alternatives(req *r, json_t *in)
     return -1;
 }
 
-/* Text i's alternative translations. The engine gives each sentence one
- * translation (greedy search) until its n-best lists are wired in
- * (fy_request_text_alternatives), so the list is empty: LibreTranslate
- * answers the same when a model has no alternatives. */
-static json_t *alternatives_of(req *r, size_t i)
-{
-    (void)r, (void)i;
-    return json_array();
-}
-
 static enum MHD_Result libre_finish(req *r)
 {
     json_t *t = task_join_json(r);
     if (!t) return reply_error(r, 500, "out of memory");
     json_t *body = json_pack("{s:o}", "translatedText", t);
     const char *src = json_string_value(json_object_get(r->in, "source"));
-    int want_alt = alternatives_value(r->in) > 0;
-    json_t *d = r->array ? json_array() : NULL, *a = r->array ? json_array() : NULL;
-    for (size_t i = 0; i < task_count(r); i++) {
-        int percent;
-        const char *lang = fy_request_source(r->q, i, &percent);
-        json_t *one = detected(lang, percent), *alts = alternatives_of(r, i);
-        if (!d) {
-            d = one, a = alts;
-            break;
+    if (!src || !strcmp(src, "auto")) {
+        json_t *d = r->array ? json_array() : NULL;
+        for (size_t i = 0; i < task_count(r); i++) {
+            int percent;
+            const char *lang = fy_request_source(r->q, i, &percent);
+            json_t *one = detected(lang, percent);
+            if (!d) {
+                d = one;
+                break;
+            }
+            json_array_append_new(d, one);
         }
-        json_array_append_new(d, one);
-        json_array_append_new(a, alts);
-    }
-    if (!src || !strcmp(src, "auto"))
         json_object_set_new(body, "detectedLanguage", d);
-    else
-        json_decref(d);
-    if (want_alt)
+    }
+    /* As LibreTranslate: the list (a list per text) only when asked for. */
+    if (alternatives_value(r->in) > 0) {
+        json_t *a = task_alternatives_json(r);
+        if (!a) {
+            json_decref(body);
+            return reply_error(r, 500, "out of memory");
+        }
         json_object_set_new(body, "alternatives", a);
-    else
-        json_decref(a);
+    }
     return reply_json(r, 200, body);
 }
 
@@ -107,8 +99,16 @@ enum MHD_Result api_libre(req *r, json_t *in)
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
         field_format(r, in, "text", &html) || field_alternatives(r, in) ||
-        task_langs(r, "source", src, "target", tgt, 1, &lg) || task_texts(r, in, "q", 1, html, &lg))
+        task_langs(r, "source", src, "target", tgt, 1, &lg))
         return REPLIED(r);
+    /* Up to N alternatives from the engine's n-best lists: the beam is then
+     * at least N + 1, and N at most what --max-beam allows (LibreTranslate
+     * too gives what its model finds, up to N). */
+    int max_beam;
+    fy_registry_beam(r->srv->reg, &max_beam);
+    int want = alternatives_value(in);
+    r->alternatives = want < max_beam - 1 ? want : max_beam - 1;
+    if (task_texts(r, in, "q", 1, html, &lg)) return REPLIED(r);
     return task_submit(r, libre_finish);
 }
 

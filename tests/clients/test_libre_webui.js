@@ -14,6 +14,17 @@ function form(fields) {
   return f;
 }
 
+// The native API's answer for text with n alternatives: asking for them
+// widens the beam (N + 1), which may change the best translation too.
+async function nativeAlt(s, text, { source = 'auto', target, html = false, n }) {
+  const r = await fetch(`${s.base}/translate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(s.token ? { Authorization: `Bearer ${s.token}` } : {}) },
+    body: JSON.stringify({ text, source, target, html, alternatives: n }),
+  });
+  return r.json();
+}
+
 async function webPage(s) {
   // mounted(): settings, then languages; both must load or the page shows an error.
   const settings = await (await fetch(`${s.base}/frontend/settings`)).json();
@@ -33,17 +44,21 @@ async function webPage(s) {
     method: 'POST',
     body: form({ q: ZH[0], source: 'auto', target: 'en', format: 'text', alternatives: 3, api_key: s.token || '' }),
   })).json();
-  T.eq(res.translatedText, await s.native(ZH[0], { target: 'en' }), 'web page translation');
+  const want = await nativeAlt(s, ZH[0], { target: 'en', n: 3 });
+  T.eq(res.translatedText, want.translation, 'web page translation (beam 4, as for 3 alternatives)');
   const lang = langs.find((l) => l.code === res.detectedLanguage.language);
   T.ok(lang && lang.name === 'Chinese', `detectedLanguage names a listed language: ${JSON.stringify(res.detectedLanguage)}`);
   T.ok(res.detectedLanguage.confidence > 0 && res.detectedLanguage.confidence <= 100, 'confidence in percent');
-  T.eq(res.alternatives, [], 'alternatives: a list (empty until the engine gives n-best lists)');
+  // The engine's n-best lists, as the native API gives them for the same text.
+  T.eq(res.alternatives, want.alternatives, 'alternatives: the engine\'s');
+  T.ok(res.alternatives.length <= 3 && !res.alternatives.includes(res.translatedText) &&
+    new Set(res.alternatives).size === res.alternatives.length, 'alternatives: at most 3, distinct, not the translation');
   const html = await (await fetch(`${s.base}/translate`, {
     method: 'POST',
     body: form({ q: '<p>你好，<b>世界</b>。</p>', source: 'zh-Hans', target: 'en', format: 'html', alternatives: 3, api_key: s.token || '' }),
   })).json();
-  T.eq(html.translatedText, await s.native('<p>你好，<b>世界</b>。</p>', { source: 'zh', target: 'en', html: true }),
-    'web page, html');
+  const wantHtml = await nativeAlt(s, '<p>你好，<b>世界</b>。</p>', { source: 'zh', target: 'en', html: true, n: 3 });
+  T.eq([html.translatedText, html.alternatives], [wantHtml.translation, wantHtml.alternatives], 'web page, html');
   T.eq(html.detectedLanguage, undefined, 'no detectedLanguage for a given source');
 
   // sendSuggestion(): the page shows res.error when res.success is not set.
@@ -59,8 +74,15 @@ async function webPage(s) {
     method: 'POST', headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ q: [ZH[1], EN[1]], source: 'auto', target: 'zh-Hans', format: 'text', alternatives: 2, api_key: s.token || '' }),
   })).json();
-  T.eq(j.translatedText, [ZH[1], await s.native(EN[1], { target: 'zh' })], 'array q (Chinese passes through)');
-  T.eq(j.alternatives, [[], []], 'alternatives per text');
+  const wantEn = await nativeAlt(s, EN[1], { target: 'zh', n: 2 });
+  T.eq(j.translatedText, [ZH[1], wantEn.translation], 'array q (Chinese passes through)');
+  T.eq(j.alternatives, [[], wantEn.alternatives],
+    'alternatives per text (none for a text passed through)');
+  const plain = await (await fetch(`${s.base}/translate`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ q: ZH[1], source: 'zh-Hans', target: 'en', api_key: s.token || '' }),
+  })).json();
+  T.eq(plain.alternatives, undefined, 'no alternatives field unless asked for');
   T.eq(j.detectedLanguage.map((d) => d.language), ['zh-Hans', 'en'], 'detected per text');
   const det = await (await fetch(`${s.base}/detect`, {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ q: ZH[2], api_key: s.token || '' }),
