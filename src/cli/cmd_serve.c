@@ -27,7 +27,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
-            "                   [--host ADDR] [--port N] [--threads N]\n"
+            "                   [--host ADDR] [--port N] [--threads N] [--express-threads N]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
             "                   [--max-chars N] [--beam N] [--max-beam N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
@@ -36,7 +36,8 @@ static void usage(FILE *out)
             "                   [--read-timeout S] [--drain-timeout S]\n"
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
-            "                   [--quiet]\n\n"
+            "                   [--max-document-mb N] [--max-document-chars N]\n"
+            "                   [--download-ttl S] [--download-store-mb N] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -52,6 +53,9 @@ static void usage(FILE *out)
             "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
             "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
             "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
+            "  --express-threads N  more workers only for small requests (at most 4\n"
+            "                       sentences) and streams' first sentences, so these do\n"
+            "                       not wait behind big ones (FANYI_EXPRESS_THREADS; 1)\n"
             "  --api-token-file FILE  require the token in FILE (its first line) on\n"
             "                       translation endpoints (FANYI_API_TOKEN_FILE)\n"
             "  --api-token T        the same with the token itself (FANYI_API_TOKEN); on\n"
@@ -96,6 +100,14 @@ static void usage(FILE *out)
             "                       (FANYI_REDIS_TTL; 604800 = 7 days)\n"
             "  --redis-timeout-ms MS  longest wait for Redis per lookup; slower counts\n"
             "                       as an error (FANYI_REDIS_TIMEOUT_MS; 50)\n"
+            "  --max-document-mb N  size of a document to translate (POST /translate_file,\n"
+            "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
+            "  --max-document-chars N  characters of text in one document\n"
+            "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
+            "  --download-ttl S     keep translated files for GET /download_file this long\n"
+            "                       (FANYI_DOWNLOAD_TTL; 600)\n"
+            "  --download-store-mb N  memory for those files, oldest dropped first\n"
+            "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -104,11 +116,12 @@ typedef struct serve_config {
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
-    long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
+    long doc_mb, doc_chars, download_ttl, download_mb;
     int quiet;
 } serve_config;
 
@@ -209,6 +222,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
     const numopt opts[] = {
         {"--port", "FANYI_PORT", 0, 65535, &c->port},
         {"--threads", "FANYI_THREADS", 1, 1024, &c->threads},
+        {"--express-threads", "FANYI_EXPRESS_THREADS", 0, 64, &c->express},
         {"--cache-mb", "FANYI_CACHE_MB", 0, 1 << 20, &c->cache_mb},
         {"--max-chars", "FANYI_MAX_CHARS", 1, 10000000, &c->max_chars},
         {"--max-batch-items", "FANYI_MAX_BATCH_ITEMS", 1, 100000, &c->max_items},
@@ -225,6 +239,10 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--max-beam", "FANYI_MAX_BEAM", 1, FY_BEAM_MAX, &c->max_beam},
         {"--redis-ttl", "FANYI_REDIS_TTL", 0, 1L << 30, &c->redis_ttl},
         {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
+        {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
+        {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
+        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
+        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
@@ -387,6 +405,7 @@ static int run(const serve_config *c, const char *root)
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
     so.threads = (int)c->threads;
+    so.express = (int)c->express;
     so.queue_max = (size_t)c->queue;
     so.max_batch_tokens = topt.max_batch_tokens;
     so.max_batch_sentences = topt.max_batch_sentences;
@@ -404,7 +423,7 @@ static int run(const serve_config *c, const char *root)
     ro.topt = topt;
     ro.beam = (int)c->beam;
     ro.sched = sched;
-    ro.threads = (int)c->threads;
+    ro.threads = (int)(c->threads + c->express);
     reg = fy_registry_open(&ro, &err);
     if (!reg || (c->model && fy_registry_preload(reg, &err))) {
         rc = no_model(c->model ? c->model : root, err.msg);
@@ -427,6 +446,10 @@ static int run(const serve_config *c, const char *root)
     o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
+    o.max_document_bytes = (size_t)c->doc_mb << 20;
+    o.max_document_chars = (size_t)c->doc_chars;
+    o.download_ttl_s = (int)c->download_ttl;
+    o.download_store_bytes = (size_t)c->download_mb << 20;
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -490,11 +513,16 @@ int cmd_serve(int argc, char **argv)
                       .idle_timeout = 15,
                       .read_timeout = 30,
                       .drain_timeout = 10,
+                      .express = 1,
                       .request_mb = 256,
                       .beam = 1,
                       .max_beam = 4,
                       .redis_ttl = 7 * 24 * 3600,
-                      .redis_timeout_ms = 50};
+                      .redis_timeout_ms = 50,
+                      .doc_mb = 20,
+                      .doc_chars = 500000,
+                      .download_ttl = 600,
+                      .download_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

@@ -38,6 +38,7 @@ static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
     "                       [--max-length-factor F] [--beam N] [--min-gap]\n"
+    "       fanyi translate --file IN [-o OUT] [--from LANG] [--to LANG] [...]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
     "empty). Each line is split into sentences, and the translations are joined and\n"
@@ -59,12 +60,16 @@ static const char USAGE[] =
     "  --max-length-factor F  output tokens <= F x source tokens (default 2.0)\n"
     "  --beam N               beam search keeping N hypotheses per sentence, 1 .. 16\n"
     "                         (default 1: greedy); the best translation is printed\n"
+    "  --file IN              translate the document IN (.txt .md .html .srt .vtt\n"
+    "                         .docx .odt .pptx .epub) keeping its formatting\n"
+    "  -o, --output OUT       where to write it (default: IN's name with the target\n"
+    "                         language: report.docx -> report.en.docx; - for stdout)\n"
     "  --min-gap              after each translation print a TAB and the smallest\n"
     "                         margin of a decision in its search: top-1 minus top-2\n"
     "                         logit (greedy), or the closest call of the beam search\n";
 
 typedef struct opts {
-    const char *model, *models, *from, *to;
+    const char *model, *models, *from, *to, *file, *output;
     long threads, batch, beam;
     int raw, html, min_gap;
     fy_translator_options topt;
@@ -85,12 +90,20 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"max-length-factor", required_argument, NULL, 'f'},
         {"min-gap", no_argument, NULL, 'g'},
         {"beam", required_argument, NULL, 'B'},
+        {"file", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     int c;
-    while ((c = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
+    while ((c = cli_getopt(argc, argv, CMD, "ho:", longopts)) != -1) {
         switch (c) {
+        case 'i':
+            o->file = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
         case 'h':
             fputs(USAGE, stdout);
             return 0;
@@ -139,6 +152,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->raw && o->html) return cli_usage_error(CMD, "--raw and --html exclude each other");
+    if (o->file && (o->raw || o->html || o->min_gap))
+        return cli_usage_error(CMD, "--file takes no --raw, --html or --min-gap");
+    if (o->output && !o->file) return cli_usage_error(CMD, "-o OUT needs --file IN");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
@@ -567,7 +583,13 @@ int cmd_translate(int argc, char **argv)
         fy_scheduler_free(sched);
         return 1;
     }
-    rc = run(&o, sched, reg);
+    if (o.file) {
+        fy_direction_info d;
+        default_languages(reg, &o, &d);
+        rc = cli_translate_file(o.file, o.output, o.from, o.to, sched, reg);
+    } else {
+        rc = run(&o, sched, reg);
+    }
     fy_registry_free(reg);
     fy_scheduler_free(sched);
     if (fclose(stdout) != 0 && !rc) {

@@ -125,6 +125,8 @@ struct req {
     size_t ev_byte, ev_u16; /* the stream's place in its text's source, for spans */
     size_t ev_text;
     peer *cn;         /* its connection; NULL if not tracked */
+    const char *url;  /* the path (MHD's, valid while the request is) */
+    struct docreq *doc; /* a document's translation (api_document.c) */
     req *prev, *next; /* the server's list of live requests */
 };
 
@@ -159,6 +161,7 @@ struct fy_server {
     atomic_ullong chars_translated; /* characters of requests translated (DeepL /v2/usage) */
     char *tls_cert, *tls_key;       /* PEM text; NULL: plain HTTP */
     struct metrics *metrics;
+    struct docs *docs; /* translated documents to download, document metrics */
 };
 
 /* server.c */
@@ -189,6 +192,10 @@ json_t *api_body(req *r);
 int api_auth(req *r);
 /* Constant-time comparison of two NUL-terminated strings. */
 int auth_equal(const char *a, const char *b);
+/* Authentication for bodies that are not JSON or plain forms (uploads):
+ * the token from a header or the query string, else body_token (may be
+ * NULL). 0, or -1 after a 401/403 reply. */
+int auth_token(req *r, const char *body_token);
 
 /* task.c */
 /* Optional string field: *out = value or def; -1 after a 400 reply. */
@@ -288,12 +295,35 @@ enum MHD_Result api_kiss(req *r);
 enum MHD_Result api_openai_chat(req *r);
 enum MHD_Result api_openai_responses(req *r);
 enum MHD_Result api_openai_models(req *r);
+enum MHD_Result api_translate_file(req *r);
+enum MHD_Result api_download_file(req *r);
+enum MHD_Result api_translate_document(req *r);
+/* The body limit of a document route (--max-document-bytes plus room for
+ * the form), 0 for any other route. */
+size_t doc_body_limit(const fy_server *s, const route *rt);
+/* Frees r's document state (cancelling its job) and counts it. */
+void doc_req_free(req *r);
 enum MHD_Result op_root(req *r);
 enum MHD_Result op_health(req *r);
 enum MHD_Result op_ready(req *r);
 enum MHD_Result op_metrics(req *r);
 enum MHD_Result op_version(req *r);
 enum MHD_Result op_openapi(req *r);
+
+/* docstore.c: results kept for download and the document metrics. */
+struct docs *docs_new(size_t cap_bytes, int ttl_s);
+void docs_free(struct docs *d);
+/* Stores data (taken on success) as name; a fresh id (32 hex digits) in
+ * id. -1 when it cannot fit (bigger than the store) or out of memory. */
+int docs_put(struct docs *d, char *data, size_t len, const char *name, const char *mime,
+             char id[33]);
+/* A copy of the live result id (named name unless name is NULL): 1, 0 not
+ * found (or expired), -1 out of memory. */
+int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len,
+             char *mime, size_t mime_cap);
+/* Counts a document by format and final status, and its bytes. */
+void docs_count(struct docs *d, const char *format, int status, size_t in, size_t out);
+void docs_render(struct docs *d, fy_buf *b);
 
 /* metrics.c */
 struct metrics *metrics_new(void);

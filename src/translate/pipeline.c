@@ -335,7 +335,7 @@ int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callb
 
 int fy_request_status(const fy_request *q, fy_error *err)
 {
-    return q->job ? fy_job_status(q->job, err) : 0;
+    return q && q->job ? fy_job_status(q->job, err) : 0;
 }
 
 void fy_request_cancel(fy_request *q)
@@ -367,6 +367,11 @@ void fy_request_free(fy_request *q)
 size_t fy_request_count(const fy_request *q)
 {
     return q->n;
+}
+
+size_t fy_request_sentences(const fy_request *q)
+{
+    return q->nsent;
 }
 
 char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err)

@@ -44,6 +44,7 @@ typedef struct item {
     int64_t enqueued_us;
     int tokens;
     int wave;  /* fy_sentence_in.wave, for every leg */
+    int small; /* of a small job (FY_SMALL_JOB) or urgent: an express worker may take it */
     int state; /* ITEM_*, under the scheduler lock */
 } item;
 
@@ -52,6 +53,7 @@ struct fy_job {
     atomic_int refs;
     pthread_mutex_t lock;
     size_t n, next_emit; /* sentences delivered in order so far */
+    size_t taken;        /* legs taken into batches so far (scheduler lock) */
     char **out;          /* [n] translations, NULL until known */
     char ***alts;        /* [n] their alternatives (fy_alts lists), NULL for none */
     float *gap;          /* [n] */
@@ -100,6 +102,7 @@ static void lookup_buf_free(lookup_buf *b)
 typedef struct worker {
     fy_scheduler *s;
     int index;
+    int express; /* takes only small jobs' sentences (fy_scheduler_options.express) */
     pthread_t thread;
     item **cand;      /* [4 * max_batch_sentences] candidates */
     item **batch;     /* [max_batch_sentences] */
@@ -125,6 +128,7 @@ struct fy_scheduler {
     item *head, *tail;
     size_t depth;
     size_t urgent; /* queued items of a wave > 0 */
+    size_t small;  /* queued items an express worker may take */
     long queued_tokens;
     size_t in_flight;
     int idle; /* workers waiting for work */
@@ -148,6 +152,9 @@ void fy_scheduler_options_default(fy_scheduler_options *o)
     o->window_us = 2000;
 }
 
+/* A job of at most this many sentences is small: express workers take it. */
+#define FY_SMALL_JOB 4
+
 /* ---- engines ------------------------------------------------------------- */
 
 /* The slot of engine e, made on first sight; NULL when out of memory.
@@ -157,7 +164,7 @@ static slot *slot_get(fy_scheduler *s, const fy_engine *e)
     for (slot *p = s->slots; p; p = p->next)
         if (p->e == e) return p;
     slot *p = calloc(1, sizeof *p);
-    if (p) p->state = calloc((size_t)s->o.threads, sizeof *p->state);
+    if (p) p->state = calloc((size_t)(s->o.threads + s->o.express), sizeof *p->state);
     if (!p || !p->state) {
         free(p);
         return NULL;
@@ -169,7 +176,7 @@ static slot *slot_get(fy_scheduler *s, const fy_engine *e)
 
 static void slot_free(fy_scheduler *s, slot *p)
 {
-    for (int i = 0; i < s->o.threads; i++)
+    for (int i = 0; i < s->o.threads + s->o.express; i++)
         if (p->state[i] && p->e->worker_free) p->e->worker_free(p->state[i]);
     free(p->state);
     free(p);
@@ -239,6 +246,7 @@ static void enqueue(fy_scheduler *s, item *it, int64_t now)
     FY_LIST_APPEND(s->head, s->tail, it);
     s->depth++;
     s->urgent += it->wave > 0;
+    s->small += it->small;
     s->queued_tokens += it->tokens;
 }
 
@@ -249,6 +257,7 @@ static void queue_unlink(fy_scheduler *s, item *it)
     it->slot->queued--;
     s->depth--;
     s->urgent -= it->wave > 0;
+    s->small -= it->small;
     s->queued_tokens -= it->tokens;
 }
 
@@ -467,6 +476,7 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
         it->job = j;
         it->wave = in[i].wave > 0 ? in[i].wave : 0;
         it->beam = in[i].beam > 1 ? in[i].beam : 1;
+        it->small = j->n <= FY_SMALL_JOB || it->wave > 0;
         if (in[i].route) it->route = *in[i].route;
         char *t = trim_copy(in[i].text ? in[i].text : "");
         if (!t) oom = 1;
@@ -571,14 +581,30 @@ static int cmp_tokens(const void *a, const void *b)
     return x->enqueued_us < y->enqueued_us ? -1 : x->enqueued_us > y->enqueued_us;
 }
 
-/* The sentence a batch forms around: the oldest of the lowest urgent wave
- * if any is queued, else the oldest. Lock held, queue not empty. */
-static item *pick_anchor(fy_scheduler *s)
+/* May worker w take it? An express worker only takes small jobs'. */
+static int takes(const worker *w, const item *it)
 {
-    item *best = s->head;
-    if (!s->urgent) return best;
-    for (item *it = s->head; it; it = it->next)
-        if (it->wave > 0 && (best->wave == 0 || it->wave < best->wave)) best = it;
+    return !w->express || it->small;
+}
+
+/* The sentence a batch forms around, among those w takes (NULL: none). A
+ * stream's urgent waves first: the oldest of the lowest wave. Otherwise the
+ * oldest sentence of the job that has had the fewest taken into batches so
+ * far: a small request does not wait behind the big ones queued before it,
+ * and big ones take turns; their sentences still fill the batches around
+ * other anchors, oldest first, so none starves. Lock held. */
+static item *pick_anchor(fy_scheduler *s, const worker *w)
+{
+    item *best = NULL;
+    for (item *it = s->head; it; it = it->next) {
+        if (!takes(w, it)) continue;
+        if (!best)
+            best = it;
+        else if (s->urgent)
+            best = it->wave > 0 && (best->wave == 0 || it->wave < best->wave) ? it : best;
+        else if (it->job->taken < best->job->taken)
+            best = it;
+    }
     return best;
 }
 
@@ -594,9 +620,11 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
      * a core would otherwise sit still. */
     size_t share = (s->depth + (size_t)s->idle - 1) / (size_t)(s->idle > 0 ? s->idle : 1);
     if (share >= 1 && share < max_sent) max_sent = share;
-    item *anchor = pick_anchor(s);
+    item *anchor = pick_anchor(s, w);
+    w->cand[nc++] = anchor;
     for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
-        if (it->slot == anchor->slot && it->beam == anchor->beam && it->wave == anchor->wave)
+        if (it != anchor && it->slot == anchor->slot && it->beam == anchor->beam &&
+            it->wave == anchor->wave && takes(w, it))
             w->cand[nc++] = it;
     qsort(w->cand, nc, sizeof *w->cand, cmp_tokens);
     size_t p = 0;
@@ -621,6 +649,7 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
         item *it = w->cand[i];
         queue_unlink(s, it);
         it->state = ITEM_INFLIGHT;
+        it->job->taken++;
         w->batch[n++] = it;
     }
     anchor->slot->in_flight += n;
@@ -639,33 +668,36 @@ static void expire_head(fy_scheduler *s)
     }
 }
 
-/* Waits for work and the batching window; returns the batch size, 0 to stop. */
+/* Waits for work and the batching window (an express worker: for small
+ * jobs' sentences, no window); returns the batch size, 0 to stop. Only the
+ * regular workers count as idle: they share the queue between them. */
 static size_t wait_batch(fy_scheduler *s, worker *w)
 {
     pthread_mutex_lock(&s->lock);
-    s->idle++;
+    int regular = !w->express;
+    s->idle += regular;
     for (;;) {
         if (s->stop) break;
         expire_head(s);
-        if (!s->head) {
+        if (!s->head || (w->express && !s->small)) {
             pthread_cond_wait(&s->work, &s->lock);
             continue;
         }
         int64_t until = s->head->enqueued_us + s->o.window_us;
         int full = s->depth >= (size_t)s->o.max_batch_sentences ||
-                   s->queued_tokens >= s->o.max_batch_tokens || s->urgent;
+                   s->queued_tokens >= s->o.max_batch_tokens || s->urgent || w->express;
         if (!full && fy_now_us() < until) {
             struct timespec ts = fy_timespec_us(until);
             pthread_cond_timedwait(&s->work, &s->lock, &ts);
             continue;
         }
         size_t n = pick_batch(s, w);
-        s->idle--;
+        s->idle -= regular;
         s->in_flight += n;
         pthread_mutex_unlock(&s->lock);
         return n;
     }
-    s->idle--;
+    s->idle -= regular;
     pthread_mutex_unlock(&s->lock);
     return 0;
 }
@@ -1002,11 +1034,12 @@ void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *f
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
-static int worker_init(fy_scheduler *s, worker *w, int index, fy_error *err)
+static int worker_init(fy_scheduler *s, worker *w, int index, int express, fy_error *err)
 {
     size_t m = (size_t)s->o.max_batch_sentences;
     w->s = s;
     w->index = index;
+    w->express = express;
     w->cand = calloc(4 * m, sizeof *w->cand);
     w->batch = calloc(m, sizeof *w->batch);
     w->src = calloc(m, sizeof *w->src);
@@ -1053,13 +1086,14 @@ fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
     pthread_cond_init(&s->reaper, &ca);
     pthread_cond_init(&s->settled, &ca);
     pthread_condattr_destroy(&ca);
-    s->workers = calloc((size_t)s->o.threads, sizeof *s->workers);
+    if (s->o.express < 0) s->o.express = 0;
+    s->workers = calloc((size_t)(s->o.threads + s->o.express), sizeof *s->workers);
     if (!s->workers) {
         fy_err(err, FY_ENOMEM, "scheduler: out of memory");
         goto fail;
     }
-    for (int i = 0; i < s->o.threads; i++)
-        if (worker_init(s, &s->workers[i], i, err) < 0) goto fail;
+    for (int i = 0; i < s->o.threads + s->o.express; i++)
+        if (worker_init(s, &s->workers[i], i, i >= s->o.threads, err) < 0) goto fail;
     if (pthread_create(&s->reaper_thread, NULL, reaper_main, s)) {
         fy_err(err, FY_ENOMEM, "scheduler: cannot start the reaper thread");
         goto fail;
@@ -1079,7 +1113,7 @@ void fy_scheduler_free(fy_scheduler *s)
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->reaper);
     pthread_mutex_unlock(&s->lock);
-    for (int i = 0; s->workers && i < s->o.threads; i++) {
+    for (int i = 0; s->workers && i < s->o.threads + s->o.express; i++) {
         worker *w = &s->workers[i];
         if (w->started) pthread_join(w->thread, NULL);
         free(w->cand);

@@ -16,6 +16,15 @@
  * engines are batch-invariant, so a sentence's translation does not depend
  * on its neighbours.
  *
+ * Fairness: a batch forms around the oldest sentence of the job that has
+ * had the fewest sentences taken so far (a stream's first sentences before
+ * anything), so a one-sentence request does not wait behind the hundreds of
+ * sentences of big requests queued before it, and big ones take turns;
+ * batches fill up with the oldest other sentences, so none starves. Express
+ * workers (fy_scheduler_options.express) take only small jobs and a
+ * stream's first sentences: the operating system shares the cores with
+ * them at once instead of after a regular worker's batch of 100-300 ms.
+ *
  * The scheduler is generic over the engine (function pointers), so it can
  * be tested with a fake one.
  *
@@ -98,6 +107,9 @@ typedef struct fy_sentence_in {
 
 typedef struct fy_scheduler_options {
     int threads;             /* worker threads; <= 0: online CPUs */
+    int express;             /* more workers that take only small jobs (at most 4 sentences) and
+                                a stream's first sentences, so that these do not wait for a
+                                regular worker's batch to end; they share the cores (default 0) */
     size_t queue_max;        /* most sentences waiting (default 1024) */
     int max_batch_tokens;    /* padded token budget of a batch (default 2048) */
     int max_batch_sentences; /* default 32 */

@@ -65,7 +65,8 @@ def endpoints(s):
                  ("/frontend/settings", "get"), ("/suggest", "post"), ("/spec", "get"),
                  ("/v1/chat/completions", "post"), ("/v1/responses", "post"), ("/v1/models", "get"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
-                 ("/openapi.json", "get")]:
+                 ("/openapi.json", "get"), ("/translate_file", "post"),
+                 ("/download_file/{file}", "get"), ("/translate/document", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
 
@@ -92,6 +93,8 @@ def endpoints(s):
                                 "/language/translate/v2", "/language/translate/v2/languages",
                                 "/imme", "/frontend/settings", "/suggest", "/spec",
                                 "/v1/chat/completions", "/v1/responses", "/v1/models",
+                                "/translate_file", "/download_file/{file}",
+                                "/translate/document",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")

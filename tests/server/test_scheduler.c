@@ -33,6 +33,7 @@ typedef struct fake {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int gate_closed;
+    char gate_only; /* when set, the gate holds only batches whose first sentence starts so */
     int delay_us;
     char open, close; /* brackets it puts around a sentence: "[...]" */
     atomic_int calls, workers, freed, max_batch, mixed, entered;
@@ -88,7 +89,8 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
     atomic_fetch_add(&f->entered, 1);
     fake_log(f, src, n);
     pthread_mutex_lock(&f->lock);
-    while (f->gate_closed) pthread_cond_wait(&f->cond, &f->lock);
+    while (f->gate_closed && (!f->gate_only || (n && src[0][0] == f->gate_only)))
+        pthread_cond_wait(&f->cond, &f->lock);
     pthread_mutex_unlock(&f->lock);
     atomic_fetch_add(&f->calls, 1);
     int m = atomic_load(&f->max_batch);
@@ -167,11 +169,14 @@ static void fake_gate(fake *f, int closed)
 /* The fake engine whose route submit() uses. */
 static fake *current;
 
-static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *cache)
+static fy_scheduler *open_sched_ex(fake *f, int threads, int express, int max_batch, size_t queue,
+                                   fy_cache *cache)
 {
     fy_scheduler_options o;
     fy_scheduler_options_default(&o);
     o.threads = threads;
+    o.express = express;
+    if (max_batch) o.max_batch_sentences = max_batch;
     o.queue_max = queue;
     o.window_us = 5000;
     o.cache = cache;
@@ -180,6 +185,11 @@ static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *ca
     fy_scheduler *s = fy_scheduler_open(&o, &err);
     if (!s) fprintf(stderr, "open: %s\n", err.msg);
     return s;
+}
+
+static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *cache)
+{
+    return open_sched_ex(f, threads, 0, 0, queue, cache);
 }
 
 /* ---- a waiter: collects callbacks ---- */
@@ -798,6 +808,77 @@ static void test_waves(void)
     fy_scheduler_free(s);
 }
 
+/* Fairness: a one-sentence request queued behind a big one goes into the
+ * next batch, not after all of the big one's sentences. */
+static void test_fair(void)
+{
+    fake f;
+    fake_init(&f);
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched_ex(&f, 1, 0, 4, 100, NULL);
+    const char *a[] = {"A00", "A01", "A02", "A03", "A04", "A05",
+                       "A06", "A07", "A08", "A09", "A10", "A11"};
+    const char *b[] = {"B0"};
+    waiter wa, wb;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    fy_job *ja = submit(s, a, 12, 0, &wa, NULL);
+    CHECK(wait_entered(&f, 1)); /* the worker holds A's first batch of 4 at the gate */
+    fy_job *jb = submit(s, b, 1, 0, &wb, NULL);
+    CHECK(ja && jb);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wb) == 0);
+    pthread_mutex_lock(&f.lock);
+    const char *second = strchr(f.log, '|');
+    const char *end = second ? strchr(second + 1, '|') : NULL;
+    const char *at = strstr(f.log, "B0");
+    CHECK(at && second && end && at > second && at < end);
+    if (!(at && second && end && at > second && at < end)) fprintf(stderr, "log %s\n", f.log);
+    pthread_mutex_unlock(&f.lock);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_scheduler_free(s);
+}
+
+/* An express worker answers a small job while the only regular worker is
+ * busy, and never takes a big job. */
+static void test_express(void)
+{
+    fake f;
+    fake_init(&f);
+    f.gate_only = 'A';
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched_ex(&f, 1, 1, 0, 100, NULL);
+    const char *a[] = {"A0", "A1", "A2", "A3", "A4", "A5"};
+    const char *c[] = {"C0", "C1", "C2", "C3", "C4", "C5"};
+    const char *b[] = {"B0", "B1"};
+    waiter wa, wb, wc;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    waiter_init(&wc);
+    fy_job *ja = submit(s, a, 6, 0, &wa, NULL);
+    CHECK(wait_entered(&f, 1)); /* the regular worker holds A at the gate */
+    fy_job *jc = submit(s, c, 6, 0, &wc, NULL);
+    fy_job *jb = submit(s, b, 2, 0, &wb, NULL);
+    CHECK(ja && jb && jc);
+    CHECK(waiter_wait(&wb) == 0 && !strcmp(fy_job_result(jb, 1), "[B1]"));
+    pthread_mutex_lock(&wc.lock);
+    CHECK(!wc.done && wc.next == 0); /* C is big: only the regular worker takes it */
+    pthread_mutex_unlock(&wc.lock);
+    pthread_mutex_lock(&wa.lock);
+    CHECK(!wa.done);
+    pthread_mutex_unlock(&wa.lock);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wc) == 0);
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(s, &st);
+    CHECK(st.queue_depth == 0 && st.threads == 1);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_job_release(jc);
+    fy_scheduler_free(s);
+}
+
 /* Sentence i of j has exactly the fake's alternatives (or none). */
 static int has_fake_alts(fy_job *j, size_t i, const char *src)
 {
@@ -921,6 +1002,8 @@ int main(void)
     test_cache_pivot_calls();
     test_forget();
     test_waves();
+    test_fair();
+    test_express();
     test_beams();
     test_beam_pivot();
     test_alts_form();

@@ -338,7 +338,8 @@ static fy_request *request_beam(fy_registry *reg, const char *const *texts, size
 {
     size_t lens[16], bad;
     for (size_t i = 0; i < n; i++) lens[i] = strlen(texts[i]);
-    fy_request_options o = {.source = "zh", .target = "en", .beam = beam, .alternatives = alternatives};
+    fy_request_options o = {
+        .source = "zh", .target = "en", .beam = beam, .alternatives = alternatives};
     return fy_request_new(reg, texts, lens, n, &o, &bad, err);
 }
 
