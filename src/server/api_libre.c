@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "text/detect.h"
+#include "text/document.h"
 
 /* LibreTranslate's code for a tag: zh-Hans for Simplified Chinese. */
 static const char *libre_code(const char *tag)
@@ -159,6 +160,23 @@ static json_t *setting_lang(const char *code, const char *name)
     return json_pack("{s:s,s:s}", "code", code, "name", name);
 }
 
+/* The extensions /translate_file takes (".txt", ".md", ".docx", ...), as
+ * the web page lists them in its file picker. */
+static json_t *file_formats(void)
+{
+    json_t *list = json_array();
+    const fy_docfmt_info *f;
+    for (int k = 0; (f = fy_docfmt_get(k)); k++) {
+        for (const char *e = f->extensions; *e;) {
+            size_t n = strcspn(e, " ");
+            if (n) json_array_append_new(list, json_stringn(e, n));
+            e += n;
+            e += strspn(e, " ");
+        }
+    }
+    return list;
+}
+
 /* GET /frontend/settings: what LibreTranslate's web page reads before it
  * shows anything (limits, whether a key is needed, the default pair). */
 enum MHD_Result api_libre_settings(req *r)
@@ -170,8 +188,7 @@ enum MHD_Result api_libre_settings(req *r)
     for (size_t i = 0; i < n; i++)
         if (!strcmp(all[i], "en")) target = "en";
     int key = r->srv->token != NULL, files = route_exists("POST", "/translate_file");
-    /* The formats /translate_file takes, when it is there. */
-    json_t *formats = files ? json_pack("[s,s,s]", ".txt", ".html", ".srt") : json_array();
+    json_t *formats = files ? file_formats() : json_array();
     json_t *body = json_pack("{s:I,s:i,s:b,s:b,s:b,s:b,s:o,s:{s:o,s:o}}", "charLimit",
                              (json_int_t)r->srv->o.max_chars, "frontendTimeout", 500, "apiKeys",
                              key, "keyRequired", key, "suggestions", 0, "filesTranslation", files,

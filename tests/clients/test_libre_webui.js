@@ -33,6 +33,8 @@ async function webPage(s) {
   T.ok(typeof settings.language.target.code === 'string', 'settings: a target language');
   T.eq([settings.suggestions, typeof settings.frontendTimeout, Array.isArray(settings.supportedFilesFormat),
     typeof settings.filesTranslation], [false, 'number', true, 'boolean'], 'settings the page reads');
+  T.ok(settings.filesTranslation && ['.txt', '.html', '.srt'].every((e) => settings.supportedFilesFormat.includes(e)),
+    `files: /translate_file and its formats: ${JSON.stringify(settings.supportedFilesFormat)}`);
   const langs = await (await fetch(`${s.base}/languages`)).json();
   T.ok(langs.length > 0 && langs.every((l) => l.code && l.name && Array.isArray(l.targets)),
     '/languages: code, name, targets');
