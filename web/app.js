@@ -119,7 +119,13 @@ async function loadLanguages() {
   try {
     const r = await fetch('/languages', { cache: 'no-store' });
     const list = await r.json();
-    if (Array.isArray(list)) state.langs = list.filter((l) => l && l.code && Array.isArray(l.targets) && l.targets.length);
+    // /languages speaks LibreTranslate's codes (zh-Hans); the native API and the
+    // detected source use Fanyi's (zh).
+    const own = (c) => (c === 'zh-Hans' ? 'zh' : c);
+    if (Array.isArray(list)) {
+      state.langs = list.filter((l) => l && l.code && Array.isArray(l.targets) && l.targets.length)
+        .map((l) => ({ ...l, code: own(l.code), targets: l.targets.map(own) }));
+    }
   } catch { /* the server's defaults: no choice offered */ }
   for (const l of state.langs) ui.sourceLang.append(option(l.code, l.name || l.code));
   const h = new URLSearchParams(location.hash.slice(1));
