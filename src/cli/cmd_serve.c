@@ -116,7 +116,8 @@ typedef struct serve_config {
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
-    long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn,
+        max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;

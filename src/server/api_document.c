@@ -31,7 +31,7 @@ typedef struct docreq {
     fy_document *doc;
     fy_docjob *job;
     int fmt;
-    int stream;    /* NDJSON (native) */
+    int stream; /* NDJSON (native) */
     int inline_data;
     char name[256]; /* the translated file's name */
     char direction[3 * FY_LANG_MAX];
@@ -224,7 +224,8 @@ static int start_job(req *r, upload *u, const langs *lg)
     limits(r->srv, &lim);
     dr->in_bytes = u->file.n;
     const char *data = u->file.p ? u->file.p : "";
-    int fmt = fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype, data, u->file.n, &err);
+    int fmt =
+        fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype, data, u->file.n, &err);
     if (fmt >= 0) dr->fmt = fmt;
     if (fmt >= 0) dr->doc = fy_document_read(fmt, data, u->file.n, &lim, &err);
     if (!dr->doc) return reply_error(r, doc_status(err.code), "%s", err.msg), -1;
@@ -449,8 +450,8 @@ static void on_progress(void *user, size_t done, size_t total)
     pthread_mutex_lock(&r->lock);
     if (pct > dr->last_pct || done == total) {
         dr->last_pct = pct;
-        nd_line(r, json_pack("{s:s,s:I,s:I}", "event", "progress", "done", (json_int_t)done, "total",
-                             (json_int_t)total));
+        nd_line(r, json_pack("{s:s,s:I,s:I}", "event", "progress", "done", (json_int_t)done,
+                             "total", (json_int_t)total));
         wake(r);
     }
     pthread_mutex_unlock(&r->lock);
@@ -482,10 +483,10 @@ static void nd_finish(req *r)
         }
         if (keep) base64(&data, (const unsigned char *)keep, len);
         free(keep);
-        ev = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s}", "event", "done", "filename", dr->name,
-                       "content_type", fy_docfmt_get(dr->fmt)->mime, "bytes", (json_int_t)len,
-                       "url", url.p ? url.p : "", "data", data.p ? data.p : "", "direction",
-                       dr->direction);
+        ev =
+            json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s}", "event", "done", "filename", dr->name,
+                      "content_type", fy_docfmt_get(dr->fmt)->mime, "bytes", (json_int_t)len, "url",
+                      url.p ? url.p : "", "data", data.p ? data.p : "", "direction", dr->direction);
         if (!dr->inline_data) json_object_del(ev, "data");
         if (!id[0]) json_object_del(ev, "url");
         fy_buf_free(&url);
@@ -601,7 +602,8 @@ enum MHD_Result api_download_file(req *r)
     const char *dot = strchr(rest, '.');
     size_t idlen = dot ? (size_t)(dot - rest) : strlen(rest);
     const char *name = dot ? dot + 1 : "";
-    int bad = idlen != 32 || !*name || strchr(name, '/') || strchr(name, '\\') || !strcmp(name, "..");
+    int bad =
+        idlen != 32 || !*name || strchr(name, '/') || strchr(name, '\\') || !strcmp(name, "..");
     for (size_t i = 0; !bad && i < idlen; i++) bad = !strchr("0123456789abcdef", rest[i]);
     if (bad) return reply_error(r, 400, "Invalid filename");
     char id[33], mime[128];

@@ -129,8 +129,8 @@ int docs_put(struct docs *d, char *data, size_t len, const char *name, const cha
     return 0;
 }
 
-int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len,
-             char *mime, size_t mime_cap)
+int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len, char *mime,
+             size_t mime_cap)
 {
     int found = 0;
     pthread_mutex_lock(&d->lock);

@@ -120,14 +120,14 @@ struct req {
     /* The per-sentence callback of a stream other than the native one. */
     void (*on_sentence)(void *user, size_t text, size_t sentence, const char *before,
                         size_t before_len, const char *rendered, size_t len);
-    const char *cors; /* Access-Control-Allow-Origin of the answer, NULL: none */
+    const char *cors;       /* Access-Control-Allow-Origin of the answer, NULL: none */
     int spans;              /* native "spans": where each sentence is (api_native.c) */
     size_t ev_byte, ev_u16; /* the stream's place in its text's source, for spans */
     size_t ev_text;
-    peer *cn;         /* its connection; NULL if not tracked */
-    const char *url;  /* the path (MHD's, valid while the request is) */
+    peer *cn;           /* its connection; NULL if not tracked */
+    const char *url;    /* the path (MHD's, valid while the request is) */
     struct docreq *doc; /* a document's translation (api_document.c) */
-    req *prev, *next; /* the server's list of live requests */
+    req *prev, *next;   /* the server's list of live requests */
 };
 
 struct fy_server {
@@ -319,8 +319,8 @@ int docs_put(struct docs *d, char *data, size_t len, const char *name, const cha
              char id[33]);
 /* A copy of the live result id (named name unless name is NULL): 1, 0 not
  * found (or expired), -1 out of memory. */
-int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len,
-             char *mime, size_t mime_cap);
+int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len, char *mime,
+             size_t mime_cap);
 /* Counts a document by format and final status, and its bytes. */
 void docs_count(struct docs *d, const char *format, int status, size_t in, size_t out);
 void docs_render(struct docs *d, fy_buf *b);

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XHTML_NS "http://www.w3.org/1999/xhtml"
+#define XHTML_NS     "http://www.w3.org/1999/xhtml"
 #define CONTAINER_NS "urn:oasis:names:tc:opendocument:xmlns:container"
-#define OPF_NS "http://www.idpf.org/2007/opf"
+#define OPF_NS       "http://www.idpf.org/2007/opf"
 
 static int in_list(const char *name, const char *const *list, size_t n)
 {
@@ -40,10 +40,10 @@ static int no_translate(xmlNode *n)
 static int xhtml_classify(const xml_style *st, void *node)
 {
     (void)st;
-    static const char *const spans[] = {"a",    "abbr", "b",     "bdi",  "bdo",   "cite",  "data",
-                                        "dfn",  "em",   "i",     "mark", "q",     "s",     "small",
-                                        "span", "strong", "sub", "sup",  "time",  "u",     "ins",
-                                        "del",  "big",  "font",  "label"};
+    static const char *const spans[] = {"a",    "abbr",   "b",    "bdi",  "bdo",  "cite", "data",
+                                        "dfn",  "em",     "i",    "mark", "q",    "s",    "small",
+                                        "span", "strong", "sub",  "sup",  "time", "u",    "ins",
+                                        "del",  "big",    "font", "label"};
     static const char *const visible[] = {"code", "kbd", "samp", "var", "tt"};
     static const char *const objects[] = {"img",   "wbr",   "input", "object",
                                           "embed", "audio", "video", "iframe"};
@@ -97,7 +97,9 @@ static xmlNode *find(xmlNode *n, const char *ns, const char *local)
 
 static int hexval(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+    return c >= '0' && c <= '9'                     ? c - '0'
+           : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+                                                    : -1;
 }
 
 /* dir + href, percent-decoded, "." and ".." resolved inside the archive
@@ -119,7 +121,8 @@ static int resolve(const char *dir, const char *href, char *out, size_t cap)
         size_t sl = 0;
         for (size_t i = 0; i < len && sl + 1 < sizeof seg; i++) {
             int hi, lo;
-            if (p[i] == '%' && i + 2 < len + 1 && (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+            if (p[i] == '%' && i + 2 < len + 1 && (hi = hexval(p[i + 1])) >= 0 &&
+                (lo = hexval(p[i + 2])) >= 0) {
                 seg[sl++] = (char)(hi * 16 + lo);
                 i += 2;
             } else {

@@ -155,7 +155,8 @@ static size_t md_construct(mdenc *m, size_t i, size_t e, int depth)
         size_t be = bracket_end(s, i, e);
         if (!be) return i;
         size_t end = 0;
-        if (be + 1 < e && s[be + 1] == '(') end = paren_end(s, be + 2, e);
+        if (be + 1 < e && s[be + 1] == '(')
+            end = paren_end(s, be + 2, e);
         else if (be + 1 < e && s[be + 1] == '[') {
             const char *rb = memchr(s + be + 2, ']', e - be - 2);
             end = rb ? (size_t)(rb - s) + 1 : 0;
@@ -167,7 +168,8 @@ static size_t md_construct(mdenc *m, size_t i, size_t e, int depth)
         mk_close(&m->b);
         return end;
     }
-    if (c == '<' && i + 1 < e && (isalpha((unsigned char)s[i + 1]) || s[i + 1] == '/' || s[i + 1] == '!')) {
+    if (c == '<' && i + 1 < e &&
+        (isalpha((unsigned char)s[i + 1]) || s[i + 1] == '/' || s[i + 1] == '!')) {
         const char *gt = memchr(s + i, '>', e - i);
         if (!gt) return i;
         size_t end = (size_t)(gt - s) + 1;
@@ -336,8 +338,9 @@ static int is_table_delim(const char *s, size_t i, size_t e)
 
 static int is_html_block(const char *s, size_t i, size_t e)
 {
-    static const char *const inl[] = {"a", "b", "i", "em", "strong", "span", "code", "img", "br",
-                                      "sub", "sup", "kbd", "small", "u", "s", "mark", "abbr"};
+    static const char *const inl[] = {"a",     "b",   "i",  "em",   "strong", "span",
+                                      "code",  "img", "br", "sub",  "sup",    "kbd",
+                                      "small", "u",   "s",  "mark", "abbr"};
     while (i < e && s[i] == ' ') i++;
     if (i + 1 >= e || s[i] != '<') return 0;
     if (s[i + 1] == '!') return 1;
@@ -408,7 +411,8 @@ static int md_row(mdreader *r, line l, fy_error *err)
     while (!rc && i < l.e) {
         size_t c = i;
         while (c < l.e && s[c] != '|') {
-            if (s[c] == '\\') c++;
+            if (s[c] == '\\')
+                c++;
             else if (s[c] == '`') {
                 size_t n = 0;
                 while (c + n < l.e && s[c + n] == '`') n++;

@@ -12,7 +12,10 @@ void mk_text(fy_buf *b, const char *s, size_t n)
 {
     size_t from = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *esc = s[i] == '&' ? "&amp;" : s[i] == '<' ? "&lt;" : s[i] == '>' ? "&gt;" : NULL;
+        const char *esc = s[i] == '&'   ? "&amp;"
+                          : s[i] == '<' ? "&lt;"
+                          : s[i] == '>' ? "&gt;"
+                                        : NULL;
         if (!esc) continue;
         fy_buf_put(b, s + from, i - from);
         fy_buf_put(b, esc, strlen(esc));
@@ -77,7 +80,8 @@ static int walk(xmlNode *n, const mk_sink *s, int depth, fy_error *err)
         } else if (n->type == XML_ELEMENT_NODE) {
             int kind = kind_of(n);
             size_t k = 0;
-            if (kind < 0) return fy_err(err, FY_EINVAL, "unexpected <%s> in a translation", n->name);
+            if (kind < 0)
+                return fy_err(err, FY_EINVAL, "unexpected <%s> in a translation", n->name);
             if ((rc = slot_of(n, s->nk, &k, err))) return rc;
             if (kind == MK_SPAN) {
                 if (!(rc = s->open(s->ctx, k)) && !(rc = walk(n->children, s, depth + 1, err)))
@@ -86,7 +90,8 @@ static int walk(xmlNode *n, const mk_sink *s, int depth, fy_error *err)
                 rc = s->object(s->ctx, kind, k);
             }
         }
-        if (rc) return err && err->code ? err->code : fy_err(err, rc, "cannot rebuild the paragraph");
+        if (rc)
+            return err && err->code ? err->code : fy_err(err, rc, "cannot rebuild the paragraph");
     }
     return 0;
 }

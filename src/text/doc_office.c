@@ -87,7 +87,8 @@ int zipxml_add_part(fy_document *d, size_t entry, const xml_style *st,
     }
     part *p = &x->p[x->n++];
     *p = (part){entry, doc, {0}, d->n};
-    int rc = xmlpara_collect(d, xmlDocGetRootElement(doc), st, is_para, block_inline, &p->paras, err);
+    int rc =
+        xmlpara_collect(d, xmlDocGetRootElement(doc), st, is_para, block_inline, &p->paras, err);
     if (rc) fy_err_prefix(err, "%s", name);
     return rc;
 }
@@ -112,7 +113,8 @@ int zipxml_write(fy_document *d, fy_buf *out, fy_error *err)
     for (size_t k = 0; k < x->n; k++) {
         part *p = &x->p[k];
         int touched = 0;
-        for (size_t u = p->first_unit; u < p->first_unit + p->paras.n; u++) touched |= d->u[u].out != NULL;
+        for (size_t u = p->first_unit; u < p->first_unit + p->paras.n; u++)
+            touched |= d->u[u].out != NULL;
         if (!touched) continue; /* copied as it was */
         int rc = xmlpara_apply(d, &p->paras, err);
         size_t len = 0;
@@ -176,8 +178,8 @@ static int w_is(const void *n, const char *const *names, size_t count)
 static int docx_classify(const xml_style *st, void *n)
 {
     (void)st;
-    static const char *const spans[] = {"hyperlink", "ins",     "smartTag", "sdt", "sdtContent",
-                                        "fldSimple", "customXml", "dir",    "bdo", "moveTo"};
+    static const char *const spans[] = {"hyperlink", "ins",       "smartTag", "sdt", "sdtContent",
+                                        "fldSimple", "customXml", "dir",      "bdo", "moveTo"};
     if (docxml_is(n, W_NS, "pPr")) return XK_FIXED;
     if (docxml_is(n, W_NS, "r")) return XK_RUN;
     if (w_is(n, spans, sizeof spans / sizeof *spans)) return XK_SPAN;
@@ -206,10 +208,13 @@ static int docx_read(fy_document *d, const char *data, size_t len, fy_error *err
 {
     int rc = zipxml_open(d, data, len, err);
     if (!rc) rc = require(d, "word/document.xml", err);
-    if (!rc) rc = zipxml_add_part(d, (size_t)zipdoc_find(zipxml_zip(d), "word/document.xml"),
-                                  &docx_style, docx_para, 0, err);
-    static const char *const more[][2] = {{"word/header", ".xml"},   {"word/footer", ".xml"},
-                                          {"word/footnotes", ".xml"}, {"word/endnotes", ".xml"}};
+    if (!rc)
+        rc = zipxml_add_part(d, (size_t)zipdoc_find(zipxml_zip(d), "word/document.xml"),
+                             &docx_style, docx_para, 0, err);
+    static const char *const more[][2] = {{"word/header", ".xml"},
+                                          {"word/footer", ".xml"},
+                                          {"word/footnotes", ".xml"},
+                                          {"word/endnotes", ".xml"}};
     for (size_t k = 0; k < 4 && !rc; k++)
         rc = add_matching(d, more[k][0], more[k][1], k < 2, &docx_style, docx_para, err);
     return rc;
@@ -263,7 +268,8 @@ const doc_ops doc_pptx_ops = {pptx_read, zipxml_check, zipxml_write, zipxml_free
 static int odt_classify(const xml_style *st, void *n)
 {
     (void)st;
-    if (docxml_is(n, TEXT_NS, "span") || docxml_is(n, TEXT_NS, "a") || docxml_is(n, TEXT_NS, "meta"))
+    if (docxml_is(n, TEXT_NS, "span") || docxml_is(n, TEXT_NS, "a") ||
+        docxml_is(n, TEXT_NS, "meta"))
         return XK_SPAN;
     if (docxml_is(n, TEXT_NS, "s")) return XK_SPACE;
     if (docxml_is(n, TEXT_NS, "tab") || docxml_is(n, TEXT_NS, "line-break")) return XK_BREAK;

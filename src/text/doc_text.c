@@ -28,9 +28,12 @@ int textdoc_new(fy_document *d, const char *data, size_t len, fy_error *err)
 {
     size_t bad;
     if (!fy_utf8_valid(data, len, &bad))
-        return fy_err(err, FY_EUNSUPPORTED, "the file is not UTF-8 text (byte %zu); convert it to UTF-8", bad);
+        return fy_err(err, FY_EUNSUPPORTED,
+                      "the file is not UTF-8 text (byte %zu); convert it to UTF-8", bad);
     const char *nul = len ? memchr(data, '\0', len) : NULL;
-    if (nul) return fy_err(err, FY_EUNSUPPORTED, "the file holds a NUL byte (at %zu): not text", (size_t)(nul - data));
+    if (nul)
+        return fy_err(err, FY_EUNSUPPORTED, "the file holds a NUL byte (at %zu): not text",
+                      (size_t)(nul - data));
     textimpl *ti = calloc(1, sizeof *ti);
     if (!ti || !(ti->t.src = malloc(len + 1))) {
         free(ti);
@@ -50,10 +53,12 @@ int textdoc_xml_chars(const char *s, size_t len, fy_error *err)
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
             return fy_err(err, FY_EUNSUPPORTED,
-                          "the file holds a control character U+%04X (at byte %zu): not text", c, i);
+                          "the file holds a control character U+%04X (at byte %zu): not text", c,
+                          i);
         if (c == 0xef && len - i >= 3 && s[i + 1] == '\xbf' &&
             (s[i + 2] == '\xbe' || s[i + 2] == '\xbf'))
-            return fy_err(err, FY_EUNSUPPORTED, "the file holds the noncharacter U+FFF%c (at byte %zu)",
+            return fy_err(err, FY_EUNSUPPORTED,
+                          "the file holds the noncharacter U+FFF%c (at byte %zu)",
                           s[i + 2] == '\xbe' ? 'E' : 'F', i);
     }
     return 0;
@@ -80,7 +85,8 @@ static int add_piece(textdoc *t, tpiece p, fy_error *err)
 int textdoc_lit(textdoc *t, size_t off, size_t len, fy_error *err)
 {
     if (!len) return 0;
-    if (t->np && t->p[t->np - 1].kind == TP_LIT && t->p[t->np - 1].off + t->p[t->np - 1].len == off) {
+    if (t->np && t->p[t->np - 1].kind == TP_LIT &&
+        t->p[t->np - 1].off + t->p[t->np - 1].len == off) {
         t->p[t->np - 1].len += len;
         return 0;
     }
@@ -282,7 +288,8 @@ static int tag_name_is(const char *s, size_t len, size_t i, const char *const *n
 {
     size_t p = i + 1;
     size_t q = p;
-    while (q < len && ((s[q] | 0x20) >= 'a' && (s[q] | 0x20) <= 'z' ? 1 : (s[q] >= '1' && s[q] <= '6')))
+    while (q < len &&
+           ((s[q] | 0x20) >= 'a' && (s[q] | 0x20) <= 'z' ? 1 : (s[q] >= '1' && s[q] <= '6')))
         q++;
     for (size_t k = 0; k < n; k++)
         if (strlen(names[k]) == q - p && !strncasecmp(s + p, names[k], q - p)) return 1;
@@ -309,9 +316,10 @@ static int html_read(fy_document *d, const char *data, size_t len, fy_error *err
 {
     static const char *const raw[] = {"script", "style", "pre", "textarea", "svg", "math"};
     static const char *const blocks[] = {
-        "p",  "div", "h1", "h2", "h3",   "h4",    "h5",      "h6",     "li",       "ul",
-        "ol", "tr",  "td", "th", "table", "section", "article", "header", "footer",  "nav",
-        "dl", "dt",  "dd", "blockquote", "figure", "figcaption", "main", "aside", "title", "body"};
+        "p",       "div",        "h1",     "h2",    "h3",    "h4",  "h5",    "h6",
+        "li",      "ul",         "ol",     "tr",    "td",    "th",  "table", "section",
+        "article", "header",     "footer", "nav",   "dl",    "dt",  "dd",    "blockquote",
+        "figure",  "figcaption", "main",   "aside", "title", "body"};
     int rc = textdoc_new(d, data, len, err);
     textimpl *ti = rc ? NULL : d->impl;
     const char *s = ti ? ti->t.src : NULL;
@@ -328,7 +336,8 @@ static int html_read(fy_document *d, const char *data, size_t len, fy_error *err
                 i = raw_end(s, len, i);
                 continue;
             }
-            cut = i - start >= BLOCK_MAX && tag_name_is(s, len, i, blocks, sizeof blocks / sizeof *blocks);
+            cut = i - start >= BLOCK_MAX &&
+                  tag_name_is(s, len, i, blocks, sizeof blocks / sizeof *blocks);
         }
         if (cut && i > start) {
             fy_buf text = {0};
@@ -373,7 +382,8 @@ static size_t cue_tag(cue_enc *c, const char *s, size_t i, size_t e)
     size_t base = (size_t)(s - c->t->src);
     if (s[i + 1] == '/') {
         size_t n = name_len(s, i + 2, end);
-        if (c->top && strlen(c->names[c->top - 1]) == n && !strncmp(c->names[c->top - 1], s + i + 2, n)) {
+        if (c->top && strlen(c->names[c->top - 1]) == n &&
+            !strncmp(c->names[c->top - 1], s + i + 2, n)) {
             tslot *sl = &c->t->sl[c->stack[--c->top]];
             sl->b = base + i, sl->blen = end - i;
             mk_close(&c->b);
@@ -470,9 +480,10 @@ static int subs_read(fy_document *d, const char *data, size_t len, int vtt, fy_e
         }
         /* One block: its timing line, and where its text ends. */
         size_t timing_next = 0, text_end = 0, j = i;
-        int literal = vtt && (first || (e - i >= 4 && (!memcmp(s + i, "NOTE", 4) ||
-                                                       !memcmp(s + i, "STYLE", 5 <= e - i ? 5 : 4) ||
-                                                       !memcmp(s + i, "REGION", 6 <= e - i ? 6 : 4))));
+        int literal =
+            vtt && (first || (e - i >= 4 && (!memcmp(s + i, "NOTE", 4) ||
+                                             !memcmp(s + i, "STYLE", 5 <= e - i ? 5 : 4) ||
+                                             !memcmp(s + i, "REGION", 6 <= e - i ? 6 : 4))));
         first = 0;
         while (j < len) {
             size_t e2, n2 = line_at(s, len, j, &e2);
@@ -492,7 +503,8 @@ static int subs_read(fy_document *d, const char *data, size_t len, int vtt, fy_e
         i = j;
     }
     if (!rc && !cues && doc_has_text(s, len) && !vtt)
-        return fy_err(err, FY_EFORMAT, "not an SRT file: no cue has a timing line (00:00:01,000 --> ...)");
+        return fy_err(err, FY_EFORMAT,
+                      "not an SRT file: no cue has a timing line (00:00:01,000 --> ...)");
     return rc;
 }
 

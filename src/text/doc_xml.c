@@ -188,10 +188,10 @@ struct xmlpara {
 typedef struct encoder {
     xmlpara *p;
     fy_buf b;
-    int words;          /* text was written */
-    xmlNode **objects;  /* kept nodes that may hold paragraphs */
+    int words;         /* text was written */
+    xmlNode **objects; /* kept nodes that may hold paragraphs */
     size_t nobj, capobj;
-    char *open_props;   /* OOXML: properties of the run span now open */
+    char *open_props; /* OOXML: properties of the run span now open */
     char *base_props;
 } encoder;
 
@@ -345,7 +345,10 @@ static int encode_node(encoder *e, xmlNode *n, int depth)
     case XK_VISIBLE:
     case XK_BREAK:
         return encode_object(e, kind, n, NULL);
-    default: /* XK_FIXED in the middle (never looked into, kept in place), */ /* objects, and comments or processing instructions */
+    default: /* XK_FIXED in the middle (never looked into, kept in place), */ /* objects, and
+                                                                                 comments or
+                                                                                 processing
+                                                                                 instructions */
         return encode_object(e, XK_OBJECT, n, NULL);
     }
 }
@@ -449,8 +452,8 @@ static int walk(fy_document *d, xmlNode *n, const xml_style *st,
         while (first && first->type == XML_ELEMENT_NODE && st->classify(st, first) == XK_FIXED)
             first = first->next;
         /* Properties at the end (a:endParaRPr) stay last: new nodes go before them. */
-        for (xmlNode *c = n->last; c && c != first && c->type == XML_ELEMENT_NODE &&
-                                   st->classify(st, c) == XK_FIXED;
+        for (xmlNode *c = n->last;
+             c && c != first && c->type == XML_ELEMENT_NODE && st->classify(st, c) == XK_FIXED;
              c = c->prev)
             tail = c;
         return make_para(d, n, first, tail, st, is_para, block_inline, list, depth, err);

@@ -103,9 +103,10 @@ static int check_entries(zipdoc *z, fy_error *err)
                           "the %s archive has an entry named '%.200s', which is %s: refused",
                           z->what, name, why);
         if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
-            return fy_err(err, FY_EUNSUPPORTED,
-                          "the %s archive is encrypted (entry '%.200s'); send it without a password",
-                          z->what, name);
+            return fy_err(
+                err, FY_EUNSUPPORTED,
+                "the %s archive is encrypted (entry '%.200s'); send it without a password", z->what,
+                name);
         uint64_t size = (st.valid & ZIP_STAT_SIZE) ? st.size : 0;
         uint64_t comp = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : 0;
         total += size;
@@ -216,8 +217,8 @@ char *zipdoc_read(zipdoc *z, size_t i, size_t *len, fy_error *err)
          * entry inflates past what the directory says. */
         zip_int64_t r = zip_fread(f, buf + got, cap + 1 - got);
         if (r < 0)
-            rc = fy_err(err, zip_error_code(zip_error_code_zip(zip_file_get_error(f))),
-                        "%s: %s", name, zip_file_strerror(f));
+            rc = fy_err(err, zip_error_code(zip_error_code_zip(zip_file_get_error(f))), "%s: %s",
+                        name, zip_file_strerror(f));
         else if (r == 0)
             break;
         else if ((got += (size_t)r) > cap)

@@ -80,8 +80,10 @@ static int by_type(const char *ct)
     static const struct {
         const char *type;
         int f;
-    } more[] = {{"text/x-markdown", FY_DOC_MD}, {"application/xhtml+xml", FY_DOC_HTML},
-                {"text/srt", FY_DOC_SRT},       {"application/x-srt", FY_DOC_SRT},
+    } more[] = {{"text/x-markdown", FY_DOC_MD},
+                {"application/xhtml+xml", FY_DOC_HTML},
+                {"text/srt", FY_DOC_SRT},
+                {"application/x-srt", FY_DOC_SRT},
                 {"text/x-srt", FY_DOC_SRT}};
     for (size_t k = 0; k < sizeof more / sizeof *more; k++)
         if (strlen(more[k].type) == n && !strncasecmp(ct, more[k].type, n)) return more[k].f;

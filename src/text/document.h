@@ -91,14 +91,14 @@ int fy_docfmt_detect(const char *filename, const char *content_type, const char 
 
 /* Limits on what a document may make us do; over one -> FY_ELIMIT. */
 typedef struct fy_doc_limits {
-    size_t max_bytes;        /* the file itself */
-    size_t max_entries;      /* entries of a zip archive */
-    size_t max_unpacked;     /* the sizes of all entries together, as declared */
-    size_t max_part;         /* one XML part decompressed */
-    unsigned max_ratio;      /* uncompressed / compressed of an entry over 1 MiB */
-    int max_depth;           /* element nesting of an XML part */
-    size_t max_units;        /* units (paragraphs, cues, cells) */
-    size_t max_chars;        /* characters of text to translate in all units */
+    size_t max_bytes;    /* the file itself */
+    size_t max_entries;  /* entries of a zip archive */
+    size_t max_unpacked; /* the sizes of all entries together, as declared */
+    size_t max_part;     /* one XML part decompressed */
+    unsigned max_ratio;  /* uncompressed / compressed of an entry over 1 MiB */
+    int max_depth;       /* element nesting of an XML part */
+    size_t max_units;    /* units (paragraphs, cues, cells) */
+    size_t max_chars;    /* characters of text to translate in all units */
 } fy_doc_limits;
 
 /* 20 MiB files, 10,000 entries, 256 MiB unpacked, 64 MiB per XML part,

@@ -53,8 +53,8 @@ const char *doc_unit_out(const fy_document *d, size_t i, size_t *len);
 int doc_has_text(const char *s, size_t len);
 
 /* The operations of each format. */
-extern const doc_ops doc_txt_ops, doc_md_ops, doc_html_ops, doc_srt_ops, doc_vtt_ops,
-    doc_docx_ops, doc_odt_ops, doc_pptx_ops, doc_epub_ops;
+extern const doc_ops doc_txt_ops, doc_md_ops, doc_html_ops, doc_srt_ops, doc_vtt_ops, doc_docx_ops,
+    doc_odt_ops, doc_pptx_ops, doc_epub_ops;
 
 /* ---- markup of HTML units (doc_markup.c) ---------------------------------
  *
@@ -112,11 +112,11 @@ typedef struct tslot {
 
 typedef struct tpiece {
     int kind;
-    size_t off, len;   /* TP_LIT: source slice */
-    size_t unit;       /* TP_UNIT */
-    size_t s0, ns;     /* its slots (markup units) */
+    size_t off, len;    /* TP_LIT: source slice */
+    size_t unit;        /* TP_UNIT */
+    size_t s0, ns;      /* its slots (markup units) */
     size_t cont, ncont; /* md: the prefix written after each line break */
-    int cue;           /* subtitles: no blank lines, escaping */
+    int cue;            /* subtitles: no blank lines, escaping */
 } tpiece;
 
 typedef struct textdoc {

@@ -29,9 +29,9 @@ struct fy_docjob {
     char source[FY_LANG_MAX], target[FY_LANG_MAX], direction[3 * FY_LANG_MAX];
     batch *b;
     size_t nb, cap;
-    size_t next;      /* the batch to submit next */
-    int in_flight;    /* b[next - 1] is submitted and not yet collected */
-    size_t total;     /* sentences */
+    size_t next;   /* the batch to submit next */
+    int in_flight; /* b[next - 1] is submitted and not yet collected */
+    size_t total;  /* sentences */
     atomic_size_t done;
     size_t done_before; /* sentences of the batches already collected */
 };
@@ -79,7 +79,8 @@ static int build(fy_docjob *j, batch *b, int timeout_ms, int64_t start, fy_error
         free(lens);
         return fy_err(err, FY_ENOMEM, "out of memory");
     }
-    for (size_t k = 0; k < b->n; k++) texts[k] = fy_document_unit(j->doc, b->first + k, &lens[k], &html);
+    for (size_t k = 0; k < b->n; k++)
+        texts[k] = fy_document_unit(j->doc, b->first + k, &lens[k], &html);
     /* Batches run one after the other: the last may start B timeouts in. */
     int64_t deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * (int64_t)(j->nb + 1) : 0;
     fy_request_options ro = {
@@ -147,8 +148,7 @@ static int make_batches(fy_docjob *j, const fy_docjob_options *o, fy_error *err)
 }
 
 fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc,
-                         const fy_docjob_options *o, const fy_docjob_callbacks *cb,
-                         fy_error *err)
+                         const fy_docjob_options *o, const fy_docjob_callbacks *cb, fy_error *err)
 {
     fy_docjob *j = calloc(1, sizeof *j);
     if (!j) {

@@ -50,8 +50,7 @@ typedef struct fy_docjob fy_docjob;
  * pair; the message lists what there is), FY_ELIMIT (a paragraph with more
  * sentences than the queue can hold), FY_ENOMEM. */
 fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc,
-                         const fy_docjob_options *o, const fy_docjob_callbacks *cb,
-                         fy_error *err);
+                         const fy_docjob_options *o, const fy_docjob_callbacks *cb, fy_error *err);
 
 /* Collects the batch that finished into the document (none on the first
  * call), then submits the next. Returns 0 (a batch is in flight: wait for

@@ -61,8 +61,7 @@ static void translate(fy_document *d, size_t i)
     char *t = fy_doc_join(sd, (const char *const *)out, &err);
     /* The pipeline keeps a markup unit's tags: its translation must fit it. */
     if (t && fy_document_set(d, i, t, strlen(t), &err) && err.code != FY_ENOMEM) {
-        fprintf(stderr, "unit %zu: %.*s\ntranslation: %s\nrefused: %s\n", i, (int)n, u, t,
-                err.msg);
+        fprintf(stderr, "unit %zu: %.*s\ntranslation: %s\nrefused: %s\n", i, (int)n, u, t, err.msg);
         abort();
     }
     free(t);
