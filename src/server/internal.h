@@ -223,7 +223,8 @@ enum { TEXT_HTML = 1, TEXT_RAW = 2 };
 int task_texts(req *r, json_t *o, const char *field, int allow_array, int mode, const langs *lg);
 /* The query string as a JSON object of strings (a repeated key, or one
  * named "key[]", becomes an array, as in form bodies). New reference; NULL
- * when out of memory or a value is not UTF-8 text (*bad: its key, borrowed). */
+ * when out of memory or a value is not UTF-8 text (*bad: its key, borrowed;
+ * "" when a key is not UTF-8 text). */
 json_t *req_query(req *r, const char **bad);
 /* Texts in the request, and text i's source language (given or detected). */
 size_t task_count(req *r);

@@ -301,6 +301,10 @@ static enum MHD_Result query_value(void *cls, enum MHD_ValueKind kind, const cha
     memcpy(name, key, kl);
     name[kl] = '\0';
     const char *v = value ? value : "";
+    if (!fy_utf8_valid(name, kl, &bad)) { /* not echoed: the error's JSON must be UTF-8 */
+        w->bad = "";
+        return MHD_NO;
+    }
     if (!fy_utf8_valid(v, strlen(v), &bad)) {
         w->bad = key;
         return MHD_NO;

@@ -201,6 +201,11 @@ def endpoints(s):
         st, _, b = s.request(method, path, body, hdr)
         T.eq((st, b), (200, {"data": {"translations": [
             {"translatedText": want, "detectedSourceLanguage": "zh-CN"}]}}), f"google {how}")
+    # Not UTF-8 in a query value or a query name: a 400 saying so (the name not echoed).
+    for path, says in [("/language/translate/v2?target=en&q=%E4%BD", "parameter 'q'"),
+                       ("/language/translate/v2?%00%00q%22:%22%E4%BD%00%22%7D", "a parameter name")]:
+        st, _, b = s.request("POST", path, b"", {"Content-Type": "application/json"})
+        T.ok(st == 400 and says in b["error"]["message"], f"google {path}: 400 ({st} {b})")
     st, h, b = s.request("PUT", "/language/translate/v2", b"{}")
     T.eq((st, h.get("allow"), b["error"]["status"], b["error"]["errors"][0]["reason"]),
          (405, "GET, HEAD, POST, OPTIONS", "INVALID_ARGUMENT", "httpMethodNotAllowed"),
