@@ -6,7 +6,8 @@
  *
  * Body {"text": "...", "source_lang": "auto", "target_lang": "EN-US",
  * "tag_handling": "html"}; answer {"code": 200, "id", "data",
- * "alternatives": [...], "source_lang": the given or detected source in
+ * "alternatives": [the other translations of the server's --beam n-best],
+ * "source_lang": the given or detected source in
  * DeepL's upper case, "target_lang": exactly as sent, "method": "Free" or
  * "Pro"}. Errors {"code": N, "message": "..."} with HTTP status N. */
 #include "server/internal.h"
@@ -25,11 +26,15 @@ static enum MHD_Result deeplx_answer(req *r, const char *method)
     const char *tgt = json_string_value(json_object_get(r->in, "target_lang"));
     /* A text without letters passes through as if in the target language. */
     const char *src = *task_lang(r, 0) ? task_lang(r, 0) : fy_request_target(r->q, 0);
-    /* No n-best yet: DeepLX's list of other translations is empty. */
-    json_t *body = json_pack("{s:i,s:I,s:s,s:[],s:s,s:s,s:s}", "code", 200, "id", id, "data", s,
-                             "alternatives", "source_lang", task_code(r, src, code, sizeof code),
-                             "target_lang", tgt ? tgt : "", "method", method);
+    /* Other translations: the n-best of the server's --beam (none when greedy). */
+    json_t *alts = task_alternatives_json(r);
+    json_t *body =
+        alts ? json_pack("{s:i,s:I,s:s,s:o,s:s,s:s,s:s}", "code", 200, "id", id, "data", s,
+                         "alternatives", alts, "source_lang", task_code(r, src, code, sizeof code),
+                         "target_lang", tgt ? tgt : "", "method", method)
+             : NULL;
     free(s);
+    if (!body) return reply_error(r, 500, "out of memory");
     return reply_json(r, 200, body);
 }
 
@@ -56,6 +61,8 @@ static enum MHD_Result deeplx_submit(req *r, json_t *in, enum MHD_Result (*finis
     if (*tags && strcmp(tags, "html") && strcmp(tags, "xml"))
         return reply_error(r, 400,
                            "Invalid tag_handling value. Allowed values are 'html' and 'xml'.");
+    int max;
+    r->alternatives = fy_registry_beam(r->srv->reg, &max) - 1;
     if (task_langs(r, "source_lang", src, "target_lang", tgt, 1, &lg) ||
         task_texts(r, in, "text", 0, *tags ? TEXT_HTML : 0, &lg))
         return REPLIED(r);

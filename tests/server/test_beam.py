@@ -8,7 +8,8 @@
   list per text; the stream's "done" event carries them too;
 - --beam sets the default, --max-beam the bound: beyond it a 400 naming
   the field; bad values are 400s; --beam above --max-beam does not start;
-- a repeated request is answered from the cache, alternatives included.
+- a repeated request is answered from the cache, alternatives included;
+- DeepLX's "alternatives" are the n-best of the server's --beam.
 """
 import http.client
 import json
@@ -97,6 +98,11 @@ with Server(["--beam", "3", "--max-beam", "3"]) as s:
     T.ok(1 <= len(b["alternatives"]) <= 2, "its default alternatives: up to beam - 1")
     st, _, b = s.post("/translate", {"text": TEXT, "beam": 4})
     T.ok(st == 400 and "from 1 to 3" in b["error"]["message"], "--max-beam 3 bounds requests")
+    # DeepLX's alternatives: the n-best of the server's --beam.
+    st, _, b = s.post("/translate", {"text": TEXT, "source_lang": "ZH", "target_lang": "EN"})
+    T.eq((st, b.get("data")), (200, cli(TEXT, 3)), "DeepLX with --beam 3")
+    distinct(b.get("alternatives"), b.get("data"), "DeepLX alternatives")
+    T.ok(1 <= len(b["alternatives"]) <= 2, "DeepLX: up to beam - 1 alternatives")
 
 r = subprocess.run([BIN, "serve", "--model", MODEL, "--port", "0", "--beam", "5", "--max-beam", "4"],
                    capture_output=True, text=True, timeout=60)
