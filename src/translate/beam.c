@@ -209,6 +209,7 @@ int fy_beam_decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent,
     start_rows(t, w, segs, idx, ns, beam);
     int rows = ns;
     for (int step = 0; rows > 0; step++) {
+        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
         for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
         fy_decoder_rows dr = {
             .rows = rows,

@@ -102,7 +102,9 @@ static void lookup_buf_free(lookup_buf *b)
 typedef struct worker {
     fy_scheduler *s;
     int index;
-    int express; /* takes only small jobs' sentences (fy_scheduler_options.express) */
+    int express;      /* takes only small jobs' sentences (fy_scheduler_options.express) */
+    size_t nbatch;    /* the batch in flight's size, 0 when none (scheduler lock) */
+    atomic_int abort; /* set when no one waits for that batch any more (engine's worker_abort) */
     pthread_t thread;
     item **cand;      /* [4 * max_batch_sentences] candidates */
     item **batch;     /* [max_batch_sentences] */
@@ -277,6 +279,24 @@ static int job_dequeue(fy_scheduler *s, fy_job *j)
 }
 
 /* Fails job j with code; scheduler lock held. Returns refs to drop. */
+/* Tells each worker whose batch in flight no one waits for any more (every
+ * sentence's job done: cancelled, expired, failed) to stop it. Scheduler
+ * lock held; the batch's jobs live while their items are in flight. */
+static void abort_orphans(fy_scheduler *s)
+{
+    for (int k = 0; k < s->o.threads + s->o.express; k++) {
+        worker *w = &s->workers[k];
+        int orphan = w->nbatch > 0;
+        for (size_t i = 0; orphan && i < w->nbatch; i++) {
+            fy_job *j = w->batch[i]->job;
+            pthread_mutex_lock(&j->lock);
+            orphan = j->done;
+            pthread_mutex_unlock(&j->lock);
+        }
+        if (orphan) atomic_store(&w->abort, 1);
+    }
+}
+
 static int job_expire(fy_scheduler *s, fy_job *j, int code, const char *msg)
 {
     int drop = job_dequeue(s, j);
@@ -289,6 +309,7 @@ static int job_expire(fy_scheduler *s, fy_job *j, int code, const char *msg)
     }
     job_fail(j, code, msg);
     pthread_mutex_unlock(&j->lock);
+    abort_orphans(s);
     return drop;
 }
 
@@ -304,6 +325,7 @@ void fy_job_cancel(fy_job *j)
     j->canceled = 1;
     if (!j->status) j->status = FY_ECANCELED;
     pthread_mutex_unlock(&j->lock);
+    abort_orphans(s);
     pthread_mutex_unlock(&s->lock);
     drop_refs(j, drop);
 }
@@ -692,6 +714,8 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
             continue;
         }
         size_t n = pick_batch(s, w);
+        w->nbatch = n;
+        atomic_store(&w->abort, 0);
         s->idle -= regular;
         s->in_flight += n;
         pthread_mutex_unlock(&s->lock);
@@ -810,9 +834,10 @@ static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n
         return;
     }
     for (size_t i = 0; i < n; i++) clear_result(w, i);
-    if (n == 1) {
-        w->codes[0] = rc;
-        w->errs[0] = err;
+    /* A batch stopped because no one waits for it: no retries either. */
+    int aborted = rc == FY_ECANCELED && atomic_load(&w->abort);
+    if (n == 1 || aborted) {
+        for (size_t i = 0; i < n; i++) w->codes[i] = rc, w->errs[i] = err;
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -834,6 +859,7 @@ static void *worker_state(fy_scheduler *s, worker *w, slot *p, fy_error *err)
     if (st || !p->e->worker_new) return st;
     st = p->e->worker_new(p->e->ctx, err);
     if (!st) return NULL;
+    if (p->e->worker_abort) p->e->worker_abort(st, &w->abort);
     pthread_mutex_lock(&s->lock);
     p->state[w->index] = st;
     pthread_mutex_unlock(&s->lock);
@@ -957,6 +983,7 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
     /* Counters first, so that a client woken by its answer already sees them. */
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
+    w->nbatch = 0;
     record_batch(s, p, n, tokens);
     pthread_mutex_unlock(&s->lock);
     int failed = 0;
@@ -1110,6 +1137,8 @@ void fy_scheduler_free(fy_scheduler *s)
     if (!s) return;
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
+    for (int i = 0; s->workers && i < s->o.threads + s->o.express; i++)
+        atomic_store(&s->workers[i].abort, 1); /* no batch in flight is waited for now */
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->reaper);
     pthread_mutex_unlock(&s->lock);

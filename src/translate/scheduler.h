@@ -43,6 +43,7 @@
 #ifndef FY_TRANSLATE_SCHEDULER_H
 #define FY_TRANSLATE_SCHEDULER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,9 @@ typedef struct fy_engine {
     void *ctx;                 /* passed to the functions above */
     const char *name;          /* names the model in cache keys and stats, e.g. "zh-en" */
     fy_beam_fn translate_beam; /* optional: without it every beam is greedy, no alternatives */
+    /* optional: the worker's translations stop early while *flag is set
+     * (the scheduler sets it when no one waits for the batch any more) */
+    void (*worker_abort)(void *worker, const atomic_int *flag);
 } fy_engine;
 
 #define FY_ROUTE_MAX 2

@@ -605,6 +605,7 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
     }
     int rows = ns;
     for (int step = 0; rows > 0; step++) {
+        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
         for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
         fy_decoder_rows dr = {
             .rows = rows,
@@ -637,6 +638,7 @@ static int decode_all(const fy_translator *t, fy_worker *w, fy_sentence *sent, f
     qsort_r(order, (size_t)nseg, sizeof *order, segment_cmp, segs);
     int per = beam > 1 ? w->max_rows / beam : w->max_rows;
     for (int i = 0; i < nseg;) {
+        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
         int ns = 0, tok = 0;
         while (i + ns < nseg && ns < per &&
                tok + segs[order[i + ns]].npieces + 1 <= w->max_tokens) {
@@ -788,6 +790,16 @@ static int engine_translate_beam(void *ctx, void *worker, const char *const *src
     return rc;
 }
 
+void fy_worker_set_abort(fy_worker *w, const atomic_int *flag)
+{
+    w->abort = flag;
+}
+
+static void engine_worker_abort(void *w, const atomic_int *flag)
+{
+    fy_worker_set_abort(w, flag);
+}
+
 static void *engine_worker_new(void *ctx, fy_error *err)
 {
     return fy_worker_new(ctx, err);
@@ -809,6 +821,7 @@ void fy_translator_engine(const fy_translator *t, const char *name, fy_engine *e
         .translate = engine_translate,
         .translate_beam = engine_translate_beam,
         .worker_new = engine_worker_new,
+        .worker_abort = engine_worker_abort,
         .worker_free = engine_worker_free,
         .count_tokens = engine_count,
         .ctx = (void *)t, /* the engine's hooks only read through it */

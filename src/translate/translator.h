@@ -23,6 +23,7 @@
 #ifndef FY_TRANSLATE_TRANSLATOR_H
 #define FY_TRANSLATE_TRANSLATOR_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "model/config.h"
@@ -73,6 +74,11 @@ fy_worker *fy_worker_new(const fy_translator *t, fy_error *err);
 
 /* Frees w; NULL is harmless. */
 void fy_worker_free(fy_worker *w);
+
+/* While *flag is non-zero, a translation running on w stops at its next
+ * decoder step and fails with FY_ECANCELED (so a cancelled request or a
+ * shutdown does not wait for a long batch). flag must outlive w; NULL: none. */
+void fy_worker_set_abort(fy_worker *w, const atomic_int *flag);
 
 /* Bytes of scratch one worker of t allocates (without allocating it). */
 size_t fy_translator_worker_bytes(const fy_translator *t);

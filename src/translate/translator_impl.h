@@ -89,8 +89,16 @@ struct fy_worker {
     uint8_t *sl_seen; /* fy_shortlist_scratch_bytes */
     size_t bitmap_bytes;
     fy_beam_scratch beam;
-    void *lin; /* linear-layer scratch */
+    void *lin;               /* linear-layer scratch */
+    const atomic_int *abort; /* fy_worker_set_abort; NULL: never */
 };
+
+/* FY_ECANCELED once w's abort flag is set (checked between decoder steps). */
+static inline int fy_tr_aborted(const fy_worker *w, fy_error *err)
+{
+    if (!w->abort || !atomic_load_explicit(w->abort, memory_order_relaxed)) return 0;
+    return fy_err(err, FY_ECANCELED, "translation cancelled");
+}
 
 /* A source sentence: its pieces followed by one EOS slot. */
 typedef struct fy_sentence {

@@ -34,6 +34,8 @@ typedef struct fake {
     pthread_cond_t cond;
     int gate_closed;
     char gate_only; /* when set, the gate holds only batches whose first sentence starts so */
+    const atomic_int *abort;   /* the last worker's abort flag (worker_abort) */
+    atomic_int abort_at_entry; /* *abort when the last batch came in */
     int delay_us;
     char open, close; /* brackets it puts around a sentence: "[...]" */
     atomic_int calls, workers, freed, max_batch, mixed, entered;
@@ -42,6 +44,15 @@ typedef struct fake {
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
+
+/* The fake engine whose route submit() uses. */
+static fake *current;
+
+static void fake_worker_abort(void *worker, const atomic_int *flag)
+{
+    (void)worker;
+    current->abort = flag;
+}
 
 static void *fake_worker_new(void *ctx, fy_error *err)
 {
@@ -86,6 +97,7 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
     fake *f = ctx;
     if (!worker) return fy_err(err, FY_EINVAL, "no worker state");
     for (size_t i = 0; i < n; i++) gap[i] = (float)strlen(src[i]);
+    if (f->abort) atomic_store(&f->abort_at_entry, atomic_load(f->abort));
     atomic_fetch_add(&f->entered, 1);
     fake_log(f, src, n);
     pthread_mutex_lock(&f->lock);
@@ -149,7 +161,8 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     pthread_cond_init(&f->cond, NULL);
     f->open = open;
     f->close = close;
-    f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name, NULL};
+    f->engine = (fy_engine){fake_translate, fake_worker_new,  fake_worker_free, NULL, f, name,
+                            NULL,           fake_worker_abort};
     f->route = (fy_route){{&f->engine}, 1, NULL};
 }
 
@@ -165,9 +178,6 @@ static void fake_gate(fake *f, int closed)
     pthread_cond_broadcast(&f->cond);
     pthread_mutex_unlock(&f->lock);
 }
-
-/* The fake engine whose route submit() uses. */
-static fake *current;
 
 static fy_scheduler *open_sched_ex(fake *f, int threads, int express, int max_batch, size_t queue,
                                    fy_cache *cache)
@@ -879,6 +889,30 @@ static void test_express(void)
     fy_scheduler_free(s);
 }
 
+/* A batch no one waits for any more (its only job cancelled) is told to
+ * stop; the next batch starts with the flag clear. */
+static void test_abort(void)
+{
+    fake f;
+    fake_init(&f);
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched(&f, 1, 100, NULL);
+    const char *a[] = {"A0", "A1"}, *b[] = {"B0"};
+    waiter wa, wb;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    fy_job *ja = submit(s, a, 2, 0, &wa, NULL);
+    CHECK(ja && wait_entered(&f, 1) && f.abort && !atomic_load(f.abort));
+    fy_job_cancel(ja);
+    CHECK(atomic_load(f.abort) == 1);
+    fake_gate(&f, 0);
+    fy_job *jb = submit(s, b, 1, 0, &wb, NULL);
+    CHECK(jb && waiter_wait(&wb) == 0 && atomic_load(&f.abort_at_entry) == 0);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_scheduler_free(s);
+}
+
 /* Sentence i of j has exactly the fake's alternatives (or none). */
 static int has_fake_alts(fy_job *j, size_t i, const char *src)
 {
@@ -1004,6 +1038,7 @@ int main(void)
     test_waves();
     test_fair();
     test_express();
+    test_abort();
     test_beams();
     test_beam_pivot();
     test_alts_form();

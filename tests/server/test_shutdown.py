@@ -78,8 +78,9 @@ log = s.log()
 T.ok("stopped" in log and "cut short" not in log, "nothing cut short")
 
 # Clients that go away while their translation waits: the job is
-# cancelled and its sentences are never translated.
-with Server(["--threads", "1", "--cache-mb", "0"]) as s:
+# cancelled and its sentences are never translated. (No express worker:
+# it would translate the small ones at once, before they go away.)
+with Server(["--threads", "1", "--express-threads", "0", "--cache-mb", "0"]) as s:
     # Busy long enough (about a second) for the watcher to notice.
     nbusy = max(8, min(64, int(3.0 / max(each, 1e-3))))
     busy_text = "".join(SHORT[:nbusy])
