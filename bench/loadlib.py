@@ -241,3 +241,62 @@ def json_body(obj):
 
 JSON = {"Content-Type": "application/json"}
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+# ---- wrk ---------------------------------------------------------------------
+
+WRK_LUA = r"""
+-- wrk script written by bench/loadlib.py: POST %s with bodies from a set.
+local bodies = {
+%s
+}
+local n = 0
+local id = 0
+function setup(thread)
+  thread:set("id", n)
+  n = n + 1
+end
+function init(args)
+  id = tonumber(wrk.thread:get("id")) or 0
+  i = (id * 37) %% #bodies
+end
+function request()
+  i = i %% #bodies + 1
+  return wrk.format("POST", "%s", {["Content-Type"] = "application/json"}, bodies[i])
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRKJSON {"requests":%%d,"duration_us":%%d,"connect":%%d,"read":%%d,' ..
+    '"write":%%d,"status":%%d,"timeout":%%d,"p50_us":%%d,"p90_us":%%d,"p99_us":%%d,"max_us":%%d}\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
+end
+"""
+
+
+def lua_string(s):
+    """A Lua long-bracket literal that cannot end early."""
+    level = 0
+    while "]" + "=" * level + "]" in s:
+        level += 1
+    eq = "=" * level
+    return f"[{eq}[{s}]{eq}]"
+
+
+def wrk_script(bodies, path="/translate"):
+    """A wrk Lua script POSTing the JSON bodies (objects) to path in turn
+    and printing one WRKJSON line of figures at the end."""
+    return WRK_LUA % (path, ",\n".join(lua_string(json.dumps(b, ensure_ascii=False))
+                                       for b in bodies), path)
+
+
+def run_wrk(tool, port, script, conns, threads, duration, path="/translate"):
+    """wrk with conns keep-alive connections for duration seconds; its
+    WRKJSON figures (requests, duration_us, error counts, p50/p90/p99/max)."""
+    cmd = ["wrk", "-c", str(conns), "-t", str(min(threads, conns)), "-d", f"{max(1, round(duration))}s",
+           "--timeout", "60s", "-s", script, f"http://127.0.0.1:{port}{path}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("WRKJSON "):
+            return json.loads(line[8:])
+    die(tool, f"wrk failed: {r.stdout[-500:]} {r.stderr[-500:]}")

@@ -1,19 +1,12 @@
 # fy_module(NAME [DEPS lib...])
 # Builds every .c file in the current source directory into the static
-# library fy_NAME. A module with no sources yet becomes an INTERFACE library,
-# so the tree configures while modules are being written.
+# library fy_NAME, which sees src/ as its include root.
 function(fy_module name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.c ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
-  if(sources)
-    add_library(fy_${name} STATIC ${sources})
-    target_include_directories(fy_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
-    target_link_libraries(fy_${name} PUBLIC ${ARG_DEPS})
-  else()
-    add_library(fy_${name} INTERFACE)
-    target_include_directories(fy_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
-    target_link_libraries(fy_${name} INTERFACE ${ARG_DEPS})
-  endif()
+  add_library(fy_${name} STATIC ${sources})
+  target_include_directories(fy_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(fy_${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
 # fy_test(NAME SOURCES src... LIBS lib... [LABELS label...])

@@ -9,11 +9,13 @@ packages=(
     clang clang-format libclang-rt-14-dev   # formatting check, libFuzzer
     sentencepiece                           # reference spm_encode/spm_decode/spm_train
     libmicrohttpd-dev libjansson-dev        # HTTP server, JSON
+    libgnutls28-dev openssl                 # HTTPS (libmicrohttpd's TLS); test certificates
     libyaml-dev                             # model.yml inside Marian models
     libcld2-dev                             # language detection (CLD2, as in Firefox)
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
+    nginx haproxy                           # load-balancer tests (tests/lb)
     qemu-user                               # portability test: CPUs without AVX/AVX2
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

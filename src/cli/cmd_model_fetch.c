@@ -31,13 +31,16 @@ typedef struct progress_state {
 static void usage(void)
 {
     printf("usage: fanyi model fetch [DIRECTION] [--dir DIR] [--mirror URL] [--manifest FILE]\n"
-           "                         [--force] [--retries N] [--timeout SECONDS] [--quiet]\n\n"
+           "                         [--force] [--no-wait] [--retries N] [--timeout SECONDS]\n"
+           "                         [--min-rate BYTES] [--max-attempts N] [--max-time SECONDS]\n"
+           "                         [--quiet]\n\n"
            "Downloads the model of DIRECTION (default zh-en) from the catalogue of Firefox\n"
            "Translations models compiled into fanyi ('fanyi model list --available' lists\n"
-           "them), checks every file's size and sha256, and installs the files atomically.\n"
+           "them), checks every file's size and sha256, and installs the model atomically:\n"
+           "it is built beside the installed one and switched to in one rename.\n"
            "DIRECTION is SOURCE-TARGET in any spelling of the languages: en-zh, EN-ZH,\n"
            "en-zh-Hans, zh-Hans-en (= zh-en), de-en, zh-Hant-en.\n\n"
-           "  --dir DIR         install into DIR (default: MODELS/DIRECTION, where MODELS is\n"
+           "  --dir DIR         install as DIR (default: MODELS/DIRECTION, where MODELS is\n"
            "                    $FANYI_MODELS_DIR, else the directory holding\n"
            "                    $FANYI_MODEL_DIR, else ~/.local/share/fanyi/models; zh-en\n"
            "                    goes into $FANYI_MODEL_DIR itself when only that is set)\n"
@@ -45,12 +48,21 @@ static void usage(void)
            "                    (http://, https:// or file://)\n"
            "  --manifest FILE   use a manifest file instead of the built-in catalogue\n"
            "  --force           download again even files that are installed and good\n"
-           "  --retries N       resume a dropped download up to N times (default 5)\n"
-           "  --timeout S       give up when no data arrives for S seconds (default 30)\n"
+           "  --no-wait         fail at once when another fetch is installing into DIR\n"
+           "                    (default: wait for it)\n"
+           "  --retries N       resume a dropped download up to N times in a row without\n"
+           "                    progress (default 5)\n"
+           "  --timeout S       end a request that receives less than --min-rate bytes/s\n"
+           "                    over S seconds, then resume (default 30)\n"
+           "  --min-rate BYTES  the slowest transfer accepted, in bytes/s (default 1024)\n"
+           "  --max-attempts N  requests per file in all (default 20)\n"
+           "  --max-time S      give up after S seconds in all, waiting for another fetch\n"
+           "                    included; a rerun resumes (default 14400, 4 hours)\n"
            "  --quiet           no progress output\n\n"
-           "Exit status: 0 installed (or already installed), 1 other error (disk, manifest),\n"
-           "2 bad usage (also an unknown direction), 3 network error, 4 size or sha256\n"
-           "mismatch (nothing installed), 5 a different file is in the way (use --force).\n");
+           "Exit status: 0 installed (or already installed), 1 other error (disk, manifest,\n"
+           "another fetch busy), 2 bad usage (also an unknown direction), 3 network error\n"
+           "(also too slow, --max-attempts, --max-time), 4 size or sha256 mismatch (nothing\n"
+           "installed), 5 a different file is in the way (use --force).\n");
 }
 
 static void format_eta(double s, char *out, size_t cap)
@@ -228,21 +240,40 @@ done:
     return status;
 }
 
+/* Test hooks (tests/modelmgmt): fault injection and short delays, never
+ * set in normal use (fetch.h, fy_fetch_options). */
+static void test_hooks(fy_fetch_options *o)
+{
+    const char *v;
+    o->test_kill_at = getenv("FANYI_TEST_FETCH_KILL");
+    o->test_fail_at = getenv("FANYI_TEST_FETCH_FAIL");
+    if ((v = getenv("FANYI_TEST_FETCH_FREE_BYTES"))) o->test_free_bytes = strtoull(v, NULL, 10);
+    if ((v = getenv("FANYI_TEST_FETCH_RETRY_DELAY_MS"))) o->retry_delay_ms = strtol(v, NULL, 10);
+}
+
+enum { OPT_NO_WAIT = 256, OPT_MIN_RATE, OPT_MAX_ATTEMPTS, OPT_MAX_TIME };
+
 int cmd_model_fetch(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"dir", required_argument, NULL, 'd'},
-                                         {"mirror", required_argument, NULL, 'm'},
-                                         {"manifest", required_argument, NULL, 'M'},
-                                         {"force", no_argument, NULL, 'f'},
-                                         {"retries", required_argument, NULL, 'r'},
-                                         {"timeout", required_argument, NULL, 't'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"dir", required_argument, NULL, 'd'},
+        {"mirror", required_argument, NULL, 'm'},
+        {"manifest", required_argument, NULL, 'M'},
+        {"force", no_argument, NULL, 'f'},
+        {"no-wait", no_argument, NULL, OPT_NO_WAIT},
+        {"retries", required_argument, NULL, 'r'},
+        {"timeout", required_argument, NULL, 't'},
+        {"min-rate", required_argument, NULL, OPT_MIN_RATE},
+        {"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS},
+        {"max-time", required_argument, NULL, OPT_MAX_TIME},
+        {"quiet", no_argument, NULL, 'q'},
+        {0}};
     const char *dir = NULL, *mirror = NULL, *manifest = NULL;
     progress_state state = {.tty = isatty(2), .index = (size_t)-1};
     fy_fetch_options o;
     fy_fetch_options_default(&o);
+    test_hooks(&o);
     o.progress = on_progress;
     o.note = on_note;
     o.ctx = &state;
@@ -268,14 +299,29 @@ int cmd_model_fetch(int argc, char **argv)
         case 'q':
             state.quiet = 1;
             break;
+        case OPT_NO_WAIT:
+            o.no_wait = 1;
+            break;
         case 'r':
             if (cli_parse_long("model fetch", "--retries", optarg, 0, 100, &v)) return 2;
             o.retries = (int)v;
             break;
         case 't':
             if (cli_parse_long("model fetch", "--timeout", optarg, 1, 3600, &v)) return 2;
-            o.stall_timeout_s = v;
+            o.rate_window_s = v;
             o.connect_timeout_s = v < o.connect_timeout_s ? v : o.connect_timeout_s;
+            break;
+        case OPT_MIN_RATE:
+            if (cli_parse_long("model fetch", "--min-rate", optarg, 1, 1L << 30, &v)) return 2;
+            o.min_bytes_per_s = v;
+            break;
+        case OPT_MAX_ATTEMPTS:
+            if (cli_parse_long("model fetch", "--max-attempts", optarg, 1, 1000, &v)) return 2;
+            o.max_attempts = (int)v;
+            break;
+        case OPT_MAX_TIME:
+            if (cli_parse_long("model fetch", "--max-time", optarg, 1, 7 * 86400, &v)) return 2;
+            o.max_time_s = v;
             break;
         default:
             return 2;

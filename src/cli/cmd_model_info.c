@@ -13,6 +13,7 @@
 #include "model/discover.h"
 #include "model/manifest.h"
 #include "model/verify.h"
+#include "util/path.h"
 
 #define CMD "model info"
 #define MIB (1024.0 * 1024.0)
@@ -25,12 +26,6 @@ static void usage(void)
            "heads, vocabularies, quantisation, shortlist and file sizes.\n\n"
            "  --json  one JSON object instead of text\n\n"
            "Exit status: 0 shown, 1 the model cannot be loaded (reason on stderr), 2 bad usage.\n");
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = path ? strrchr(path, '/') : NULL;
-    return s ? s + 1 : path;
 }
 
 static const char *quantisation(const fy_model_info *in)
@@ -52,7 +47,7 @@ static void print_text(const char *dir, const fy_model_info *in, const fy_manife
     const fy_model_files *f = &in->files;
     printf("directory     %s\n", dir);
     if (known) printf("manifest      %s %s (file names match)\n", known->name, known->version);
-    printf("model         %s (%.1f MiB, %zu tensors)\n", base_name(f->model),
+    printf("model         %s (%.1f MiB, %zu tensors)\n", fy_path_base(f->model),
            (double)in->model_bytes / MIB, in->tensors);
     printf("encoder       %d layers, %s\n", c->enc_depth, c->enc_cell);
     printf("decoder       %d layers, %s\n", c->dec_depth, c->dec_cell);
@@ -62,15 +57,15 @@ static void print_text(const char *dir, const fy_model_info *in, const fy_manife
     printf("quantisation  %s: %zu int8 + %zu float32 tensors, %zu scales\n", quantisation(in),
            in->int8_tensors, in->f32_tensors, in->quant_scales);
     if (in->shared_vocab)
-        printf("vocabulary    %s, shared: %d pieces (%.1f MiB)\n", base_name(f->src_vocab),
+        printf("vocabulary    %s, shared: %d pieces (%.1f MiB)\n", fy_path_base(f->src_vocab),
                in->src_pieces, (double)in->src_vocab_bytes / MIB);
     else
         printf("vocabulary    source %s: %d pieces (%.1f MiB), target %s: %d pieces (%.1f MiB)\n",
-               base_name(f->src_vocab), in->src_pieces, (double)in->src_vocab_bytes / MIB,
-               base_name(f->trg_vocab), in->trg_pieces, (double)in->trg_vocab_bytes / MIB);
+               fy_path_base(f->src_vocab), in->src_pieces, (double)in->src_vocab_bytes / MIB,
+               fy_path_base(f->trg_vocab), in->trg_pieces, (double)in->trg_vocab_bytes / MIB);
     if (in->has_shortlist)
         printf("shortlist     %s: frequent %d, best %d, %d source ids (%.1f MiB)\n",
-               base_name(f->shortlist), in->sl_frequent, in->sl_best, in->sl_src_vocab,
+               fy_path_base(f->shortlist), in->sl_frequent, in->sl_best, in->sl_src_vocab,
                (double)in->shortlist_bytes / MIB);
     else
         printf("shortlist     none (decoding scores the whole vocabulary)\n");
@@ -78,7 +73,7 @@ static void print_text(const char *dir, const fy_model_info *in, const fy_manife
 
 static json_t *file_json(const char *path, uint64_t bytes)
 {
-    return json_pack("{s:s, s:I}", "name", base_name(path), "bytes", (json_int_t)bytes);
+    return json_pack("{s:s, s:I}", "name", fy_path_base(path), "bytes", (json_int_t)bytes);
 }
 
 static int print_json(const char *dir, const fy_model_info *in, const fy_manifest_model *known)

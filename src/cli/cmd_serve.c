@@ -30,7 +30,9 @@ static void usage(FILE *out)
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
-            "                   [--read-timeout S] [--quiet]\n\n"
+            "                   [--read-timeout S] [--drain-timeout S]\n"
+            "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
+            "                   [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -66,15 +68,26 @@ static void usage(FILE *out)
             "                       not fully arrived within S seconds of the connection\n"
             "                       opening or its previous request ending; 0 = never\n"
             "                       (FANYI_READ_TIMEOUT; 30)\n"
+            "  --drain-timeout S    on SIGTERM, wait up to S seconds for requests in flight\n"
+            "                       before cutting them short (FANYI_DRAIN_TIMEOUT; 10)\n"
+            "  --request-memory MB  memory the requests in progress may take in all (their\n"
+            "                       bodies and what is built from them); past it a request\n"
+            "                       with a body gets 503 (FANYI_REQUEST_MEMORY; 256)\n"
+            "  --tls-cert FILE      serve HTTPS only, with this PEM certificate (chain)\n"
+            "                       (FANYI_TLS_CERT)\n"
+            "  --tls-key FILE       the certificate's PEM private key, unencrypted\n"
+            "                       (FANYI_TLS_KEY)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
     const char *model, *models, *host, *token, *token_file, *cors;
     char token_buf[512]; /* the token read from token_file */
+    const char *tls_cert_file, *tls_key_file;
+    char *tls_cert, *tls_key; /* their contents (malloc'd) */
     long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
-    long idle_timeout, read_timeout;
+    long idle_timeout, read_timeout, drain_timeout, request_mb;
     int quiet;
 } serve_config;
 
@@ -99,6 +112,8 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
+    if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     return 0;
 }
 
@@ -130,6 +145,43 @@ static int read_token(serve_config *c)
     return 0;
 }
 
+/* The text of a PEM file (what: "certificate", "key") into *out
+ * (malloc'd). 0, or 2 after a message. */
+static int read_pem(const char *path, const char *what, char **out)
+{
+    enum { PEM_MAX = 1 << 20 }; /* a chain of certificates is a few KiB */
+    FILE *f = fopen(path, "rb");
+    char *text = f ? malloc(PEM_MAX + 1) : NULL;
+    size_t n = text ? fread(text, 1, PEM_MAX + 1, f) : 0;
+    int failed = f && ferror(f), error = errno;
+    if (f) fclose(f);
+    const char *why = !f                            ? strerror(error)
+                      : !text                       ? "out of memory"
+                      : failed                      ? strerror(error)
+                      : n > PEM_MAX                 ? "larger than 1 MiB"
+                      : memchr(text, '\0', n) || !n ? "not a PEM file"
+                                                    : NULL;
+    if (why) {
+        fprintf(stderr, "fanyi serve: %s: cannot use it as the TLS %s: %s\n", path, what, why);
+        free(text);
+        return 2;
+    }
+    text[n] = '\0';
+    *out = text;
+    return 0;
+}
+
+static int read_tls(serve_config *c)
+{
+    if (!c->tls_cert_file != !c->tls_key_file)
+        return cli_usage_error(CMD, "--tls-cert and --tls-key go together (HTTPS needs both)");
+    if (!c->tls_cert_file) return 0;
+    return read_pem(c->tls_cert_file, "certificate", &c->tls_cert) ||
+                   read_pem(c->tls_key_file, "key", &c->tls_key)
+               ? 2
+               : 0;
+}
+
 static int parse_args(int argc, char **argv, serve_config *c)
 {
     const numopt opts[] = {
@@ -145,31 +197,29 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--idle-timeout", "FANYI_IDLE_TIMEOUT", 1, 86400, &c->idle_timeout},
         {"--read-timeout", "FANYI_READ_TIMEOUT", 0, 86400, &c->read_timeout},
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
+        {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
+        {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
-    static const struct option longopts[] = {
-        {"port", required_argument, NULL, NUM + 0},
-        {"threads", required_argument, NULL, NUM + 1},
-        {"cache-mb", required_argument, NULL, NUM + 2},
-        {"max-chars", required_argument, NULL, NUM + 3},
-        {"max-batch-items", required_argument, NULL, NUM + 4},
-        {"queue", required_argument, NULL, NUM + 5},
-        {"timeout-ms", required_argument, NULL, NUM + 6},
-        {"max-connections", required_argument, NULL, NUM + 7},
-        {"max-connections-per-ip", required_argument, NULL, NUM + 8},
-        {"idle-timeout", required_argument, NULL, NUM + 9},
-        {"read-timeout", required_argument, NULL, NUM + 10},
-        {"models-memory", required_argument, NULL, NUM + 11},
+    static const struct option named[] = {
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
         {"api-token", required_argument, NULL, 'T'},
         {"api-token-file", required_argument, NULL, 'K'},
         {"cors-origin", required_argument, NULL, 'C'},
+        {"tls-cert", required_argument, NULL, 'E'},
+        {"tls-key", required_argument, NULL, 'Y'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
     };
+    enum { NNAMED = sizeof named / sizeof *named };
+    /* getopt's table: opts[] as NUM + i, then the named ones. */
+    struct option longopts[NNUM + NNAMED + 1];
+    for (size_t i = 0; i < NNUM; i++)
+        longopts[i] = (struct option){opts[i].flag + 2, required_argument, NULL, NUM + (int)i};
+    memcpy(longopts + NNUM, named, sizeof named);
+    longopts[NNUM + NNAMED] = (struct option){NULL, 0, NULL, 0};
     if (read_env(opts, NNUM, c)) return 2;
     int ch, given_model = 0, given_models = 0;
     while ((ch = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
@@ -203,6 +253,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'K':
             c->token_file = optarg;
             break;
+        case 'E':
+            c->tls_cert_file = optarg;
+            break;
+        case 'Y':
+            c->tls_key_file = optarg;
+            break;
         case 'q':
             c->quiet = 1;
             break;
@@ -215,6 +271,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (c->token_file && read_token(c)) return 2;
+    if (read_tls(c)) return 2;
     if (given_model && given_models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)
@@ -298,17 +355,26 @@ static int run(const serve_config *c, const char *root)
     o.max_per_ip = (int)c->max_per_ip;
     o.conn_timeout_s = (int)c->idle_timeout;
     o.read_timeout_s = (int)c->read_timeout;
+    o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
+    o.tls_cert = c->tls_cert;
+    o.tls_key = c->tls_key;
     srv = fy_server_start(&o, reg, sched, cache, &err);
+    if (!srv && c->tls_cert && err.code == FY_EINVAL) {
+        fprintf(stderr, "fanyi serve: --tls-cert %s, --tls-key %s: %s\n", c->tls_cert_file,
+                c->tls_key_file, err.msg);
+        rc = 2;
+        goto quiet;
+    }
     if (!srv) goto out;
     fy_scheduler_stats st;
     fy_scheduler_get_stats(sched, &st);
     char dirs[512];
     direction_list(reg, dirs, sizeof dirs);
-    printf("fanyi serve: listening on http://%s%s%s:%d models=%s threads=%d\n",
-           strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "",
-           fy_server_port(srv), dirs, st.threads);
+    printf("fanyi serve: listening on %s://%s%s%s:%d models=%s threads=%d\n",
+           c->tls_cert ? "https" : "http", strchr(c->host, ':') ? "[" : "", c->host,
+           strchr(c->host, ':') ? "]" : "", fy_server_port(srv), dirs, st.threads);
     fflush(stdout);
 
     sigset_t set;
@@ -317,9 +383,9 @@ static int run(const serve_config *c, const char *root)
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to 10 s)\n",
-            sig == SIGINT ? "SIGINT" : "SIGTERM");
-    int cut = fy_server_drain(srv, 10000);
+    fprintf(stderr, "fanyi serve: %s received, finishing requests in flight (up to %ld s)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", c->drain_timeout);
+    int cut = fy_server_drain(srv, (int)c->drain_timeout * 1000);
     if (cut) fprintf(stderr, "fanyi serve: %d request(s) cut short at shutdown\n", cut);
     fprintf(stderr, "fanyi serve: stopped\n");
     rc = 0;
@@ -331,6 +397,13 @@ quiet:
     fy_scheduler_free(sched);
     fy_cache_free(cache);
     return rc;
+}
+
+static void free_tls(serve_config *c)
+{
+    free(c->tls_cert);
+    if (c->tls_key) memset(c->tls_key, 0, strlen(c->tls_key)); /* a secret */
+    free(c->tls_key);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -346,11 +419,16 @@ int cmd_serve(int argc, char **argv)
                       .max_conn = 1024,
                       .max_per_ip = 512,
                       .idle_timeout = 15,
-                      .read_timeout = 30};
+                      .read_timeout = 30,
+                      .drain_timeout = 10,
+                      .request_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);
-    if (prc) return prc < 0 ? 0 : prc;
+    if (prc) {
+        free_tls(&c);
+        return prc < 0 ? 0 : prc;
+    }
 
     /* Signals are taken synchronously by run(): block them before any
      * thread starts so every thread inherits the mask. */
@@ -368,5 +446,6 @@ int cmd_serve(int argc, char **argv)
     }
     int rc = run(&c, root);
     free(root);
+    free_tls(&c);
     return rc;
 }

@@ -380,10 +380,10 @@ static void print_piece(const opts *o, printer *pr, const fy_request *q, size_t 
         int g =
             fy_join_gap(pr->last, p->gap, p->gap_len, first_cp(text, len), fy_request_target(q, i));
         if (g == FY_GAP_SPACE) fputc(' ', stdout);
-        if (g == FY_GAP_KEEP) fwrite(p->gap, 1, p->gap_len, stdout);
+        if (g == FY_GAP_KEEP && p->gap_len) fwrite(p->gap, 1, p->gap_len, stdout);
     }
     /* --raw: a line with no sentence (empty or white space) prints empty. */
-    if (!o->raw || fy_request_text_sentences(q, i)) fwrite(text, 1, len, stdout);
+    if (len && (!o->raw || fy_request_text_sentences(q, i))) fwrite(text, 1, len, stdout);
     if (len) pr->last = last_cp(text, len);
     float g = fy_request_gap(q, i);
     if (g < pr->gap) pr->gap = g; /* reset to INFINITY when a line ends */

@@ -3,23 +3,12 @@
 #include "model/bundle.h"
 
 #include "text/segment.h"
+#include "util/path.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-static uint64_t file_size(const char *path)
-{
-    struct stat st;
-    return path && !stat(path, &st) ? (uint64_t)st.st_size : 0;
-}
 
 /* Refuses architectures whose computation the engine does not reproduce. */
 static int check_architecture(const fy_bundle *b, fy_error *err)
@@ -88,7 +77,7 @@ static int check_vocab(const fy_bundle *b, const char *path, const fy_spm *spm, 
     if (pieces != rows)
         return fy_err(err, FY_EFORMAT,
                       "%s: vocabulary has %d pieces but the %s embedding of %s has %d rows", path,
-                      pieces, side, base_name(b->files.model), rows);
+                      pieces, side, fy_path_base(b->files.model), rows);
     if (fy_spm_eos_id(spm) < 0)
         return fy_err(err, FY_EFORMAT, "%s: the vocabulary has no </s> (eos) piece", path);
     return 0;
@@ -137,7 +126,7 @@ static int open_shortlist(fy_bundle *b, fy_error *err)
  * infix leaves the direction to the caller (the directory's name). */
 static void direction_from_names(fy_bundle *b)
 {
-    const char *name = base_name(b->files.model);
+    const char *name = fy_path_base(b->files.model);
     const char *a = strchr(name, '.');
     const char *e = a ? strchr(a + 1, '.') : NULL;
     char infix[16];
@@ -170,9 +159,9 @@ fy_bundle *fy_bundle_open(const char *dir, int use_shortlist, fy_error *err)
     if (open_shortlist(b, err) < 0) goto fail;
     direction_from_names(b);
     b->model_bytes = fy_marian_file_size(b->model);
-    b->shortlist_bytes = file_size(b->files.shortlist);
-    b->src_vocab_bytes = file_size(b->files.src_vocab);
-    b->trg_vocab_bytes = file_size(b->files.trg_vocab);
+    b->shortlist_bytes = fy_path_size(b->files.shortlist);
+    b->src_vocab_bytes = fy_path_size(b->files.src_vocab);
+    b->trg_vocab_bytes = fy_path_size(b->files.trg_vocab);
     return b;
 fail:
     fy_bundle_free(b);

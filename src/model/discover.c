@@ -90,7 +90,9 @@ static int ambiguous(const char *dir, const match *m, fy_error *err)
     return 0;
 }
 
-static int fill(const char *dir, match *m, fy_model_files *out, fy_error *err)
+/* dir names the directory in messages and out->dir; files (dir, or where
+ * its link points) is where the file paths point. */
+static int fill(const char *dir, const char *files, match *m, fy_model_files *out, fy_error *err)
 {
     if (!m[M_MODEL].found) return fy_err(err, FY_ENOTFOUND, "%s: no model file (model.*.bin)", dir);
     int shared = m[M_VOCAB].found != NULL;
@@ -105,10 +107,10 @@ static int fill(const char *dir, match *m, fy_model_files *out, fy_error *err)
                       m[M_SRC].found ? m[M_SRC].found : m[M_TRG].found,
                       m[M_SRC].found ? "trgvocab.*.spm" : "srcvocab.*.spm");
     out->dir = strdup(dir);
-    out->model = join(dir, m[M_MODEL].found);
-    out->shortlist = m[M_LEX].found ? join(dir, m[M_LEX].found) : NULL;
-    out->src_vocab = join(dir, shared ? m[M_VOCAB].found : m[M_SRC].found);
-    out->trg_vocab = join(dir, shared ? m[M_VOCAB].found : m[M_TRG].found);
+    out->model = join(files, m[M_MODEL].found);
+    out->shortlist = m[M_LEX].found ? join(files, m[M_LEX].found) : NULL;
+    out->src_vocab = join(files, shared ? m[M_VOCAB].found : m[M_SRC].found);
+    out->trg_vocab = join(files, shared ? m[M_VOCAB].found : m[M_TRG].found);
     if (!out->dir || !out->model || (m[M_LEX].found && !out->shortlist) || !out->src_vocab ||
         !out->trg_vocab)
         return fy_err(err, FY_ENOMEM, "%s: out of memory", dir);
@@ -123,9 +125,16 @@ int fy_model_discover(const char *dir, fy_model_files *out, fy_error *err)
         [M_TRG] = {"trgvocab.", ".spm", NULL, NULL},
     };
     memset(out, 0, sizeof *out);
-    int rc = scan(dir, m, err);
+    /* A model directory that is a link (fanyi model fetch makes MODELS/zh-en
+     * one, to a version directory) is resolved once: every file then comes
+     * from the same version even if fetch switches the link meanwhile. */
+    struct stat st;
+    char *real = !lstat(dir, &st) && S_ISLNK(st.st_mode) ? realpath(dir, NULL) : NULL;
+    const char *files = real ? real : dir;
+    int rc = scan(files, m, err);
     if (!rc) rc = ambiguous(dir, m, err);
-    if (!rc) rc = fill(dir, m, out, err);
+    if (!rc) rc = fill(dir, files, m, out, err);
+    free(real);
     for (int i = 0; i < M_COUNT; i++) {
         free(m[i].found);
         free(m[i].second);

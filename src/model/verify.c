@@ -18,18 +18,7 @@
 #include "model/sha256.h"
 #include "model/shortlist.h"
 #include "text/spm.h"
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-static uint64_t file_size(const char *path)
-{
-    struct stat st;
-    return path && !stat(path, &st) ? (uint64_t)st.st_size : 0;
-}
+#include "util/path.h"
 
 void fy_model_info_free(fy_model_info *info)
 {
@@ -129,7 +118,7 @@ const fy_manifest_model *fy_model_identify(const char *dir, const fy_manifest *m
     while (n > 1 && dir[n - 1] == '/') n--;
     char *copy = strndup(dir, n);
     const fy_manifest_model *named =
-        copy ? fy_manifest_find_direction(manifest, base_name(copy)) : NULL;
+        copy ? fy_manifest_find_direction(manifest, fy_path_base(copy)) : NULL;
     free(copy);
     if (named) return named;
     fy_model_files f;
@@ -138,7 +127,7 @@ const fy_manifest_model *fy_model_identify(const char *dir, const fy_manifest *m
     const char *paths[] = {f.model, f.shortlist, f.src_vocab, f.trg_vocab};
     const fy_manifest_model *model = NULL;
     for (size_t i = 0; i < 4 && !model; i++)
-        if (paths[i]) fy_manifest_find_file(manifest, base_name(paths[i]), &model);
+        if (paths[i]) fy_manifest_find_file(manifest, fy_path_base(paths[i]), &model);
     fy_model_files_free(&f);
     return model;
 }
@@ -158,7 +147,7 @@ static void check_digest(report *r, const char *path, const fy_manifest_file *mf
     char detail[FY_ERROR_MSG_MAX], hex[65];
     uint64_t size = 0;
     fy_error e = {0};
-    const char *name = base_name(path);
+    const char *name = fy_path_base(path);
     if (fy_sha256_file(path, hex, &size, &e)) {
         say(r, name, e.code, e.msg);
     } else if (size != mf->size) {
@@ -189,14 +178,14 @@ static void check_files(report *r, const char *dir, const fy_model_files *f,
     char detail[FY_ERROR_MSG_MAX];
     for (size_t i = 0; i < 4; i++) {
         if (!paths[i]) continue;
-        const fy_manifest_file *mf = model_file(model, base_name(paths[i]));
+        const fy_manifest_file *mf = model_file(model, fy_path_base(paths[i]));
         if (mf) {
             check_digest(r, paths[i], mf, model);
         } else {
-            snprintf(detail, sizeof detail, "%" PRIu64 " bytes, %s", file_size(paths[i]),
+            snprintf(detail, sizeof detail, "%" PRIu64 " bytes, %s", fy_path_size(paths[i]),
                      manifest ? "not in the manifest (no sha256 to check)"
                               : "size and sha256 not checked (no manifest)");
-            say(r, base_name(paths[i]), 0, detail);
+            say(r, fy_path_base(paths[i]), 0, detail);
         }
     }
     /* Files the manifest model has but the directory lacks (e.g. the shortlist). */

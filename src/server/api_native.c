@@ -1,7 +1,8 @@
 /* api_native.c - Fanyi's own API: POST /translate {"text": ...} and the
  * streaming POST /translate/stream (server-sent events, one per sentence as
  * soon as it is translated, then "done" with the whole translation).
- * POST /translate is shared with LibreTranslate, told apart by the body. */
+ * POST /translate is shared with LibreTranslate and DeepLX, told apart by
+ * the body: "q" is LibreTranslate's, "source_lang"/"target_lang" DeepLX's. */
 #include "server/internal.h"
 
 #include <stdio.h>
@@ -63,9 +64,15 @@ enum MHD_Result api_translate(req *r)
     if (peek && json_object_get(peek, "q") && !json_object_get(peek, "text")) {
         r->endpoint = "libre_translate";
         r->dialect = D_LIBRE;
+    } else if (peek &&
+               (json_object_get(peek, "source_lang") || json_object_get(peek, "target_lang"))) {
+        /* DeepLX plug-ins are configured with .../translate: its field names. */
+        r->endpoint = "deeplx";
+        r->dialect = D_DEEPLX;
     }
     json_t *in = api_body(r);
     if (!in) return REPLIED(r);
+    if (r->dialect == D_DEEPLX) return api_deeplx_body(r, in);
     return r->dialect == D_LIBRE ? api_libre(r, in) : api_native(r, in);
 }
 

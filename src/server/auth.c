@@ -1,5 +1,6 @@
 /* auth.c - the API token: every way a client dialect sends it, compared in
- * constant time. 401 when no token came, 403 when a wrong one did. */
+ * constant time. 401 when no token came (403 for DeepL), 403 when a wrong
+ * one did. */
 #include "server/internal.h"
 
 #include <string.h>
@@ -49,30 +50,43 @@ static const char *body_token(json_t *body)
     return t;
 }
 
-static json_t *check(req *r, const char *got, json_t *in)
+/* 0 when got is the token, else -1 after the reply: 401 when no token came
+ * (403 for DeepL, whose clients take 403 as "check auth_key"), 403 when a
+ * wrong one did. */
+static int token_ok(req *r, const char *got)
 {
     if (!got || !*got) {
-        reply_error(r, 401,
+        reply_error(r, r->dialect == D_DEEPL ? 403 : 401,
                     "an API token is required (Authorization: Bearer TOKEN, X-API-Token, "
                     "?token=, api_key, or DeepL-Auth-Key)");
-        return NULL;
+        return -1;
     }
     if (!auth_equal(got, r->srv->token)) {
         reply_error(r, 403, "the API token is not valid");
-        return NULL;
+        return -1;
     }
-    return in ? in : req_body(r);
+    return 0;
+}
+
+static int auth_needed(req *r)
+{
+    return r->srv->token && r->rt && r->rt->auth;
+}
+
+int api_auth(req *r)
+{
+    return auth_needed(r) ? token_ok(r, outer_token(r)) : 0;
 }
 
 json_t *api_body(req *r)
 {
-    int need = r->srv->token && r->rt && r->rt->auth;
-    if (!need) return req_body(r);
+    if (!auth_needed(r)) return req_body(r);
     const char *t = outer_token(r);
-    if (t) return check(r, t, NULL);
+    if (t) return token_ok(r, t) ? NULL : req_body(r);
     char msg[300];
     int status;
     json_t *in = req_body_parse(r, &status, msg, sizeof msg);
-    if (!in) return check(r, NULL, NULL); /* no credentials anywhere: 401 */
-    return check(r, body_token(in), in);
+    /* No credentials anywhere (a body that does not parse has none): 401. */
+    if (token_ok(r, in ? body_token(in) : NULL)) return NULL;
+    return in;
 }

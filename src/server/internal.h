@@ -23,6 +23,9 @@ typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE } dialect;
 typedef struct req req;
 typedef enum MHD_Result (*handler_fn)(req *r);
 
+/* A path ending in "/" "*" also matches everything under it (the route
+ * "/v2/glossaries/" "*" takes /v2/glossaries and /v2/glossaries/ID/entries);
+ * method "*" matches any. */
 typedef struct route {
     const char *method, *path, *name; /* name: the metrics/log label */
     dialect dialect;
@@ -47,8 +50,34 @@ typedef struct peer {
     int64_t since_ms; /* opened, or the previous request ended */
     int receiving;    /* a request is (or may be) arriving */
     int cut;          /* the watcher shut it down */
+    uint64_t linger;  /* > 0: answered before its request was read; bytes to
+                       * read and drop before the close (linger.c) */
     struct peer *prev, *next;
 } peer;
+
+/* strict.c: the RFC 9112 checks libmicrohttpd does not make, on the first
+ * call for a request (method and version as ahc got them). 0, or the status
+ * to answer (400, 411, 501) with a message in msg. */
+int req_strict(struct MHD_Connection *conn, const char *method, const char *version, char *msg,
+               size_t cap);
+/* The path of an absolute-form target (http://host/path -> /path); other
+ * targets unchanged. Borrowed from url. */
+const char *req_origin_form(const char *url);
+
+/* linger.c: lingering close. A socket answered early is kept open after
+ * libmicrohttpd's close and read to its end, for at most LINGER_MS in all,
+ * LINGER_QUIET_MS without data, LINGER_BYTES, and LINGER_MAX sockets at a
+ * time (past that: closed at once, as before). */
+enum { LINGER_MS = 10000, LINGER_QUIET_MS = 2000, LINGER_MAX = 512 };
+#define LINGER_BYTES ((uint64_t)32 << 20)
+typedef struct lingerer lingerer;
+lingerer *linger_new(void);    /* NULL when out of memory or threads */
+void linger_free(lingerer *l); /* closes what it still holds; NULL harmless */
+/* Takes over a duplicate of fd (fd itself stays the caller's) and drains it
+ * of at most bytes. 0, or -1 when it was not taken (full, no descriptor). */
+int linger_add(lingerer *l, int fd, uint64_t bytes);
+/* Sockets lingering now, and ever. */
+void linger_counts(lingerer *l, size_t *open, uint64_t *total);
 
 enum { PH_BODY, PH_HANDLE, PH_WAIT, PH_REPLIED };
 
@@ -58,18 +87,20 @@ struct req {
     const route *rt;
     const char *endpoint; /* label; a handler may refine it ("libre") */
     const char *allow;    /* Allow header of a 405 */
+    int close;            /* its framing is not to be trusted: Connection: close */
     dialect dialect;
     char id[48];
     int64_t start_us;
     int phase, status;
     size_t chars;
-    char *body;            /* request body, NUL-terminated */
-    size_t len, cap, over; /* over: bytes beyond the limit (discarded) */
-    json_t *in;            /* parsed body (object) */
-    fy_request *q;         /* the translation */
-    int array;             /* the texts came as an array */
-    const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
-    int submitted;         /* r->q is submitted (guarded by lock) */
+    char *body;                /* request body, NUL-terminated */
+    size_t len, cap, declared; /* declared: its Content-Length */
+    size_t charge;             /* bytes of the server's request memory it holds */
+    json_t *in;                /* parsed body (object) */
+    fy_request *q;             /* the translation */
+    int array;                 /* the texts came as an array */
+    const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
+    int submitted;             /* r->q is submitted (guarded by lock) */
     enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
     pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
     int suspended, job_done, job_status;
@@ -105,6 +136,14 @@ struct fy_server {
     peer *conns;
     size_t nconns;
     uint64_t conns_refused, conns_timed_out; /* under conn_lock */
+    lingerer *linger;
+    /* Request memory (under lock): held by requests in progress, released
+     * since the last malloc_trim, refused requests. */
+    size_t mem_used, mem_freed;
+    uint64_t mem_refused;
+    int64_t trimmed_ms;
+    atomic_ullong chars_translated; /* characters of requests translated (DeepL /v2/usage) */
+    char *tls_cert, *tls_key;       /* PEM text; NULL: plain HTTP */
     struct metrics *metrics;
 };
 
@@ -129,6 +168,9 @@ const char *req_header(req *r, const char *key);
  * from a header or the query string is checked first, then the body is
  * parsed (and may carry api_key). NULL after a 400/401/403/415 reply. */
 json_t *api_body(req *r);
+/* The same check for a request whose parameters are not in a body (GET):
+ * 0, or -1 after the 401/403 reply. */
+int api_auth(req *r);
 /* Constant-time comparison of two NUL-terminated strings. */
 int auth_equal(const char *a, const char *b);
 
@@ -148,8 +190,15 @@ int task_langs(req *r, const char *sfield, const char *src, const char *tfield, 
 const char *task_code(req *r, const char *tag, char *buf, size_t cap);
 /* Texts from field (a string, or an array of strings when arrays are
  * allowed) into the request r->q in languages lg; enforces the limits. -1
- * after a 400/413 reply (a missing field is a 400). html: the texts are HTML. */
-int task_texts(req *r, json_t *o, const char *field, int allow_array, int html, const langs *lg);
+ * after a 400/413 reply (a missing field is a 400). mode: TEXT_HTML (the
+ * texts are HTML; 1, so a boolean "html" may be passed), TEXT_RAW (each
+ * text is one sentence, never split; see fy_request_options.raw). */
+enum { TEXT_HTML = 1, TEXT_RAW = 2 };
+int task_texts(req *r, json_t *o, const char *field, int allow_array, int mode, const langs *lg);
+/* The query string as a JSON object of strings (a repeated key, or one
+ * named "key[]", becomes an array, as in form bodies). New reference; NULL
+ * when out of memory or a value is not UTF-8 text (*bad: its key, borrowed). */
+json_t *req_query(req *r, const char **bad);
 /* Texts in the request, and text i's source language (given or detected). */
 size_t task_count(req *r);
 const char *task_lang(req *r, size_t i);
@@ -171,6 +220,16 @@ json_t *task_join_json(req *r);
 /* Unicode characters in valid UTF-8. */
 size_t srv_utf8_chars(const char *s, size_t len);
 
+/* api_deepl.c: DeepL's preserve_formatting=1 for one text: the end and the
+ * start of translation (malloc'd, NUL-terminated; rewritten in place) follow
+ * source: a final . ! ? (or 。！？) the source does not end with is dropped,
+ * and a first Latin letter takes the case of the source's first letter. */
+void deepl_preserve_formatting(const char *source, char *translation);
+
+/* tls.c: 0 when cert and key (PEM text) make a usable TLS credential,
+ * else FY_EINVAL with GnuTLS's reason. */
+int tls_check(const char *cert, const char *key, fy_error *err);
+
 /* SSE: the per-sentence callback (api_native.c). */
 void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
 
@@ -182,10 +241,19 @@ enum MHD_Result api_libre(req *r, json_t *in);
 enum MHD_Result api_libre_languages(req *r);
 enum MHD_Result api_libre_detect(req *r);
 enum MHD_Result api_deepl(req *r);
-enum MHD_Result api_deeplx(req *r);
 enum MHD_Result api_deepl_languages(req *r);
+enum MHD_Result api_deepl_usage(req *r);
+enum MHD_Result api_deepl_glossaries(req *r);
+enum MHD_Result api_deepl_glossary_pairs(req *r);
+enum MHD_Result api_deepl_document(req *r);
+enum MHD_Result api_deeplx(req *r);     /* POST /deeplx */
+enum MHD_Result api_deeplx_pro(req *r); /* POST /v1/translate */
+/* POST /translate with a DeepLX body (api_translate decided); in: its body. */
+enum MHD_Result api_deeplx_body(req *r, json_t *in);
 enum MHD_Result api_google_languages(req *r);
 enum MHD_Result api_google(req *r);
+enum MHD_Result api_google_detect(req *r);
+enum MHD_Result api_google_web(req *r); /* translate.googleapis.com/translate_a/single */
 enum MHD_Result api_imme(req *r);
 enum MHD_Result api_kiss(req *r);
 enum MHD_Result op_root(req *r);

@@ -236,6 +236,18 @@ char *metrics_render(fy_server *s, size_t *len)
     size_t live = s->nlive;
     pthread_mutex_unlock(&s->lock);
     metric(&b, "fanyi_http_requests_in_progress", "gauge", "HTTP requests being handled.", live);
+    pthread_mutex_lock(&s->lock);
+    size_t mem_used = s->mem_used;
+    uint64_t mem_refused = s->mem_refused;
+    pthread_mutex_unlock(&s->lock);
+    metric(&b, "fanyi_request_memory_bytes", "gauge",
+           "Memory reserved by the requests in progress (their bodies and what is built from "
+           "them).",
+           mem_used);
+    metric(&b, "fanyi_request_memory_budget_bytes", "gauge", "--request-memory.",
+           s->o.request_memory);
+    metric(&b, "fanyi_request_memory_refused_total", "counter",
+           "Requests answered 503 because --request-memory was in use.", mem_refused);
     pthread_mutex_lock(&s->conn_lock);
     size_t nconns = s->nconns;
     uint64_t refused = s->conns_refused, timed_out = s->conns_timed_out;
@@ -246,6 +258,13 @@ char *metrics_render(fy_server *s, size_t *len)
     metric(&b, "fanyi_connections_timed_out_total", "counter",
            "Connections closed because a request took longer than --read-timeout to arrive.",
            timed_out);
+    size_t lingering;
+    uint64_t lingered;
+    linger_counts(s->linger, &lingering, &lingered);
+    metric(&b, "fanyi_connections_lingering", "gauge",
+           "Connections answered early, read to their end before the close.", lingering);
+    metric(&b, "fanyi_connections_lingered_total", "counter",
+           "Connections closed by lingering close.", lingered);
     metric(&b, "process_resident_memory_bytes", "gauge", "Resident memory (RSS) in bytes.",
            (unsigned long long)rss_bytes());
     metric(&b, "fanyi_uptime_seconds", "gauge", "Seconds since the server started.",

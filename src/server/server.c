@@ -2,9 +2,10 @@
  * replies with the headers every response carries, the per-request log
  * line, and graceful shutdown.
  *
- * A request's life: first call (headers) -> route, early refusals (404,
- * 405, 413 by Content-Length, 503 while draining); body chunks -> appended
- * up to the limit, the rest discarded; last call -> the route's handler,
+ * A request's life: first call (headers) -> framing checks (strict.c),
+ * route, early refusals (404, 405, 413 by Content-Length, 503 while
+ * draining; the connection then closes with a lingering close, linger.c);
+ * body chunks -> appended; last call -> the route's handler,
  * which replies at once or submits a job and suspends the connection; the
  * job's completion resumes it and MHD calls us again to format the answer.
  * MHD's completion notice frees the request (and cancels its job, so a
@@ -20,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -44,10 +46,24 @@ static const route routes[] = {
     {"POST", "/detect", "detect", D_LIBRE, 1, api_libre_detect},
     {"POST", "/v2/translate", "deepl", D_DEEPL, 1, api_deepl},
     {"GET", "/v2/languages", "deepl_languages", D_DEEPL, 0, api_deepl_languages},
+    {"GET", "/v2/usage", "deepl_usage", D_DEEPL, 1, api_deepl_usage},
+    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", D_DEEPL, 0,
+     api_deepl_glossary_pairs},
+    {"*", "/v2/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
+    {"*", "/v3/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
+    {"*", "/v2/document/*", "deepl_document", D_DEEPL, 0, api_deepl_document},
     {"POST", "/deeplx", "deeplx", D_DEEPLX, 1, api_deeplx},
+    {"POST", "/v1/translate", "deeplx", D_DEEPLX, 1, api_deeplx_pro},
     {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
+    {"GET", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
+    {"POST", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
+    {"GET", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
     {"GET", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
      api_google_languages},
+    {"POST", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
+     api_google_languages},
+    {"GET", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
+    {"POST", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
 };
@@ -73,6 +89,7 @@ void fy_server_options_default(fy_server_options *o)
     o->max_per_ip = 512;
     o->conn_timeout_s = 15;
     o->read_timeout_s = 30;
+    o->request_memory = (size_t)256 << 20;
     o->version = "";
 }
 
@@ -99,8 +116,10 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
         if (strcmp(s->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
     }
     if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
+    /* RFC 9110 §11.6.1: a 401 names the scheme that would be accepted. */
+    if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"fanyi\"");
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
-    if (atomic_load(&s->draining)) MHD_add_response_header(resp, "Connection", "close");
+    if (atomic_load(&s->draining) || r->close) MHD_add_response_header(resp, "Connection", "close");
     r->status = status;
     r->phase = PH_REPLIED;
     enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
@@ -138,7 +157,7 @@ enum MHD_Result reply_asset(req *r, const fy_web_asset *a)
 
 enum MHD_Result reply_json(req *r, int status, json_t *body)
 {
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(body);
     if (!text) return reply_text(r, 500, "application/json", "{}", 2);
     struct MHD_Response *resp =
@@ -164,10 +183,14 @@ static const char *status_code_name(int status)
         return "not_found";
     case 405:
         return "method_not_allowed";
+    case 411:
+        return "length_required";
     case 413:
         return "payload_too_large";
     case 415:
         return "unsupported_media_type";
+    case 501:
+        return "not_implemented";
     case 503:
         return "unavailable";
     case 504:
@@ -177,12 +200,18 @@ static const char *status_code_name(int status)
     }
 }
 
+/* Google's canonical status name (google.rpc.Code) for an HTTP status. */
 static const char *google_status(int status)
 {
     switch (status) {
     case 400:
+    case 405:
+    case 411:
     case 413:
+    case 415:
         return "INVALID_ARGUMENT";
+    case 429:
+        return "RESOURCE_EXHAUSTED";
     case 401:
         return "UNAUTHENTICATED";
     case 403:
@@ -191,10 +220,40 @@ static const char *google_status(int status)
         return "NOT_FOUND";
     case 503:
         return "UNAVAILABLE";
+    case 501:
+        return "UNIMPLEMENTED";
     case 504:
         return "DEADLINE_EXCEEDED";
     default:
         return "INTERNAL";
+    }
+}
+
+/* The "reason" Google's v2 errors carry (errors[0].reason). */
+static const char *google_reason(int status)
+{
+    switch (status) {
+    case 400:
+    case 411:
+        return "invalid";
+    case 401:
+        return "authError";
+    case 403:
+        return "forbidden";
+    case 404:
+        return "notFound";
+    case 405:
+        return "httpMethodNotAllowed";
+    case 413:
+        return "uploadTooLarge";
+    case 415:
+        return "unsupportedMediaType";
+    case 429:
+        return "rateLimitExceeded";
+    case 501:
+        return "notImplemented";
+    default:
+        return "backendError";
     }
 }
 
@@ -229,7 +288,7 @@ enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
     case D_GOOGLE:
         body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
                          msg, "status", google_status(status), "errors", "message", msg, "domain",
-                         "global", "reason", status_code_name(status));
+                         "global", "reason", google_reason(status));
         break;
     default:
         body =
@@ -248,6 +307,8 @@ typedef struct form {
         size_t len;
     } * f;
     size_t n, cap;
+    size_t max;   /* fields a request can have (body_max_values) */
+    int too_many; /* more came: the body was not read further */
 } form;
 
 static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -260,6 +321,10 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
     if (!key) return MHD_YES; /* a multipart part without a name: ignored */
     struct field *f = fm->n ? &fm->f[fm->n - 1] : NULL;
     if (off == 0 || !f || strcmp(f->key, key)) {
+        if (fm->n >= fm->max) {
+            fm->too_many = 1;
+            return MHD_NO;
+        }
         if (fy_vec_reserve((void **)&fm->f, &fm->cap, fm->n + 1, sizeof *fm->f)) return MHD_NO;
         f = &fm->f[fm->n];
         *f = (struct field){strdup(key), NULL, 0};
@@ -329,10 +394,49 @@ static int is_json_type(const char *ct)
            strstr(ct, "+json") != NULL || !strncasecmp(ct, "*/*", 3);
 }
 
+/* JSON values (keys included) or form fields a request can need: its
+ * texts, each maybe with a key, and room for the dialect's other fields.
+ * More cannot be a valid request, so such a body is refused before a
+ * document is built: jansson spends some 50 bytes per value, and a body
+ * of zeros ([0,0,...]) would cost 25 times its size. */
+static size_t body_max_values(const fy_server *s)
+{
+    return 2 * s->o.max_items + 256;
+}
+
+enum { BODY_MAX_DEPTH = 8 }; /* {"text":[...]} is 2 deep; a request never needs 8 */
+
+/* The shape of a JSON text without building it: 0, 1 when it nests deeper
+ * than max_depth, 2 when it holds more than max_values values (keys
+ * counted). Strings are skipped by their quotes and escapes; whether the
+ * text is JSON at all is jansson's to say afterwards. */
+static int json_shape(const char *p, size_t n, size_t max_values, int max_depth)
+{
+    size_t values = 0;
+    int depth = 0, expect = 1; /* expect: a value (or key) may start here */
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+        if (c == '"') {
+            for (i++; i < n && p[i] != '"'; i++)
+                if (p[i] == '\\') i++;
+        }
+        if (expect || c == '"') values++;
+        if (values > max_values) return 2;
+        expect = c == '[' || c == '{' || c == ',' || c == ':';
+        if (c == '[' || c == '{') {
+            if (++depth > max_depth) return 1;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return 0;
+}
+
 /* Parses the form body; NULL with *status and msg on error. */
 static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
 {
-    form fm = {0};
+    form fm = {.max = body_max_values(r->srv)};
     struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 4096, form_field, &fm);
     *status = 400;
     if (!pp) {
@@ -344,6 +448,12 @@ static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
     char *bad = NULL;
     json_t *out = ok == MHD_YES ? form_json(&fm, &bad) : NULL;
     form_free(&fm);
+    if (fm.too_many) {
+        *status = 413;
+        snprintf(msg, cap, "the form has more than %zu fields (--max-batch-items is %zu)", fm.max,
+                 r->srv->o.max_items);
+        return NULL;
+    }
     if (!out) snprintf(msg, cap, "malformed form body");
     if (bad) {
         snprintf(msg, cap, "field '%s' is not valid UTF-8 text (or holds a NUL byte)", bad);
@@ -380,6 +490,17 @@ json_t *req_body_parse(req *r, int *status, char *msg, size_t cap)
         snprintf(msg, cap, "request body is not valid UTF-8 (byte %zu)", bad);
         return NULL;
     }
+    size_t max_values = body_max_values(r->srv);
+    switch (json_shape(r->body, r->len, max_values, BODY_MAX_DEPTH)) {
+    case 1:
+        snprintf(msg, cap, "JSON nested deeper than %d levels", BODY_MAX_DEPTH);
+        return NULL;
+    case 2:
+        *status = 413;
+        snprintf(msg, cap, "the JSON body holds more than %zu values (--max-batch-items is %zu)",
+                 max_values, r->srv->o.max_items);
+        return NULL;
+    }
     json_error_t je;
     json_t *v = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &je);
     if (!v) {
@@ -403,16 +524,18 @@ json_t *req_body(req *r)
     return in;
 }
 
-/* Appends an upload chunk; past the limit the data is dropped (never
- * buffered), and a client that keeps sending far beyond it is cut off. */
+/* Appends an upload chunk. A body always has a Content-Length within the
+ * limit (req_begin), which libmicrohttpd never reads past: more would be a
+ * bug, and the connection is cut. The buffer is allocated once, at the
+ * declared size (growing it by doubling would spend up to twice the body). */
 static enum MHD_Result body_append(req *r, const char *data, size_t n)
 {
-    size_t limit = body_limit(r->srv);
-    if (r->over || r->len + n > limit) {
-        r->over += n;
-        return r->over > 8 * limit ? MHD_NO : MHD_YES;
+    if (r->len + n > r->declared) return MHD_NO;
+    if (!r->body) {
+        r->body = malloc(r->declared + 1);
+        if (!r->body) return MHD_NO;
+        r->cap = r->declared + 1;
     }
-    if (fy_vec_reserve((void **)&r->body, &r->cap, r->len + n + 1, 1)) return MHD_NO;
     memcpy(r->body + r->len, data, n);
     r->len += n;
     r->body[r->len] = '\0';
@@ -469,6 +592,8 @@ static void req_free(req *r)
     pthread_mutex_lock(&s->lock);
     FY_LIST_UNLINK(s->live, r);
     s->nlive--;
+    s->mem_used -= r->charge;
+    s->mem_freed += r->charge;
     pthread_mutex_unlock(&s->lock);
     fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
     json_decref(r->in);
@@ -478,23 +603,64 @@ static void req_free(req *r)
     free(r);
 }
 
+/* What a request with a body of n bytes is charged against
+ * --request-memory: the body, the JSON document or form built from it and
+ * the texts and sentences of its translation, about 4 times the body (with
+ * json_shape's bounds; measured in docs/reliability.md), and a fixed part
+ * for the request itself. */
+static size_t req_cost(size_t n)
+{
+    return 4 * n + 16384;
+}
+
+/* Reserves the request's memory; -1 when the budget has no room. */
+static int mem_reserve(req *r, size_t n)
+{
+    fy_server *s = r->srv;
+    pthread_mutex_lock(&s->lock);
+    int ok = s->mem_used + n <= s->o.request_memory;
+    if (ok) {
+        s->mem_used += n;
+        r->charge += n;
+    } else {
+        s->mem_refused++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok ? 0 : -1;
+}
+
 /* The route for method + url; *path_route the first route of the path
  * (any method), NULL when the path is unknown. */
+static int path_matches(const char *pattern, const char *url)
+{
+    size_t n = strlen(pattern);
+    if (n < 2 || strcmp(pattern + n - 2, "/*")) return !strcmp(pattern, url);
+    return !strncmp(pattern, url, n - 2) && (url[n - 2] == '\0' || url[n - 2] == '/');
+}
+
 static const route *find_route(const char *method, const char *url, const route **path_route)
 {
     *path_route = NULL;
     if (!strcmp(method, "HEAD")) method = "GET";
     for (int i = 0; i < NROUTES; i++) {
-        if (strcmp(routes[i].path, url)) continue;
+        if (!path_matches(routes[i].path, url)) continue;
         if (!*path_route) *path_route = &routes[i];
-        if (!strcmp(routes[i].method, method)) return &routes[i];
+        if (!strcmp(routes[i].method, method) || !strcmp(routes[i].method, "*")) return &routes[i];
     }
     return NULL;
 }
 
+/* The Allow header of rt's path: the methods of its routes. */
 static const char *allowed(const route *rt)
 {
-    return strcmp(rt->method, "GET") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+    int get = 0, post = 0;
+    for (int i = 0; i < NROUTES; i++) {
+        if (strcmp(routes[i].path, rt->path)) continue;
+        if (!strcmp(routes[i].method, "*")) return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+        get |= !strcmp(routes[i].method, "GET");
+        post |= !strcmp(routes[i].method, "POST");
+    }
+    return get && post ? "GET, HEAD, POST, OPTIONS" : get ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
 }
 
 static enum MHD_Result reply_options(req *r, const route *rt)
@@ -512,14 +678,21 @@ static enum MHD_Result reply_options(req *r, const route *rt)
 }
 
 /* The first call for a request: everything decidable from the headers. */
-static enum MHD_Result req_begin(req *r, const char *url, const char *method)
+static enum MHD_Result req_begin(req *r, const char *url, const char *method, const char *version)
 {
     fy_server *s = r->srv;
     const route *path_rt;
+    url = req_origin_form(url);
     r->rt = find_route(method, url, &path_rt);
     if (path_rt) {
         r->endpoint = path_rt->name;
         r->dialect = path_rt->dialect;
+    }
+    char msg[300];
+    int bad = req_strict(r->conn, method, version, msg, sizeof msg);
+    if (bad) {
+        r->close = 1;
+        return reply_error(r, bad, "%s", msg);
     }
     /* Draining: no new translations, but health and metrics still answer. */
     if (atomic_load(&s->draining) && (!r->rt || r->rt->auth))
@@ -540,9 +713,18 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method)
                            r->allow);
     }
     const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > body_limit(s))
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (n > body_limit(s))
         return reply_error(r, 413, "request body of %s bytes is over the limit of %zu bytes", cl,
                            body_limit(s));
+    /* The whole cost is reserved before a byte of the body is kept, so the
+     * bodies in flight and what they become never exceed the budget. */
+    if (n && mem_reserve(r, req_cost(n)))
+        return reply_error(r, 503,
+                           "the memory for requests in progress (--request-memory %zu MiB) is in "
+                           "use; retry later",
+                           s->o.request_memory >> 20);
+    r->declared = n;
     r->phase = PH_BODY;
     return MHD_YES;
 }
@@ -599,7 +781,7 @@ static peer refused_peer;
 
 /* A connection over --max-connections: a 503 now beats a client hanging in
  * the listen backlog (where MHD leaves it once its own limit is reached). */
-static void conn_refuse(int fd)
+static void conn_refuse(fy_server *s, int fd)
 {
     static const char body[] = "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many open "
                                "connections; retry later\"}}";
@@ -609,10 +791,15 @@ static void conn_refuse(int fd)
                      "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
                      "Connection: close\r\nContent-Length: %zu\r\n\r\n%s",
                      sizeof body - 1, body);
-    /* Best effort (the socket is new, its buffer empty): the close is the
-     * refusal. */
-    if (n > 0) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    shutdown(fd, SHUT_RDWR);
+    /* Best effort (the socket is new, its buffer empty). The client may be
+     * sending its request already: closing on it would reset the
+     * connection and lose the 503, so only our side is shut, and the
+     * socket lingers until the client closes (linger.c ends with SHUT_RDWR,
+     * which makes MHD drop the connection too). Over HTTPS the client
+     * expects a TLS handshake, not text: the close alone refuses it. */
+    if (n > 0 && !s->tls_cert) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(fd, SHUT_WR);
+    if (linger_add(s->linger, fd, LINGER_BYTES)) shutdown(fd, SHUT_RDWR);
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: tracks every connection (STARTED, CLOSED
@@ -626,6 +813,8 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         if (!cn || cn == &refused_peer) return;
         *socket_context = NULL;
+        /* MHD closes the socket after this: a duplicate keeps it open. */
+        if (cn->linger) linger_add(s->linger, cn->fd, cn->linger);
         pthread_mutex_lock(&s->conn_lock);
         FY_LIST_UNLINK(s->conns, cn);
         s->nconns--;
@@ -651,7 +840,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
     if (full) {
         free(cn);
         *socket_context = &refused_peer;
-        conn_refuse(ci->connect_fd);
+        conn_refuse(s, ci->connect_fd);
     }
 }
 
@@ -671,11 +860,24 @@ static void conns_check(fy_server *s)
     pthread_mutex_unlock(&s->conn_lock);
 }
 
+/* An answer went out before the request's body was read: libmicrohttpd
+ * will close the connection after it, and the rest of the body, which the
+ * client may still be sending, is read and dropped first (linger.c). A
+ * declared body longer than LINGER_BYTES is not waited for. */
+static void linger_arm(req *r)
+{
+    if (!r->cn) return;
+    const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    uint64_t n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (te || r->close) n = LINGER_BYTES;
+    if (n && n <= LINGER_BYTES) r->cn->linger = n;
+}
+
 static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *url,
                            const char *method, const char *version, const char *upload_data,
                            size_t *upload_size, void **con_cls)
 {
-    (void)version;
     fy_server *s = cls;
     req *r = *con_cls;
     if (!r) {
@@ -685,8 +887,11 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
         r = req_new(s, conn);
         if (!r) return MHD_NO;
         *con_cls = r;
-        enum MHD_Result ret = req_begin(r, url, method);
-        if (r->phase != PH_BODY) conn_set_receiving(s, r->cn, 0); /* answered early */
+        enum MHD_Result ret = req_begin(r, url, method, version);
+        if (r->phase != PH_BODY) { /* answered early */
+            conn_set_receiving(s, r->cn, 0);
+            linger_arm(r);
+        }
         return ret;
     }
     if (*upload_size) {
@@ -698,9 +903,6 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     if (r->phase == PH_BODY) {
         r->phase = PH_HANDLE;
         conn_set_receiving(s, r->cn, 0);
-        if (r->over)
-            return reply_error(r, 413, "request body is over the limit of %zu bytes",
-                               body_limit(s));
         return r->rt->handler(r);
     }
     if (r->phase == PH_WAIT) return task_resumed(r);
@@ -772,6 +974,26 @@ static void watch_once(fy_server *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Freed request memory mostly stays in glibc's per-thread arenas, out of
+ * the operating system's reach: a burst of large requests would leave the
+ * process that much bigger for good. Once requests have released
+ * TRIM_BYTES of their charge, at most once a second, malloc_trim hands
+ * the free pages of every arena back. */
+#define TRIM_BYTES ((size_t)16 << 20)
+
+static void mem_trim(fy_server *s)
+{
+    int64_t now = fy_now_ms();
+    pthread_mutex_lock(&s->lock);
+    int trim = s->mem_freed >= TRIM_BYTES && now - s->trimmed_ms >= 1000;
+    if (trim) {
+        s->mem_freed = 0;
+        s->trimmed_ms = now;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (trim) malloc_trim(0);
+}
+
 static void *watcher_main(void *arg)
 {
     fy_server *s = arg;
@@ -782,6 +1004,7 @@ static void *watcher_main(void *arg)
         if (stop) return NULL;
         watch_once(s);
         conns_check(s);
+        mem_trim(s);
         usleep(20000);
     }
 }
@@ -828,6 +1051,24 @@ static char *dup_or_null(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
+/* Copies and checks the certificate and key of o (none: plain HTTP). */
+static int tls_setup(fy_server *s, const fy_server_options *o, fy_error *err)
+{
+    int cert = o->tls_cert && *o->tls_cert, key = o->tls_key && *o->tls_key;
+    if (!cert && !key) return 0;
+    if (!cert || !key)
+        return fy_err(err, FY_EINVAL,
+                      "HTTPS needs both a certificate and its private key (%s given)",
+                      cert ? "only the certificate" : "only the key");
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return fy_err(err, FY_EUNSUPPORTED, "this libmicrohttpd was built without TLS support");
+    if (tls_check(o->tls_cert, o->tls_key, err)) return -1;
+    s->tls_cert = strdup(o->tls_cert);
+    s->tls_key = strdup(o->tls_key);
+    if (!s->tls_cert || !s->tls_key) return fy_err(err, FY_ENOMEM, "server: out of memory");
+    return 0;
+}
+
 fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_scheduler *sched,
                            fy_cache *cache, fy_error *err)
 {
@@ -845,7 +1086,9 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->cors = dup_or_null(o->cors_origin);
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
-    if (!s->host || !s->version || !s->metrics) goto nomem;
+    s->linger = linger_new();
+    if (!s->host || !s->version || !s->metrics || !s->linger) goto nomem;
+    if (tls_setup(s, o, err)) goto fail;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
     if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
     s->o.host = s->host;
@@ -853,6 +1096,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     if (!s->o.max_items) s->o.max_items = 128;
     if (s->o.http_threads <= 0) s->o.http_threads = 4;
     if (s->o.max_connections <= 0) s->o.max_connections = 1024;
+    if (!s->o.request_memory) s->o.request_memory = (size_t)256 << 20;
     /* MHD's own limit sits above ours (it is split among the HTTP threads,
      * and a thread at its share stops accepting): conn_notify refuses. */
     unsigned mhd_limit = (unsigned)s->o.max_connections + 64u * (unsigned)s->o.http_threads;
@@ -863,6 +1107,10 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (s->tls_cert) flags |= MHD_USE_TLS;
+    struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+                                   {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+                                   {MHD_OPTION_END, 0, NULL}};
     s->d = MHD_start_daemon(
         flags, (uint16_t)o->port, NULL, NULL, ahc, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_THREAD_POOL_SIZE,
@@ -870,7 +1118,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
         MHD_OPTION_UNESCAPE_CALLBACK, url_unescape, NULL, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)o->conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-        MHD_OPTION_END);
+        MHD_OPTION_ARRAY, s->tls_cert ? tls : tls + 2, MHD_OPTION_END);
     if (!s->d) {
         fy_err(err, FY_EIO, "cannot listen on %s port %d (in use, or not an address here?)",
                s->host, o->port);
@@ -950,11 +1198,17 @@ void fy_server_free(fy_server *s)
     if (!s) return;
     if (s->d) fy_server_drain(s, 0);
     watcher_stop(s);
+    linger_free(s->linger); /* after MHD: its last closes hand sockets over */
     metrics_free(s->metrics);
     free(s->host);
     free(s->token);
     free(s->cors);
     free(s->version);
+    free(s->tls_cert);
+    if (s->tls_key) { /* the private key does not linger in freed memory */
+        memset(s->tls_key, 0, strlen(s->tls_key));
+        free(s->tls_key);
+    }
     pthread_mutex_destroy(&s->conn_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);

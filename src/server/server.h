@@ -32,6 +32,12 @@ typedef struct fy_server_options {
     int max_per_ip;          /* default 512 (0: no per-address limit) */
     int conn_timeout_s;      /* idle connection timeout (default 15) */
     int read_timeout_s;      /* a whole request must arrive within (default 30) */
+    size_t request_memory;   /* bytes the requests in progress may take in all (their
+                              * bodies and what is built from them; default 256 MiB);
+                              * past it a request with a body gets 503 */
+    const char *tls_cert;    /* PEM certificate chain (text, not a file name); with
+                              * tls_key: HTTPS only. NULL: plain HTTP */
+    const char *tls_key;     /* PEM private key of tls_cert (unencrypted) */
     const char *version;     /* program version */
     int quiet;               /* no per-request log lines */
 } fy_server_options;
@@ -42,7 +48,10 @@ typedef struct fy_server fy_server;
 
 /* Starts listening. reg (the directions), sched (the workers) and cache
  * are borrowed and must outlive the server. Strings in o are copied. NULL
- * with FY_EIO (cannot bind) etc. */
+ * with FY_EIO (cannot bind), FY_EINVAL (a certificate without its key or
+ * the other way round, a certificate or key GnuTLS cannot use, the two not
+ * matching: the message says which), FY_EUNSUPPORTED (TLS asked of a
+ * libmicrohttpd built without it) etc. */
 fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_scheduler *sched,
                            fy_cache *cache, fy_error *err);
 

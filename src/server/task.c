@@ -161,7 +161,7 @@ static int check_texts(req *r, json_t **texts, size_t n, const char *field, int 
 }
 
 /* The request for the texts; -1 after a reply. */
-static int make_request(req *r, json_t **texts, size_t n, const char *field, int html,
+static int make_request(req *r, json_t **texts, size_t n, const char *field, int mode,
                         const langs *lg)
 {
     const char **s = calloc(n ? n : 1, sizeof *s);
@@ -176,7 +176,11 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
         len[i] = json_string_length(texts[i]);
     }
     int timeout = r->srv->o.timeout_ms;
-    fy_request_options o = {lg->src, lg->tgt, html, 0, timeout > 0 ? fy_now_ms() + timeout : 0};
+    fy_request_options o = {.source = lg->src,
+                            .target = lg->tgt,
+                            .html = (mode & TEXT_HTML) != 0,
+                            .raw = (mode & TEXT_RAW) != 0,
+                            .deadline_ms = timeout > 0 ? fy_now_ms() + timeout : 0};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(r->srv->reg, s, len, n, &o, &bad, &err);
@@ -204,7 +208,7 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
     return -1;
 }
 
-int task_texts(req *r, json_t *o, const char *field, int allow_array, int html, const langs *lg)
+int task_texts(req *r, json_t *o, const char *field, int allow_array, int mode, const langs *lg)
 {
     fy_server *s = r->srv;
     json_t *v = json_object_get(o, field);
@@ -228,9 +232,70 @@ int task_texts(req *r, json_t *o, const char *field, int allow_array, int html, 
         for (size_t i = 0; i < n; i++) texts[i] = json_array_get(v, i);
     }
     int rc = check_texts(r, texts, n, field, allow_array);
-    if (!rc) rc = make_request(r, texts, n, field, html, lg);
+    if (!rc) rc = make_request(r, texts, n, field, mode, lg);
     if (texts != one) free(texts);
     return rc;
+}
+
+/* ---- the query string ---------------------------------------------------- */
+
+typedef struct query_walk {
+    json_t *out;
+    const char *bad; /* a key whose value is not text */
+    int oom;
+} query_walk;
+
+/* Adds value under name (an array once the key repeats); -1 when out of memory. */
+static int query_add(json_t *out, const char *name, json_t *value, int is_list)
+{
+    json_t *old = json_object_get(out, name);
+    if (json_is_array(old)) return json_array_append_new(old, value);
+    if (!old && !is_list) return json_object_set_new(out, name, value);
+    json_t *arr = json_array();
+    if (!arr || (old && json_array_append(arr, old)) || json_array_append_new(arr, value)) {
+        json_decref(arr);
+        return -1;
+    }
+    return json_object_set_new(out, name, arr);
+}
+
+static enum MHD_Result query_value(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    query_walk *w = cls;
+    char name[128];
+    size_t kl = strlen(key), bad;
+    int is_list = kl > 2 && !strcmp(key + kl - 2, "[]");
+    if (is_list) kl -= 2;
+    if (kl >= sizeof name) return MHD_YES; /* no parameter has such a name */
+    memcpy(name, key, kl);
+    name[kl] = '\0';
+    const char *v = value ? value : "";
+    if (!fy_utf8_valid(v, strlen(v), &bad)) {
+        w->bad = key;
+        return MHD_NO;
+    }
+    json_t *str = json_string(v);
+    if (!str || query_add(w->out, name, str, is_list)) {
+        w->oom = 1;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+json_t *req_query(req *r, const char **bad)
+{
+    query_walk w = {json_object(), NULL, 0};
+    *bad = NULL;
+    if (!w.out) return NULL;
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_value, &w);
+    if (w.bad || w.oom) {
+        *bad = w.bad;
+        json_decref(w.out);
+        return NULL;
+    }
+    return w.out;
 }
 
 size_t task_count(req *r)
@@ -248,6 +313,7 @@ const char *task_lang(req *r, size_t i)
 static void job_done(void *user, int status)
 {
     req *r = user;
+    if (status == 0) atomic_fetch_add(&r->srv->chars_translated, (unsigned long long)r->chars);
     pthread_mutex_lock(&r->lock);
     r->job_done = 1;
     r->job_status = status;

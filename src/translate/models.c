@@ -18,6 +18,7 @@
 #include "model/discover.h"
 #include "text/segment.h"
 #include "util/clock.h"
+#include "util/path.h"
 
 enum { E_UNLOADED, E_LOADING, E_READY, E_UNLOADING };
 
@@ -63,12 +64,6 @@ void fy_registry_options_default(fy_registry_options *o)
 
 /* ---- finding directions ---------------------------------------------------- */
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 static uint64_t files_bytes(const fy_model_files *f)
 {
     const char *paths[] = {f->model, f->shortlist, f->src_vocab,
@@ -83,7 +78,7 @@ static uint64_t files_bytes(const fy_model_files *f)
 /* The direction of a model file name's infix ("model.enzh.bin"). */
 static int infix_pair(const char *model, char *src, char *tgt)
 {
-    const char *name = base_name(model), *a = strchr(name, '.');
+    const char *name = fy_path_base(model), *a = strchr(name, '.');
     const char *e = a ? strchr(a + 1, '.') : NULL;
     char infix[16];
     if (!e || (size_t)(e - a - 1) >= sizeof infix) return -1;
@@ -99,7 +94,7 @@ static int add_dir(fy_registry *r, const char *dir, int named, fy_error *err)
     fy_model_files f;
     int rc = fy_model_discover(dir, &f, err);
     if (rc) return rc;
-    int pair = fy_lang_pair_parse(base_name(dir), src, tgt);
+    int pair = fy_lang_pair_parse(fy_path_base(dir), src, tgt);
     if (pair && !named) pair = infix_pair(f.model, src, tgt);
     if (pair && !named) {
         /* A broken model says what is wrong with it before its name does. */
@@ -136,7 +131,7 @@ static int add_dir(fy_registry *r, const char *dir, int named, fy_error *err)
     snprintf(e->target, sizeof e->target, "%s", tgt);
     fy_lang_pair_name(src, tgt, e->name, sizeof e->name);
     e->dir = strdup(dir);
-    e->model = strdup(base_name(f.model));
+    e->model = strdup(fy_path_base(f.model));
     size_t n = strlen(e->name) + strlen(f.model) + 2;
     e->cache_name = malloc(n);
     if (e->cache_name) snprintf(e->cache_name, n, "%s@%s", e->name, f.model);

@@ -595,6 +595,7 @@ static const char *const xheaders[] = {
     "User-Agent",
     "Accept-Language",
     NULL /* If-None-Match: the asset's ETag */,
+    NULL /* framing: a second Host, Content-Length or Transfer-Encoding */,
 };
 enum { NXHEADERS = sizeof xheaders / sizeof *xheaders };
 enum { F_CHUNKED = 0x10, F_EXPECT = 0x20, F_BIG = 0x40, F_CL_LIE = 0x80 };
@@ -632,6 +633,20 @@ static void add_value(buf *b, const uint8_t *v, size_t n)
         buf_add(b, v[i] == '\r' || v[i] == '\n' || !v[i] ? "_" : (const char *)&v[i], 1);
 }
 
+/* A header value that RFC 9112 forbids: a NUL, a CR not before an LF, or
+ * another control byte but HTAB (a value with an LF is not judged: the LF
+ * starts a line of its own). */
+static int value_forbidden(const uint8_t *v, size_t n)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '\n') return 0;
+        if (v[i] == '\r' && i + 1 < n && v[i + 1] == '\n') continue;
+        bad |= (v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f;
+    }
+    return bad;
+}
+
 static int sane_id(const uint8_t *v, size_t n)
 {
     if (!n || n >= 48) return 0;
@@ -664,10 +679,14 @@ static const char *native_code(int status)
         return "not_found";
     case 405:
         return "method_not_allowed";
+    case 411:
+        return "length_required";
     case 413:
         return "payload_too_large";
     case 415:
         return "unsupported_media_type";
+    case 501:
+        return "not_implemented";
     case 503:
         return "unavailable";
     case 504:
@@ -864,7 +883,7 @@ static int status_ok(int st, int raw)
 {
     if (allow_500 < 0) allow_500 = getenv("FUZZ_HTTP_ALLOW_500") != NULL;
     if (st == 500 && allow_500) return 1;
-    static const int api[] = {200, 204, 304, 400, 401, 403, 404, 405, 413, 415, 503, 504};
+    static const int api[] = {200, 204, 304, 400, 401, 403, 404, 405, 411, 413, 415, 501, 503, 504};
     for (size_t i = 0; i < sizeof api / sizeof *api; i++)
         if (st == api[i]) return 1;
     /* libmicrohttpd's own refusals of malformed HTTP (no handler involved):
@@ -914,6 +933,26 @@ static void check_response(const struct target *t, const char *method, response 
     else if (r->status == 200)
         check_ok(t->kind, b, in);
     json_decref(b);
+}
+
+/* The strict framing rules (src/server/strict.c) on one of our answers:
+ * a forbidden byte in a value, a second Host or Content-Length is a 400;
+ * a Transfer-Encoding a 400, 411 (chunked alone) or 501 (other codings);
+ * nothing of such a request is ever served, and the connection closes. */
+static void check_framing(response *r, int bad_value, int dup, int has_cl, int chunked)
+{
+    int st = r->status;
+    if (bad_value && st != 400) FAIL("a forbidden byte in a header value got %d, not 400", st);
+    if (dup == 1 && st != 400) FAIL("a second Host got %d, not 400", st);
+    if (dup == 2 && has_cl && st != 400) FAIL("a second Content-Length got %d, not 400", st);
+    if ((dup == 3 || chunked) && st != 400 && st != 411 && st != 501)
+        FAIL("Transfer-Encoding got %d, not 400/411/501", st);
+    if ((dup == 3 || chunked) && has_cl && st != 400)
+        FAIL("Transfer-Encoding with Content-Length got %d, not 400", st);
+    char v[32];
+    if ((st == 411 || st == 501) &&
+        !(header(r->hdrs, "Connection", v, sizeof v) && !strcasecmp(v, "close")))
+        FAIL("%d without Connection: close", st);
 }
 
 /* ---- one input ------------------------------------------------------------ */
@@ -996,7 +1035,20 @@ static void structured_input(const uint8_t *d, size_t n)
         buf_str(&req, "\r\n");
     }
     if (auth && auth[0] != '?') buf_str(&req, auth);
-    if (xh && xheaders[xh]) {
+    /* X-Fuzz carries its value's bytes as they are (CR, LF, NUL: the
+     * strict framing checks); slot 15 repeats a framing header. */
+    static const char *const framing[] = {"Host", "Content-Length", "Transfer-Encoding"};
+    int dup = xh == 15 && len[1] ? part[1][0] % 3 + 1 : 0; /* 1 + index in framing */
+    if (xh == 11) {
+        buf_str(&req, "X-Fuzz: ");
+        buf_add(&req, part[1], len[1]);
+        buf_str(&req, "\r\n");
+    } else if (dup) {
+        buf_str(&req, framing[dup - 1]);
+        buf_str(&req, ": ");
+        add_value(&req, part[1] + 1, len[1] - 1);
+        buf_str(&req, "\r\n");
+    } else if (xh && xheaders[xh]) {
         buf_str(&req, xheaders[xh]);
         buf_str(&req, ": ");
         add_value(&req, part[1], len[1]);
@@ -1009,6 +1061,7 @@ static void structured_input(const uint8_t *d, size_t n)
     }
     if (flags & F_EXPECT) buf_str(&req, "Expect: 100-continue\r\n");
     char line[96];
+    int has_cl = 0;
     if (flags & F_CHUNKED) {
         buf_str(&req, "Transfer-Encoding: chunked\r\n\r\n");
         /* Chunk sizes from the body's own bytes: 1..64. */
@@ -1030,10 +1083,8 @@ static void structured_input(const uint8_t *d, size_t n)
                      body.n & 1 || !body.n ? "10000000000" : "1");
         else
             snprintf(line, sizeof line, "Content-Length: %zu\r\n\r\n", body.n);
-        if (body.n || (flags & F_CL_LIE) || strcmp(method, "GET"))
-            buf_str(&req, line);
-        else
-            buf_str(&req, "\r\n");
+        has_cl = body.n || (flags & F_CL_LIE) || strcmp(method, "GET");
+        buf_str(&req, has_cl ? line : "\r\n");
         buf_add(&req, body.p, body.n);
     }
     snprintf(req_head, sizeof req_head, "%.*s", (int)(req.n < 500 ? req.n : 500), req.p);
@@ -1056,6 +1107,9 @@ static void structured_input(const uint8_t *d, size_t n)
     if (rc == 1 && r.status < 600) seen[r.status]++;
     if (rc == 1)
         check_response(t, method, &r, in, asset ? asset->etag : NULL, xh == 1, part[1], len[1]);
+    if (rc == 1 && header(r.hdrs, "X-Request-Id", line, sizeof line))
+        check_framing(&r, xh == 11 && value_forbidden(part[1], len[1]), dup, has_cl,
+                      (flags & F_CHUNKED) && !(xh == 11 && memchr(part[1], '\n', len[1])));
     response_free(&r);
     json_decref(in);
     free(resp.p);

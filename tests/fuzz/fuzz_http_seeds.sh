@@ -8,7 +8,9 @@
 #   GET POST HEAD OPTIONS PUT DELETE PATCH get FOO CONNECT by % 10),
 #   Content-Type, server/credentials (0x10 = the token server + way n),
 #   extra header n (1 X-Request-Id, 2 If-None-Match, 3 Origin, 4 Accept,
-#   5 Cookie, 6 Authorization, 7 Content-Type, 14 the asset's ETag) | flags
+#   5 Cookie, 6 Authorization, 7 Content-Type, 11 X-Fuzz with the value's
+#   bytes as they are (CR, LF, NUL), 14 the asset's ETag, 15 a second Host,
+#   Content-Length or Transfer-Encoding by the value's first byte % 3) | flags
 #   (0x10 chunked, 0x20 Expect: 100-continue, 0x40 body past the limit,
 #   0x80 wrong Content-Length).
 set -eu
@@ -104,6 +106,17 @@ s big-chunked 00 00 00 00 50 '' '' '{"text":"你好"}'
 s cl-huge 00 00 00 00 80 '' '' '{"text":"你好"} '
 s cl-short 00 00 00 00 80 '' '' '{"text":"你好"}'
 s query-junk 00 00 00 00 00 'a=1&b=%ZZ&&=&token&q=%00' '' '{"text":"你好"}'
+# Strict framing (src/server/strict.c): raw values, repeated framing headers.
+s raw-cr 09 00 06 00 0b '' $'a\rb' ''
+s raw-ctl 00 00 00 00 0b '' $'a\x01b' '{"text":"你好"}'
+s raw-smuggle 00 00 00 00 0b '' $'a\r\nContent-Length: 0' '{"text":"你好"}'
+s raw-fold 09 00 06 00 0b '' $'a\r\n b' ''
+printf '\x00\x09\x00\x06\x00\x0b\x01a\x00b\x01' >"$d/raw-nul" # NUL: not in a shell string
+s dup-host 09 00 06 00 0f '' 'cother' ''
+s dup-cl 00 00 00 00 0f '' 'a5' '{"text":"你好"}'
+s dup-te 00 00 00 00 0f '' 'bgzip, chunked' '{"text":"你好"}'
+s dup-te-chunked 00 00 00 00 1f '' 'bgzip' '{"text":"你好"}'
+
 # Hostile bodies.
 s xml 00 00 07 00 00 '' '' '<text>你好</text>'
 s plain 00 00 05 00 00 '' '' '{"text":"你好"}'
@@ -140,5 +153,14 @@ raw options-star 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'
 raw cut-body 'POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"text":'
 raw tok-bearer 'POST /kiss?x=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-T0ken\r\nContent-Length: 27\r\n\r\n{"text":"你好","to":"en"}'
 raw tok-pipelined 'POST /detect?token=s3cret-T0ken HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 7\r\n\r\nq=helloOPTIONS /detect HTTP/1.1\r\nHost: x\r\nOrigin: https://example.com\r\n\r\n'
+raw te-gzip-chunked 'POST /translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
+raw te-identity 'POST /translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\nContent-Length: 2\r\n\r\n{}'
+raw chunk-2e63 'POST /translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8000000000000000\r\n{}\r\n0\r\n\r\n'
+raw chunk-2e64 'POST /translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}\r\n0\r\n\r\n'
+raw cl-smuggle 'POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 37\r\n\r\n{}GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'
+raw host-dup 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'
+raw space-colon 'GET /health HTTP/1.1\r\nHost : x\r\n\r\n'
+raw bare-cr 'GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n'
+raw absolute-port 'GET HTTP://localhost:99/version?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n'
 raw garbage '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03'
 echo "fuzz_http seeds written to $d"

@@ -28,7 +28,8 @@ def check(s):
     ]
     for path, body, _, _ in cases:
         st, h, b = s.post(path, body)
-        T.eq(st, 401, f"{path} without a token")
+        # DeepL answers 403 to a missing key too (deepl-node: AuthorizationError).
+        T.eq(st, 403 if path == "/v2/translate" else 401, f"{path} without a token")
         T.ok(h.get("x-request-id"), f"{path} 401 has X-Request-Id")
         st, _, _ = s.post(path, body, {"Authorization": "Bearer wrong"})
         T.eq(st, 403, f"{path} with a wrong token")
@@ -40,7 +41,17 @@ def check(s):
     _, _, b = s.post("/translate", {"q": "a", "target": "en"})
     T.ok(isinstance(b.get("error"), str), f"libre 401 shape {b}")
     _, _, b = s.post("/v2/translate", {"text": ["a"], "target_lang": "EN"})
-    T.eq(list(b), ["message"], "deepl 401 shape")
+    T.eq(list(b), ["message"], "deepl 403 shape")
+    st, _, b = s.get("/v2/usage")
+    T.eq((st, list(b)), (403, ["message"]), "deepl /v2/usage needs the key")
+    st, _, b = s.get("/v2/usage", {"Authorization": f"DeepL-Auth-Key {TOKEN}"})
+    T.eq((st, sorted(b)), (200, ["character_count", "character_limit"]), "/v2/usage with the key")
+    st, _, b = s.get(f"/language/translate/v2?q=a&target=en&key={TOKEN}")
+    T.eq(st, 200, "google GET translate with ?key=")
+    st, _, b = s.get("/language/translate/v2?q=a&target=en&key=nope")
+    T.eq((st, b["error"]["status"]), (403, "PERMISSION_DENIED"), "google GET, wrong key")
+    st, _, b = s.post("/translate", {"text": "a", "target_lang": "EN"})
+    T.eq((st, b), (401, {"code": 401, "message": b.get("message")}), "deeplx 401 shape on /translate")
     _, _, b = s.post("/language/translate/v2", {"q": "a", "target": "en"})
     T.eq(b["error"]["status"], "UNAUTHENTICATED", "google 401 shape")
     _, _, b = s.post("/language/translate/v2", {"q": "a", "target": "en"},

@@ -114,7 +114,8 @@ def languages(s):
     T.eq(got, {"de": ["en", "zh"], "en": ["de", "zh"], "zh": ["de", "en"]},
          "/languages: direct pairs and pivots through English")
     st, _, b = s.get("/v2/languages?type=target")
-    T.eq(sorted(l["language"] for l in b), ["DE", "EN", "ZH"], "deepl target languages")
+    T.eq(sorted(l["language"] for l in b), ["DE", "EN-GB", "EN-US", "ZH", "ZH-HANS"],
+         "deepl target languages (DeepL's regional variants)")
     st, _, b = s.get("/language/translate/v2/languages")
     T.eq(sorted(l["language"] for l in b["data"]["languages"]), ["de", "en", "zh-CN"],
          "google languages")

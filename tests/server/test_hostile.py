@@ -318,8 +318,11 @@ def big_uploads(s):
     print(f"100 MB upload (Content-Length): refused after {sent >> 10} KiB sent")
     sent2, resp = stream(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n", True)
-    T.ok(sent2 < 16 << 20, f"100 MB chunked body cut after {sent2 >> 10} KiB")
-    T.ok(status_of(resp) in (413, None), f"chunked: 413 or cut ({resp[:40]!r})")
+    # Chunked request bodies are refused from the headers (411, see
+    # src/server/strict.c); the lingering close reads what follows for at
+    # most 32 MiB.
+    T.ok(sent2 < 40 << 20, f"100 MB chunked body cut after {sent2 >> 10} KiB")
+    T.ok(status_of(resp) == 411, f"chunked: 411 ({resp[:40]!r})")
     hwm1 = pid_status(s, "VmHWM")
     T.ok(hwm1 - hwm0 < 20 * 1024,
          f"server peak RSS grew {(hwm1 - hwm0) / 1024:.1f} MiB during the uploads (< 20)")
