@@ -41,11 +41,13 @@ echo "== portable kernels (FANYI_KERNEL=ref, release build)"
 # the reference outputs the release run cached are reused). Skipped as
 # redundant, because FANYI_KERNEL cannot change what they execute: the
 # spm, text and unit labels (SentencePiece, text, scheduler and cache: no
-# model math), lb (failover through real proxies: no model math either), conformance_harness (the reference engine only), and
+# model math), lb (failover through real proxies: no model math either),
+# deploy (containers and units running the image's own binary),
+# conformance_harness (the reference engine only), and
 # portability_qemu / portability_isa_audit (they set their own kernels or
 # read the binary). Measured: +8 min on the shared 2-core machine, 490 CPU s
 # (docs/reliability.md, "Portability").
-(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb)$' \
+(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|deploy)$' \
     -E '^(conformance_harness|portability_qemu|portability_isa_audit)$')
 
 echo "== sanitizer build (ASan + UBSan)"
