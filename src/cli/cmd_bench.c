@@ -194,7 +194,7 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, batch_r
     double t0 = fy_now_s();
     size_t submitted = 0;
     for (; !rc && submitted < in->n; submitted++) {
-        fy_sentence_in src = {in->v[submitted], 0, &route};
+        fy_sentence_in src = {in->v[submitted], 0, &route, 0};
         if (!(jobs[submitted] = fy_scheduler_submit(s, &src, 1, 0, &cb, err))) rc = err->code;
     }
     pthread_mutex_lock(&wt.mu);

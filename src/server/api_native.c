@@ -2,7 +2,10 @@
  * streaming POST /translate/stream (server-sent events, one per sentence as
  * soon as it is translated, then "done" with the whole translation).
  * POST /translate is shared with LibreTranslate and DeepLX, told apart by
- * the body: "q" is LibreTranslate's, "source_lang"/"target_lang" DeepLX's. */
+ * the body: "q" is LibreTranslate's, "source_lang"/"target_lang" DeepLX's.
+ * With "spans": true the answer says where each sentence is in the source
+ * and in the translation, in UTF-16 code units (what a browser's strings
+ * count), for the web UI's sentence highlighting. */
 #include "server/internal.h"
 
 #include <stdio.h>
@@ -16,9 +19,97 @@ static int native_request(req *r, json_t *in)
     int html;
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
-        field_bool(r, in, "html", 0, &html) || task_langs(r, "source", src, "target", tgt, 0, &lg))
+        field_bool(r, in, "html", 0, &html) || field_bool(r, in, "spans", 0, &r->spans) ||
+        task_langs(r, "source", src, "target", tgt, 0, &lg))
         return -1;
     return task_texts(r, in, "text", 1, html, &lg);
+}
+
+/* ---- spans in UTF-16 code units ------------------------------------------- */
+
+/* UTF-16 code units of UTF-8 s[0..n): one per character, two above U+FFFF. */
+static size_t u16_units(const char *s, size_t n)
+{
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        u += (c & 0xC0) != 0x80;
+        u += c >= 0xF0;
+    }
+    return u;
+}
+
+/* [start, len] of bytes s[start..start+len) in UTF-16 units; *at_byte and
+ * *at_u16 are a place before start already converted (spans come in order). */
+static json_t *u16_span(const char *s, size_t start, size_t len, size_t *at_byte, size_t *at_u16)
+{
+    *at_u16 += u16_units(s + *at_byte, start - *at_byte);
+    *at_byte = start;
+    return json_pack("[I,I]", (json_int_t)*at_u16, (json_int_t)u16_units(s + start, len));
+}
+
+/* Text i as the client sent it. */
+static const char *source_text(req *r, size_t i)
+{
+    json_t *t = json_object_get(r->in, "text");
+    return json_string_value(r->array ? json_array_get(t, i) : t);
+}
+
+/* Text i's sentences: [{"source": [start, len], "translation": [start, len]}]
+ * for its translation out (with spans, 2 per sentence, in bytes). */
+static json_t *sentence_spans(req *r, size_t i, const char *out, const size_t *spans)
+{
+    const char *src = source_text(r, i);
+    json_t *list = json_array();
+    size_t sb = 0, su = 0, tb = 0, tu = 0;
+    for (size_t k = 0; src && list && k < fy_request_text_sentences(r->q, i); k++) {
+        size_t start = 0, len = 0;
+        fy_request_sentence_span(r->q, i, k, &start, &len);
+        json_t *one =
+            json_pack("{s:o,s:o}", "source", u16_span(src, start, len, &sb, &su), "translation",
+                      u16_span(out, spans[2 * k], spans[2 * k + 1], &tb, &tu));
+        if (!one || json_array_append_new(list, one)) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+/* Each text's translation, and with spans its sentences, as the body has
+ * them: one text, or arrays in the texts' order. NULL when out of memory. */
+static int native_texts(req *r, json_t **translation, json_t **sentences)
+{
+    *translation = r->array ? json_array() : NULL;
+    *sentences = r->spans && r->array ? json_array() : NULL;
+    int ok = !r->array || (*translation && (!r->spans || *sentences));
+    for (size_t i = 0; ok && i < task_count(r); i++) {
+        size_t n = fy_request_text_sentences(r->q, i);
+        size_t *spans = calloc(2 * n + 1, sizeof *spans);
+        fy_error err = {0};
+        char *s = spans ? fy_request_text(r->q, i, NULL, spans, &err) : NULL;
+        json_t *t = s ? json_string(s) : NULL;
+        json_t *sp = s && r->spans ? sentence_spans(r, i, s, spans) : NULL;
+        free(s);
+        free(spans);
+        ok = t && (!r->spans || sp);
+        if (!r->array) {
+            *translation = t;
+            *sentences = sp;
+        } else if (ok) {
+            json_array_append_new(*translation, t);
+            if (sp) json_array_append_new(*sentences, sp);
+        } else {
+            json_decref(t);
+            json_decref(sp);
+        }
+    }
+    if (!ok) {
+        json_decref(*translation);
+        json_decref(*sentences);
+        *translation = *sentences = NULL;
+    }
+    return ok ? 0 : -1;
 }
 
 /* Each text's source and target language: a string, or an array like the texts. */
@@ -35,10 +126,12 @@ static json_t *languages(req *r, int target)
 
 static json_t *native_body(req *r, const char *field)
 {
-    json_t *t = task_join_json(r);
-    return t ? json_pack("{s:o,s:o,s:o}", field, t, "source", languages(r, 0), "target",
-                         languages(r, 1))
-             : NULL;
+    json_t *t, *sentences;
+    if (native_texts(r, &t, &sentences)) return NULL;
+    json_t *body =
+        json_pack("{s:o,s:o,s:o}", field, t, "source", languages(r, 0), "target", languages(r, 1));
+    if (body && sentences) json_object_set_new(body, "sentences", sentences);
+    return body;
 }
 
 static enum MHD_Result native_finish(req *r)
@@ -102,12 +195,31 @@ static void wake(req *r)
 
 /* Called by the request for each sentence, in order, rendered as it will
  * stand in the final text. */
-void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len)
+/* With spans: what goes before the sentence in the final text, and where
+ * it came from in its text (r->ev_* carry the conversion between events). */
+static int sse_spans(req *r, json_t *ev, size_t text, size_t sentence, const char *before,
+                     size_t before_len)
+{
+    size_t start = 0, len = 0;
+    const char *src = source_text(r, text);
+    if (text != r->ev_text) r->ev_text = text, r->ev_byte = r->ev_u16 = 0;
+    fy_request_sentence_span(r->q, text, sentence, &start, &len);
+    return !src || json_object_set_new(ev, "before", json_stringn(before, before_len)) ||
+           json_object_set_new(ev, "source_span",
+                               u16_span(src, start, len, &r->ev_byte, &r->ev_u16));
+}
+
+void sse_sentence(void *user, size_t text, size_t sentence, const char *before, size_t before_len,
+                  const char *rendered, size_t len)
 {
     req *r = user;
     json_t *ev = json_pack("{s:I,s:I,s:I,s:s,s:s%}", "index", (json_int_t)r->ev_count, "text",
                            (json_int_t)text, "sentence", (json_int_t)sentence, "source",
                            fy_request_sentence(r->q, text, sentence), "translation", rendered, len);
+    if (ev && r->spans && sse_spans(r, ev, text, sentence, before, before_len)) {
+        json_decref(ev);
+        ev = NULL;
+    }
     pthread_mutex_lock(&r->lock);
     r->ev_count++;
     if (ev)

@@ -111,6 +111,9 @@ struct req {
     fy_buf ev;       /* events not yet sent start at ev_pos */
     size_t ev_pos;
     int ev_end;
+    int spans;              /* native "spans": where each sentence is (api_native.c) */
+    size_t ev_byte, ev_u16; /* the stream's place in its text's source, for spans */
+    size_t ev_text;
     peer *cn;         /* its connection; NULL if not tracked */
     req *prev, *next; /* the server's list of live requests */
 };
@@ -231,7 +234,8 @@ void deepl_preserve_formatting(const char *source, char *translation);
 int tls_check(const char *cert, const char *key, fy_error *err);
 
 /* SSE: the per-sentence callback (api_native.c). */
-void sse_sentence(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
+void sse_sentence(void *user, size_t text, size_t sentence, const char *before, size_t before_len,
+                  const char *rendered, size_t len);
 
 /* The handlers, one file per dialect. */
 enum MHD_Result api_translate(req *r); /* native or LibreTranslate by body */

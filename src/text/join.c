@@ -544,13 +544,58 @@ static void put_literal(fy_buf *out, const fy_doc *d, const piece *p, int drop)
     fy_buf_put(out, s + a, e - a);
 }
 
+/* Where a join stands: what it knows of the piece written last, and the
+ * literal that waits for the piece after it (its spacing depends on both). */
+typedef struct joiner {
+    const fy_doc *d;
+    int flags;
+    uint32_t prev_last;
+    int prev_changed;
+    const piece *prev, *pending;
+} joiner;
+
+/* Writes what goes before piece p (rendered as r): the waiting literal,
+ * and a space where two Latin-script pieces touch. */
+static void join_lead(fy_buf *out, joiner *j, const piece *p, const rendered *r)
+{
+    const fy_doc *d = j->d;
+    if (j->pending)
+        put_literal(out, d, j->pending,
+                    cjk_gap(d, j->flags, j->prev, j->prev_changed, j->prev_last, p, r));
+    j->pending = NULL;
+    if (!d->cjk_target && !(j->flags & FY_JOIN_RAW) && p->touch && !p->glue &&
+        (r->changed || j->prev_changed) && needs_space(j->prev_last, r->first))
+        fy_buf_putc(out, ' ');
+}
+
+/* Piece p (rendered as r) is written. */
+static void join_past(joiner *j, const piece *p, const rendered *r)
+{
+    if (r->last) j->prev_last = r->last;
+    j->prev_changed = r->changed;
+    j->prev = p;
+}
+
+/* A literal piece: written once the piece after it is known. */
+static void join_literal(fy_buf *out, joiner *j, const piece *p)
+{
+    if (j->pending) put_literal(out, j->d, j->pending, 0);
+    j->pending = p;
+}
+
+static void join_verbatim(fy_buf *out, joiner *j, const piece *p)
+{
+    rendered r = {p->first, p->last, 0};
+    join_lead(out, j, p, &r);
+    fy_buf_put(out, j->d->src + p->src, p->len);
+    join_past(j, p, &r);
+}
+
 char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *out_len,
                      size_t *out_spans, fy_error *err)
 {
     fy_buf out = {0}, tmp = {0};
-    uint32_t prev_last = 0;
-    int prev_changed = 0;
-    const piece *prev = NULL, *pending = NULL; /* a literal waits for the piece after it */
+    joiner j = {d, flags, 0, 0, NULL, NULL};
     if (!d) {
         fy_err(err, FY_EINVAL, "no document to join");
         return NULL;
@@ -558,39 +603,77 @@ char *fy_doc_join_ex(const fy_doc *d, const char *const *tr, int flags, size_t *
     for (size_t i = 0; i < d->npc; i++) {
         const piece *p = &d->pc[i];
         if (p->kind == P_LIT) {
-            if (pending) put_literal(&out, d, pending, 0);
-            pending = p;
+            join_literal(&out, &j, p);
+            continue;
+        }
+        if (p->kind == P_VERB) {
+            join_verbatim(&out, &j, p);
             continue;
         }
         rendered r = {p->first, p->last, 0};
         tmp.n = 0;
-        if (p->kind == P_SENT &&
-            render(&tmp, d, &d->st[p->sent], tr ? tr[p->sent] : NULL, flags, &r)) {
+        if (render(&tmp, d, &d->st[p->sent], tr ? tr[p->sent] : NULL, flags, &r)) {
             out.oom = 1;
             break;
         }
-        if (pending)
-            put_literal(&out, d, pending, cjk_gap(d, flags, prev, prev_changed, prev_last, p, &r));
-        pending = NULL;
-        if (!d->cjk_target && !(flags & FY_JOIN_RAW) && p->touch && !p->glue &&
-            (r.changed || prev_changed) && needs_space(prev_last, r.first))
-            fy_buf_putc(&out, ' ');
-        if (p->kind == P_SENT && out_spans) {
+        join_lead(&out, &j, p, &r);
+        if (out_spans) {
             out_spans[2 * p->sent] = out.n;
             out_spans[2 * p->sent + 1] = tmp.n;
         }
-        if (p->kind == P_SENT)
-            fy_buf_put(&out, tmp.p ? tmp.p : "", tmp.n);
-        else
-            fy_buf_put(&out, d->src + p->src, p->len);
-        if (r.last) prev_last = r.last;
-        prev_changed = r.changed;
-        prev = p;
+        fy_buf_put(&out, tmp.p ? tmp.p : "", tmp.n);
+        join_past(&j, p, &r);
     }
-    if (pending) put_literal(&out, d, pending, 0);
+    if (j.pending) put_literal(&out, d, j.pending, 0);
     fy_buf_free(&tmp);
     char *s = fy_buf_take(&out, out_len);
     if (!s) fy_err(err, FY_ENOMEM, "out of memory joining %zu sentences", d->nst);
+    return s;
+}
+
+/* The index of sentence k's piece; d->npc for k = d->nst. */
+static size_t piece_of(const fy_doc *d, size_t k)
+{
+    size_t i = 0;
+    while (i < d->npc && !(d->pc[i].kind == P_SENT && d->pc[i].sent == k)) i++;
+    return i;
+}
+
+char *fy_doc_join_before(const fy_doc *d, size_t k, const char *prev, const char *tr, size_t *len,
+                         fy_error *err)
+{
+    if (!d || k > d->nst) {
+        fy_err(err, FY_EINVAL, "sentence %zu out of range (%zu sentences)", k, d ? d->nst : 0);
+        return NULL;
+    }
+    fy_buf out = {0}, tmp = {0};
+    joiner j = {d, 0, 0, 0, NULL, NULL};
+    size_t from = 0, to = piece_of(d, k);
+    rendered r = {0, 0, 0};
+    int rc = 0;
+    if (k > 0) {
+        from = piece_of(d, k - 1);
+        rc = render(&tmp, d, &d->st[k - 1], prev, 0, &r);
+        join_past(&j, &d->pc[from], &r);
+        from++;
+    }
+    for (size_t i = from; !rc && i < to; i++) {
+        if (d->pc[i].kind == P_LIT)
+            join_literal(&out, &j, &d->pc[i]);
+        else
+            join_verbatim(&out, &j, &d->pc[i]);
+    }
+    if (!rc && k < d->nst) {
+        tmp.n = 0;
+        rc = render(&tmp, d, &d->st[k], tr, 0, &r);
+        if (!rc) join_lead(&out, &j, &d->pc[to], &r);
+    } else if (!rc && j.pending) {
+        put_literal(&out, d, j.pending, 0);
+    }
+    fy_buf_free(&tmp);
+    if (rc) out.oom = 1;
+    char *s = fy_buf_take(&out, len);
+    if (!s) fy_err(err, FY_ENOMEM, "out of memory joining sentence %zu", k);
     return s;
 }
 

@@ -205,6 +205,20 @@ char *fy_doc_join_ex(const fy_doc *doc, const char *const *translations, int fla
 char *fy_doc_render_sentence(const fy_doc *doc, size_t i, const char *translation, size_t *len,
                              fy_error *err);
 
+/* What fy_doc_join writes between sentence k - 1 and sentence k when they
+ * are translated as prev and translation (NULL: the engine text): the
+ * literal text between them, with the spacing rules above applied; for
+ * k = 0 everything before the first sentence, for k = the sentence count
+ * everything after the last (translation unused). So a stream of, per
+ * sentence, this and fy_doc_render_sentence, then the part after the last,
+ * is the join exactly, whatever comes later (the one exception: after a
+ * sentence that renders as nothing, a space the join would add between
+ * the sentences around it). Returns a malloc'd NUL-terminated string (*len
+ * its length if len non-NULL), or NULL with FY_EINVAL (k out of range)
+ * or FY_ENOMEM in err. */
+char *fy_doc_join_before(const fy_doc *doc, size_t k, const char *prev, const char *translation,
+                         size_t *len, fy_error *err);
+
 /* "zh" or "en": "zh" when fy_detect (text/detect.h) says Chinese (zh or
  * zh-Hant), else "en" (also for invalid UTF-8 and text without letters).
  * Kept for callers that only know these two; new code calls fy_detect.

@@ -38,6 +38,7 @@ struct fy_request {
     fy_job *job;
     fy_request_callbacks cb;
     size_t *text_of; /* [nsent] sentence -> its text */
+    char *last;      /* the translation streamed last (for what follows it) */
 };
 
 /* ---- languages -------------------------------------------------------------- */
@@ -225,7 +226,7 @@ static int collect(fy_request *q, fy_error *err)
         const fy_route *route = fy_lease_route(q->leases[t->lease]);
         for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
             q->in[t->first + k] = (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
-                                                   fy_doc_sentence_tokens(t->doc, k), route};
+                                                   fy_doc_sentence_tokens(t->doc, k), route, 0};
             q->text_of[t->first + k] = i;
         }
     }
@@ -259,16 +260,31 @@ fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const siz
 
 /* ---- the job ----------------------------------------------------------------- */
 
+/* Renders sentence index for the stream, with what goes before it. The
+ * job calls this in order, so q->last is the previous sentence's. */
 static void on_job_sentence(void *user, size_t index, const char *translation)
 {
     fy_request *q = user;
     if (!q->cb.on_sentence) return;
     size_t i = q->text_of[index], k = index - q->t[i].first;
-    size_t len = 0;
+    size_t len = 0, blen = 0;
     fy_error err = {0};
-    char *r = fy_doc_render_sentence(q->t[i].doc, k, translation, &len, &err);
-    q->cb.on_sentence(q->cb.user, i, k, r ? r : translation, r ? len : strlen(translation));
+    const fy_doc *doc = q->t[i].doc;
+    char *r = fy_doc_render_sentence(doc, k, translation, &len, &err);
+    char *before = fy_doc_join_before(doc, k, k ? q->last : NULL, translation, &blen, &err);
+    q->cb.on_sentence(q->cb.user, i, k, before ? before : "", blen, r ? r : translation,
+                      r ? len : strlen(translation));
     free(r);
+    free(before);
+    free(q->last);
+    q->last = strdup(translation); /* NULL when out of memory: "before" loses a space at most */
+}
+
+/* Marks a stream's first sentences as waves 1, 2, 3... of 1, 2, 4... */
+static void mark_waves(fy_request *q)
+{
+    for (size_t k = 0, wave = 1, size = 1; wave <= FY_REQUEST_WAVES; wave++, size *= 2)
+        for (size_t m = 0; m < size && k < q->nsent; m++) q->in[k++].wave = (int)wave;
 }
 
 /* The job lock is held here: the message is read later (fy_request_status). */
@@ -289,6 +305,7 @@ int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callb
                       "(--queue): send it in smaller requests",
                       q->nsent, st.queue_max);
     if (cb) q->cb = *cb;
+    if (q->cb.on_sentence) mark_waves(q);
     fy_job_callbacks jc = {on_job_sentence, on_job_done, q};
     q->job = fy_scheduler_submit(sched, q->in, q->nsent, q->o.deadline_ms, &jc, err);
     return q->job ? 0 : err->code;
@@ -319,6 +336,7 @@ void fy_request_free(fy_request *q)
     free(q->t);
     free(q->in);
     free(q->text_of);
+    free(q->last);
     free(q);
 }
 

@@ -52,15 +52,26 @@ fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const siz
 
 typedef struct fy_request_callbacks {
     /* Sentence k of text i is translated, rendered as it will stand in the
-     * result (clean-up, protected spans, inline tags). In order (text by
+     * result (clean-up, protected spans, inline tags); before is what the
+     * result has between the previous sentence of the text (its start, for
+     * k = 0) and this one (fy_doc_join_before), so the befores and
+     * renderings so far are a prefix of the result. In order (text by
      * text, sentence by sentence), once each, on a scheduler thread (or in
-     * fy_request_submit). rendered is borrowed for the call. */
-    void (*on_sentence)(void *user, size_t text, size_t sentence, const char *rendered, size_t len);
+     * fy_request_submit). Both strings are borrowed for the call. A
+     * request with this callback is a stream: its first sentences are
+     * scheduled first, in small batches (FY_REQUEST_WAVES). */
+    void (*on_sentence)(void *user, size_t text, size_t sentence, const char *before,
+                        size_t before_len, const char *rendered, size_t len);
     /* Every sentence is done (0) or the request failed: FY_ETIMEOUT,
      * FY_ECANCELED, or the engine's code (message via fy_request_status). */
     void (*on_done)(void *user, int status);
     void *user;
 } fy_request_callbacks;
+
+/* A stream's first sentences go to the scheduler in waves of 1, 2, 4 and 8
+ * sentences (fy_sentence_in.wave): the first comes back as fast as one
+ * sentence alone can, and the next ones while the rest are translated. */
+#define FY_REQUEST_WAVES 4
 
 /* Submits every sentence of the request as one job to sched. Returns 0, or
  * FY_EBUSY (the queue is full now: try later), FY_ELIMIT (more sentences

@@ -40,6 +40,7 @@ typedef struct item {
     char *text;     /* this leg's input (a trimmed copy) */
     int64_t enqueued_us;
     int tokens;
+    int wave;  /* fy_sentence_in.wave, for every leg */
     int state; /* ITEM_*, under the scheduler lock */
 } item;
 
@@ -80,6 +81,7 @@ struct fy_scheduler {
     pthread_cond_t settled; /* an engine's last batch finished */
     item *head, *tail;
     size_t depth;
+    size_t urgent; /* queued items of a wave > 0 */
     long queued_tokens;
     size_t in_flight;
     int idle; /* workers waiting for work */
@@ -191,6 +193,7 @@ static void enqueue(fy_scheduler *s, item *it, int64_t now)
     it->slot->queued++;
     FY_LIST_APPEND(s->head, s->tail, it);
     s->depth++;
+    s->urgent += it->wave > 0;
     s->queued_tokens += it->tokens;
 }
 
@@ -200,6 +203,7 @@ static void queue_unlink(fy_scheduler *s, item *it)
     FY_LIST_UNLINK2(s->head, s->tail, it);
     it->slot->queued--;
     s->depth--;
+    s->urgent -= it->wave > 0;
     s->queued_tokens -= it->tokens;
 }
 
@@ -332,6 +336,7 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
         item *it = &j->items[i];
         j->gap[i] = INFINITY;
         it->job = j;
+        it->wave = in[i].wave > 0 ? in[i].wave : 0;
         if (in[i].route) it->route = *in[i].route;
         char *t = trim_copy(in[i].text ? in[i].text : "");
         if (!t) return -1;
@@ -418,11 +423,22 @@ static int cmp_tokens(const void *a, const void *b)
     return x->enqueued_us < y->enqueued_us ? -1 : x->enqueued_us > y->enqueued_us;
 }
 
-/* Picks a batch around the oldest sentence, from the sentences waiting for
- * the same engine: among the first candidates sorted by length, grow a run
- * of neighbours of similar length while the padded cost (count x longest)
- * stays within the token budget. Scheduler lock held; the chosen items
- * leave the queue. Returns the batch size. */
+/* The sentence a batch forms around: the oldest of the lowest urgent wave
+ * if any is queued, else the oldest. Lock held, queue not empty. */
+static item *pick_anchor(fy_scheduler *s)
+{
+    item *best = s->head;
+    if (!s->urgent) return best;
+    for (item *it = s->head; it; it = it->next)
+        if (it->wave > 0 && (best->wave == 0 || it->wave < best->wave)) best = it;
+    return best;
+}
+
+/* Picks a batch around the anchor sentence, from the sentences waiting for
+ * the same engine in the same wave: among the first candidates sorted by
+ * length, grow a run of neighbours of similar length while the padded cost
+ * (count x longest) stays within the token budget. Scheduler lock held;
+ * the chosen items leave the queue. Returns the batch size. */
 static size_t pick_batch(fy_scheduler *s, worker *w)
 {
     size_t max_sent = (size_t)s->o.max_batch_sentences, nc = 0;
@@ -430,9 +446,9 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
      * a core would otherwise sit still. */
     size_t share = (s->depth + (size_t)s->idle - 1) / (size_t)(s->idle > 0 ? s->idle : 1);
     if (share >= 1 && share < max_sent) max_sent = share;
-    item *anchor = s->head;
+    item *anchor = pick_anchor(s);
     for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
-        if (it->slot == anchor->slot) w->cand[nc++] = it;
+        if (it->slot == anchor->slot && it->wave == anchor->wave) w->cand[nc++] = it;
     qsort(w->cand, nc, sizeof *w->cand, cmp_tokens);
     size_t p = 0;
     while (w->cand[p] != anchor) p++;
@@ -488,7 +504,7 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
         }
         int64_t until = s->head->enqueued_us + s->o.window_us;
         int full = s->depth >= (size_t)s->o.max_batch_sentences ||
-                   s->queued_tokens >= s->o.max_batch_tokens;
+                   s->queued_tokens >= s->o.max_batch_tokens || s->urgent;
         if (!full && fy_now_us() < until) {
             struct timespec ts = fy_timespec_us(until);
             pthread_cond_timedwait(&s->work, &s->lock, &ts);

@@ -73,6 +73,10 @@ typedef struct fy_sentence_in {
     const char *text;      /* copied */
     long tokens;           /* first leg's source tokens; <= 0: count with the engine */
     const fy_route *route; /* copied; its engines must stay valid (see fy_engine) */
+    int wave;              /* 0: in turn. k > 0: urgent (a stream's first sentences): goes before
+                              every sentence of wave 0 or of a later wave, without the batching
+                              window, in a batch of its wave's sentences only, so a small wave
+                              comes back in one small, quick batch */
 } fy_sentence_in;
 
 typedef struct fy_scheduler_options {

@@ -1,7 +1,8 @@
 /* test_scheduler.c - the scheduler with injected fake engines: order,
  * batching across concurrent jobs, queue limit, deadlines, cancellation,
- * failures, the cache, shutdown, several engines in one pool, pivot routes
- * and forgetting an engine. Also run under TSan (-DFANYI_TSAN=ON). */
+ * failures, the cache, shutdown, several engines in one pool, pivot routes,
+ * forgetting an engine and a stream's urgent waves. Also run under TSan
+ * (-DFANYI_TSAN=ON). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,7 +34,8 @@ typedef struct fake {
     int gate_closed;
     int delay_us;
     char open, close; /* brackets it puts around a sentence: "[...]" */
-    atomic_int calls, workers, freed, max_batch, mixed;
+    atomic_int calls, workers, freed, max_batch, mixed, entered;
+    char log[512]; /* batches as "a,b|c|", each sorted (under lock) */
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
@@ -54,12 +56,35 @@ static void fake_worker_free(void *w)
     free(w);
 }
 
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Appends the batch, sorted (the order inside a batch is the scheduler's
+ * business), to f->log. */
+static void fake_log(fake *f, const char *const *src, size_t n)
+{
+    const char *sorted[64];
+    if (n > 64) n = 64;
+    memcpy(sorted, src, n * sizeof *src);
+    qsort(sorted, n, sizeof *sorted, by_text);
+    pthread_mutex_lock(&f->lock);
+    for (size_t i = 0; i < n; i++) {
+        size_t at = strlen(f->log);
+        snprintf(f->log + at, sizeof f->log - at, "%s%s", sorted[i], i + 1 < n ? "," : "|");
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
 static int fake_translate(void *ctx, void *worker, const char *const *src, size_t n, char **out,
                           float *gap, fy_error *err)
 {
     fake *f = ctx;
     if (!worker) return fy_err(err, FY_EINVAL, "no worker state");
     for (size_t i = 0; i < n; i++) gap[i] = (float)strlen(src[i]);
+    atomic_fetch_add(&f->entered, 1);
+    fake_log(f, src, n);
     pthread_mutex_lock(&f->lock);
     while (f->gate_closed) pthread_cond_wait(&f->cond, &f->lock);
     pthread_mutex_unlock(&f->lock);
@@ -170,13 +195,26 @@ static int waiter_wait(waiter *w)
     return st;
 }
 
-static fy_job *submit_via(fy_scheduler *s, const fy_route *route, const char *const *src, size_t n,
-                          int64_t deadline, waiter *w, fy_error *err)
+static fy_job *submit_waves(fy_scheduler *s, const fy_route *route, const char *const *src,
+                            const int *waves, size_t n, int64_t deadline, waiter *w, fy_error *err)
 {
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
-    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, route};
+    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, route, waves ? waves[i] : 0};
     return fy_scheduler_submit(s, in, n, deadline, &cb, err);
+}
+
+static fy_job *submit_via(fy_scheduler *s, const fy_route *route, const char *const *src, size_t n,
+                          int64_t deadline, waiter *w, fy_error *err)
+{
+    return submit_waves(s, route, src, NULL, n, deadline, w, err);
+}
+
+/* Waits (5 s at most) until the engine has been called n times. */
+static int wait_entered(fake *f, int n)
+{
+    for (int i = 0; i < 5000 && atomic_load(&f->entered) < n; i++) usleep(1000);
+    return atomic_load(&f->entered) >= n;
 }
 
 static fy_job *submit(fy_scheduler *s, const char *const *src, size_t n, int64_t deadline,
@@ -549,6 +587,45 @@ static void test_forget(void)
     fy_scheduler_free(s);
 }
 
+/* A stream's urgent waves go before the sentences waiting in turn, the
+ * lower wave first, each in a batch of its own wave only; what follows
+ * them is batched as ever. */
+static void test_waves(void)
+{
+    fake f;
+    fake_init(&f);
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched(&f, 1, 100, NULL);
+    const char *a[] = {"甲"};
+    const char *b[] = {"乙1", "乙2", "乙3"};
+    const char *c[] = {"丙0", "丙1", "丙2", "丙3", "丙4", "丙5"};
+    const int waves[] = {1, 2, 2, 3, 0, 0};
+    waiter wa, wb, wc;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    waiter_init(&wc);
+    fy_job *ja = submit(s, a, 1, 0, &wa, NULL);
+    CHECK(wait_entered(&f, 1)); /* the only worker holds a's batch at the gate */
+    fy_job *jb = submit(s, b, 3, 0, &wb, NULL);
+    fy_job *jc = submit_waves(s, &f.route, c, waves, 6, 0, &wc, NULL);
+    CHECK(ja && jb && jc);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wb) == 0 && waiter_wait(&wc) == 0);
+    CHECK(wc.order_ok && wc.next == 6 && !strcmp(fy_job_result(jc, 5), "[丙5]"));
+    pthread_mutex_lock(&f.lock);
+    CHECK(!strcmp(f.log, "甲|丙0|丙1,丙2|丙3|丙4,丙5,乙1,乙2,乙3|"));
+    if (strcmp(f.log, "甲|丙0|丙1,丙2|丙3|丙4,丙5,乙1,乙2,乙3|"))
+        fprintf(stderr, "log %s\n", f.log);
+    pthread_mutex_unlock(&f.lock);
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(s, &st);
+    CHECK(st.queue_depth == 0 && st.batches == 5);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_job_release(jc);
+    fy_scheduler_free(s);
+}
+
 int main(void)
 {
     test_order();
@@ -561,6 +638,7 @@ int main(void)
     test_two_engines();
     test_pivot();
     test_forget();
+    test_waves();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

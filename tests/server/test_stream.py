@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """test_stream.py - POST /translate/stream: server-sent events parsed one
 by one as they arrive: one "sentence" event per sentence in order, then
-"done" with the same translation POST /translate gives."""
+"done" with the same translation POST /translate gives. With "spans": true
+(both endpoints): where each sentence is in the source and the translation
+in UTF-16 code units, and per event the text before it, so that the events
+so far are always a prefix of the final translation."""
 import http.client
 import json
 
@@ -51,6 +54,44 @@ with Server(["--threads", "2"]) as s:
     ev = sse_events(c.getresponse())
     T.eq(ev, [("done", {"translation": "Hello.", "source": "en", "target": "en"})],
          "English only: done at once")
+    # Spans, in UTF-16 code units (the emoji is two), and what stands
+    # between sentences (a blank line, a number left as it is).
+    text2 = ZH[0] + "\U0001F600" + ZH[1] + "\n\n  42\n" + ZH[2] + "\n"
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+    c.request("POST", "/translate/stream", body=json.dumps({"text": text2, "spans": True}).encode())
+    ev = sse_events(c.getresponse())
+    done = ev[-1][1]
+    whole = s.translate(text2)
+    T.eq(done["translation"], whole, "spans change nothing in the translation")
+    u16 = text2.encode("utf-16-le")
+
+    def src_of(span):
+        return u16[2 * span[0]:2 * (span[0] + span[1])].decode("utf-16-le")
+
+    shown = ""
+    for i, (_, d) in enumerate(ev[:-1]):
+        T.eq(sorted(d), ["before", "index", "sentence", "source", "source_span", "text",
+                         "translation"], f"spans event {i} fields")
+        T.eq(src_of(d["source_span"]).strip(), d["source"], f"event {i} source span")
+        shown += d["before"] + d["translation"]
+        T.ok(whole.startswith(shown), f"after event {i} the stream is a prefix: {shown!r}")
+    T.eq(whole[len(shown):], "\n", "the stream and the rest after it are the translation")
+    T.ok("\n\n  42\n" in [d["before"] for _, d in ev[:-1]], "the blank line streams in place")
+    w16 = whole.encode("utf-16-le")
+    sents = done["sentences"]
+    T.eq(len(sents), len(ev) - 1, "done: one span pair per sentence")
+    for k, sp in enumerate(sents):
+        T.eq(src_of(sp["source"]), src_of(ev[k][1]["source_span"]), f"done source span {k}")
+        got = w16[2 * sp["translation"][0]:2 * sum(sp["translation"])].decode("utf-16-le")
+        T.eq(got, ev[k][1]["translation"], f"done translation span {k}")
+    st, _, b = s.post("/translate", {"text": text2, "spans": True})
+    T.eq((st, b["translation"], b["sentences"]), (200, whole, sents),
+         "POST /translate gives the same spans")
+    st, _, b = s.post("/translate", {"text": [ZH[0], "Hello."], "spans": True})
+    T.eq((st, len(b["sentences"]), b["sentences"][1]), (200, 2, []),
+         "an array: a list per text, empty for a text passed through")
+    st, _, b = s.post("/translate", {"text": ZH[0], "spans": "yes"})
+    T.eq(st, 400, "spans must be a boolean")
     # Errors before the stream starts are ordinary JSON.
     st, _, b = s.post("/translate/stream", {"text": 1})
     T.eq((st, b["error"]["code"]), (400, "invalid_request"), "stream 400 is JSON")

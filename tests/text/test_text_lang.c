@@ -49,6 +49,30 @@ static int round_trip(const char *s, size_t len, const char *src, int html, int 
     return ok;
 }
 
+/* fy_doc_join_before for every sentence, and after the last, is exactly
+ * what the join has around the sentences' spans (out, spans): a stream of
+ * them and the renderings is the join. Sentences that render as nothing
+ * are the documented exception and skip the check of what follows them. */
+static int stream_matches(const fy_doc *d, const char *const *tr, const char *out, size_t len,
+                          const size_t *spans)
+{
+    size_t n = fy_doc_sentence_count(d), at = 0;
+    int ok = 1;
+    for (size_t k = 0; k <= n && ok; k++) {
+        size_t bl, end = k < n ? spans[2 * k] : len;
+        char *b = fy_doc_join_before(d, k, k && tr ? tr[k - 1] : NULL, k < n && tr ? tr[k] : NULL,
+                                     &bl, NULL);
+        int empty_prev = k > 0 && spans[2 * (k - 1) + 1] == 0;
+        ok = b && (empty_prev || (at + bl == end && memcmp(out + at, b, bl) == 0));
+        if (!ok)
+            printf("  before sentence %zu: \"%s\", joined as \"%.*s\"\n", k, b ? b : "(null)",
+                   (int)(end > at ? end - at : 0), out + at);
+        free(b);
+        if (k < n) at = spans[2 * k] + spans[2 * k + 1];
+    }
+    return ok;
+}
+
 /* For every sentence i: fy_doc_render_sentence(tr[i]) is the piece of the
  * join that out_spans gives for it. */
 static int render_matches(const fy_doc *d, const char *const *tr)
@@ -67,6 +91,7 @@ static int render_matches(const fy_doc *d, const char *const *tr)
                    (int)spans[2 * i + 1], out + spans[2 * i]);
         free(r);
     }
+    ok = ok && stream_matches(d, tr, out, len, spans);
     free(out);
     free(spans);
     return ok;
@@ -181,6 +206,11 @@ static void test_options(void)
               strstr(e.msg, "out of range"),
           "render out of range: %s", e.msg);
     check(!fy_doc_render_sentence(NULL, 0, "x", NULL, &e) && e.code == FY_EINVAL, "render NULL");
+    check(!fy_doc_join_before(d, 2, "x", NULL, NULL, &e) && e.code == FY_EINVAL &&
+              strstr(e.msg, "out of range"),
+          "join_before out of range: %s", e.msg);
+    check(!fy_doc_join_before(NULL, 0, NULL, NULL, NULL, &e) && e.code == FY_EINVAL,
+          "join_before NULL");
     check(fy_doc_sentence_tokens(d, 1) == 0 && fy_doc_sentence_tokens(NULL, 0) == 0 &&
               fy_doc_sentence_tokens(d, 0) >= 1,
           "sentence tokens range");

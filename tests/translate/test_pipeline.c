@@ -83,14 +83,21 @@ typedef struct run {
     pthread_cond_t cv;
     int done, status;
     char *streamed[16][8]; /* [text][sentence] as on_sentence gave them */
+    char prefix[16][512];  /* [text] the befores and renderings so far */
     int in_order;
     size_t last_text, last_sentence, events;
 } run;
 
-static void on_sentence(void *user, size_t text, size_t sentence, const char *s, size_t len)
+static void on_sentence(void *user, size_t text, size_t sentence, const char *before,
+                        size_t before_len, const char *s, size_t len)
 {
     run *r = user;
     pthread_mutex_lock(&r->mu);
+    if (text < 16) {
+        size_t at = strlen(r->prefix[text]);
+        snprintf(r->prefix[text] + at, sizeof r->prefix[text] - at, "%.*s%.*s", (int)before_len,
+                 before, (int)len, s);
+    }
     if (r->events &&
         (text < r->last_text || (text == r->last_text && sentence <= r->last_sentence)))
         r->in_order = 0;
@@ -201,6 +208,9 @@ static void test_languages(fy_registry *reg)
         CHECK(spans[1] == strlen(r.streamed[0][0]) && !strncmp(t0, r.streamed[0][0], spans[1]));
         CHECK(spans[3] == strlen(r.streamed[0][1]) &&
               !strncmp(t0 + spans[2], r.streamed[0][1], spans[3]));
+        /* ... and with what came before each, the stream is the result */
+        CHECK(spans[2] + spans[3] == strlen(r.prefix[0]) &&
+              !strncmp(t0, r.prefix[0], strlen(r.prefix[0])));
     }
     char *t1 = fy_request_text(q, 1, NULL, NULL, &err);
     CHECK(t1 && !strcmp(t1, texts[1])); /* already English: passed through */
