@@ -12,7 +12,10 @@ packages=(
     libgnutls28-dev openssl                 # HTTPS (libmicrohttpd's TLS); test certificates
     libyaml-dev                             # model.yml inside Marian models
     libcld2-dev                             # language detection (CLD2, as in Firefox)
+    libzip-dev libxml2-dev                  # documents: zip archives, XML parts
+    python3-docx python3-odf python3-lxml python3-ebooklib   # document tests: real readers
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
+    libhiredis-dev redis-server             # the Redis cache tier (hiredis 0.14), its tests
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
     nginx haproxy                           # load-balancer tests (tests/lb)

@@ -41,12 +41,14 @@ echo "== portable kernels (FANYI_KERNEL=ref, release build)"
 # redundant, because FANYI_KERNEL cannot change what they execute: the
 # spm, text and unit labels (SentencePiece, text, scheduler and cache: no
 # model math), lb, clients and deploy (proxies, client packages, containers:
-# no model math either), conformance_harness (the reference engine only), and
+# no model math either), conformance_harness (the reference engine only),
 # portability_qemu / portability_isa_audit (they set their own kernels or
-# read the binary). Measured: +8 min on the shared 2-core machine, 490 CPU s
+# read the binary), and the beam-search conformance tests (the search is the
+# same C code on every kernel; the greedy variants prove the kernels' logits).
+# Measured: +8 min on the shared 2-core machine, 490 CPU s
 # (docs/reliability.md, "Portability").
 (cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy)$' \
-    -E '^(conformance_harness|portability_qemu|portability_isa_audit)$')
+    -E '^(conformance_harness|portability_qemu|portability_isa_audit|conformance_beam4_.*|beam_eos_model)$')
 
 echo "== sanitizer build (ASan + UBSan)"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DFANYI_SANITIZE=ON

@@ -5,34 +5,140 @@
 const $ = (id) => document.getElementById(id);
 const ui = {
   source: $('source'), backdrop: $('backdrop'), target: $('target'), counter: $('counter'),
-  status: $('status'), progress: $('progress'), translate: $('translate'), clear: $('clear'),
-  copy: $('copy'), history: $('history'), historyClear: $('history-clear'),
+  status: $('status'), action: $('action'), progress: $('progress'), translate: $('translate'),
+  clear: $('clear'), copy: $('copy'), history: $('history'), historyClear: $('history-clear'),
+  historySearch: $('history-search'), tokenOpen: $('token-open'), share: $('share'),
+  sourceLang: $('source-lang'), targetLang: $('target-lang'), swap: $('swap'),
+  sourceLabel: $('source-label'), targetLabel: $('target-label'),
   tokenDialog: $('token-dialog'), tokenForm: $('token-form'), tokenInput: $('token-input'),
   tokenReason: $('token-reason'), tokenCancel: $('token-cancel'),
 };
 
 const DEBOUNCE_MS = 300;
+const SAVE_PAUSE_MS = 2000;   // a translation shown this long without an edit goes into history
+const HEALTH_POLL_MS = 2000;  // while the server is unreachable
+const RETRY_CAP_S = 30;       // longest wait between busy retries
 const HISTORY_KEY = 'fanyi.history';
 const TOKEN_KEY = 'fanyi.token';
-const HISTORY_MAX = 20;
+const DRAFT_KEY = 'fanyi.draft';
+const HISTORY_MAX = 50;
 
 const state = {
   maxChars: 0,          // from the server (/version); 0 until known
   controller: null,     // AbortController of the request in flight
   seq: 0,               // id of the newest request; older answers are ignored
   timer: 0,             // debounce timer
-  pairs: [],            // [{index, source, translation}] of the shown translation
-  shownSource: null,    // the source text the shown translation belongs to
-  retryTimer: 0,
+  composing: false,     // an input method is composing: its text is not final yet
+  shown: null,          // {source, translation, spans} of the output; spans [{i, src:[a,b], tr:[a,b]}]
+  pending: null,        // the shown translation, not yet in history
+  saveTimer: 0,
+  saveOnDone: false,    // Ctrl+Enter: the user means this text
+  retry: { attempt: 0, timer: 0, tick: 0 },
+  offline: false,       // the last request could not reach the server
+  healthTimer: 0,
+  statusTimer: 0,
+  cleared: null,        // text removed by Clear, for Undo
+  syncFrom: null,       // the element whose scroll event we caused (scroll sync)
+  langs: [],            // /languages: [{code, name, targets}]
+  detected: '',         // the source language the server found for "Detect"
 };
 
-function charCount(text) { return Array.from(text).length; }
+function chars(text) { return Array.from(text); }
 
 function storageGet(key, fallback) {
   try { const v = localStorage.getItem(key); return v === null ? fallback : v; } catch { return fallback; }
 }
 function storageSet(key, value) {
   try { if (value === null) localStorage.removeItem(key); else localStorage.setItem(key, value); } catch { /* private mode */ }
+}
+
+const names = (() => { try { return new Intl.DisplayNames(['en'], { type: 'language' }); } catch { return null; } })();
+function langName(code) {
+  try { return (names && code && names.of(code)) || code || 'unknown'; } catch { return code; }
+}
+
+// ---- direction -----------------------------------------------------------
+
+function nameOf(code) {
+  const l = state.langs.find((x) => x.code === code);
+  return (l && l.name) || langName(code);
+}
+
+function option(value, label) {
+  const o = document.createElement('option');
+  o.value = value;
+  o.textContent = label;
+  return o;
+}
+
+// The targets the chosen source offers ("Detect": every target).
+function targetsOf(source) {
+  if (source === 'auto') return [...new Set(state.langs.flatMap((l) => l.targets))].sort();
+  const l = state.langs.find((x) => x.code === source);
+  return l ? l.targets : [];
+}
+
+function fillTargets(want) {
+  const targets = targetsOf(ui.sourceLang.value);
+  ui.targetLang.textContent = '';
+  for (const t of targets) ui.targetLang.append(option(t, nameOf(t)));
+  ui.targetLang.value = targets.includes(want) ? want : (targets.includes('en') ? 'en' : targets[0] || '');
+}
+
+function setDirection(source, target) {
+  ui.sourceLang.value = [...ui.sourceLang.options].some((o) => o.value === source) ? source : 'auto';
+  fillTargets(target);
+  showDirection();
+}
+
+// Labels, languages of the fields, the swap button and the URL follow the direction.
+function showDirection() {
+  const src = ui.sourceLang.value, tgt = ui.targetLang.value;
+  const from = src === 'auto' ? state.detected : src;
+  ui.sourceLang.options[0].textContent = state.detected && src === 'auto' ? `Detect (${nameOf(state.detected)})` : 'Detect language';
+  ui.sourceLabel.textContent = src === 'auto' ? (state.detected ? `${nameOf(state.detected)} (detected)` : 'Text') : nameOf(src);
+  ui.targetLabel.textContent = tgt ? nameOf(tgt) : 'Translation';
+  ui.source.lang = from || '';
+  ui.target.lang = tgt || '';
+  ui.source.placeholder = from === 'zh' || (!from && targetsOf('zh').length)
+    ? '在此输入中文……（Ctrl+Enter 翻译）' : 'Type or paste text (Ctrl+Enter translates)';
+  const back = from && targetsOf(tgt).includes(from);
+  ui.swap.disabled = !back;
+  ui.swap.title = back ? 'Swap the languages and the texts' : `No model translates ${nameOf(tgt)} into ${from ? nameOf(from) : 'the detected language'} here`;
+  document.title = `Fanyi · ${from ? nameOf(from) : 'Detect'} → ${tgt ? nameOf(tgt) : '…'}`;
+  history.replaceState(null, '', `#${hashOf(false)}`);
+}
+
+function hashOf(withText) {
+  const h = new URLSearchParams({ sl: ui.sourceLang.value, tl: ui.targetLang.value });
+  if (withText) h.set('text', ui.source.value);
+  return h.toString();
+}
+
+async function loadLanguages() {
+  try {
+    const r = await fetch('/languages', { cache: 'no-store' });
+    const list = await r.json();
+    if (Array.isArray(list)) state.langs = list.filter((l) => l && l.code && Array.isArray(l.targets) && l.targets.length);
+  } catch { /* the server's defaults: no choice offered */ }
+  for (const l of state.langs) ui.sourceLang.append(option(l.code, l.name || l.code));
+  const h = new URLSearchParams(location.hash.slice(1));
+  setDirection(h.get('sl') || 'auto', h.get('tl') || 'en');
+  if (h.has('text')) { ui.source.value = h.get('text'); edited(); }
+}
+
+function swap() {
+  const from = ui.sourceLang.value === 'auto' ? state.detected : ui.sourceLang.value;
+  const to = ui.targetLang.value;
+  if (!from || !targetsOf(to).includes(from)) return;
+  const s = state.shown;
+  const translation = s && s.source === ui.source.value && !ui.target.classList.contains('stale') ? s.translation : null;
+  setDirection(to, from);
+  if (translation !== null) {
+    ui.source.value = translation;
+    edited();
+  }
+  translate(true);
 }
 
 // ---- server limits -------------------------------------------------------
@@ -46,8 +152,10 @@ async function loadLimits() {
   updateCounter();
 }
 
+function tooLong(text) { return state.maxChars > 0 && chars(text).length > state.maxChars; }
+
 function updateCounter() {
-  const n = charCount(ui.source.value);
+  const n = chars(ui.source.value).length;
   const max = state.maxChars;
   ui.counter.classList.remove('warn', 'over');
   if (!max) { ui.counter.textContent = `${n} characters`; return; }
@@ -61,6 +169,41 @@ function updateCounter() {
   }
 }
 
+// ---- status and its one action -------------------------------------------
+
+function setStatus(text, isError) {
+  clearTimeout(state.statusTimer);
+  ui.status.textContent = text;
+  ui.status.classList.toggle('error', Boolean(isError));
+  setAction(null);
+}
+
+// A note for a moment (e.g. "Copied"), then the status as it was.
+function flashStatus(text) {
+  const before = { text: ui.status.textContent, error: ui.status.classList.contains('error') };
+  const action = ui.action.hidden ? null : { label: ui.action.textContent, run: ui.action.onclick };
+  clearTimeout(state.statusTimer);
+  ui.status.textContent = text;
+  state.statusTimer = setTimeout(() => {
+    ui.status.textContent = before.text;
+    ui.status.classList.toggle('error', before.error);
+    if (action) setAction(action.label, action.run);
+  }, 2000);
+}
+
+function setAction(label, run) {
+  ui.action.hidden = !label;
+  ui.action.textContent = label || '';
+  ui.action.onclick = label ? run : null;
+}
+
+function setBusy(busy) {
+  ui.progress.hidden = !busy;
+  ui.target.setAttribute('aria-busy', busy ? 'true' : 'false');
+}
+
+function markStale(stale) { ui.target.classList.toggle('stale', stale); }
+
 // ---- requests ------------------------------------------------------------
 
 function headers() {
@@ -70,68 +213,116 @@ function headers() {
   return h;
 }
 
-function setBusy(busy) {
-  ui.progress.hidden = !busy;
-  ui.target.setAttribute('aria-busy', busy ? 'true' : 'false');
-}
-
-function setStatus(text, isError) {
-  ui.status.textContent = text;
-  ui.status.classList.toggle('error', Boolean(isError));
-}
-
 function scheduleTranslate() {
   clearTimeout(state.timer);
   state.timer = setTimeout(() => translate(false), DEBOUNCE_MS);
 }
 
-async function translate(force) {
+function stopRetry() {
+  clearTimeout(state.retry.timer);
+  clearInterval(state.retry.tick);
+}
+
+// Translates the text (default: the whole input). force: even if it is what is shown.
+async function translate(force, only) {
   clearTimeout(state.timer);
-  clearTimeout(state.retryTimer);
-  const text = ui.source.value;
-  if (!force && text === state.shownSource) return;
+  stopRetry();
+  if (state.composing) return;
+  const text = only === undefined ? ui.source.value : only;
+  if (!force && state.shown && text === state.shown.source && !ui.target.classList.contains('stale')) return;
   if (state.controller) state.controller.abort();
   state.controller = null;
   const seq = ++state.seq;
   if (!text.trim()) {
-    showPairs(text, [], '');
+    show({ source: text, translation: '', spans: [] });
     setStatus('', false);
     setBusy(false);
     return;
   }
+  if (tooLong(text)) { refuseTooLong(text); return; }
   const controller = new AbortController();
   state.controller = controller;
   setBusy(true);
   setStatus('Translating…', false);
   const started = performance.now();
+  const got = { source: text, translation: '', spans: [] };  // what has arrived
   try {
     const resp = await fetch('/translate/stream', {
-      method: 'POST', headers: headers(), body: JSON.stringify({ text }), signal: controller.signal,
+      method: 'POST', headers: headers(), signal: controller.signal,
+      body: JSON.stringify({ text, spans: true, source: ui.sourceLang.value, ...(ui.targetLang.value ? { target: ui.targetLang.value } : {}) }),
     });
     if (!resp.ok) { await showHttpError(resp, seq); return; }
-    const pairs = [];
-    let final = null;
+    let done = null;
     await readEvents(resp, (event, data) => {
       if (seq !== state.seq) return;
-      if (event === 'done') { final = data.translation; return; }
+      if (event === 'done') { done = data; return; }
       if (event === 'error') throw new ServerError(data.error ? data.error.message : 'translation failed');
-      pairs[data.index] = data;
-      showStreaming(text, pairs);
+      // "before" is what stands between the previous sentence and this one (paragraph breaks too).
+      const start = got.translation.length + (data.before || '').length;
+      got.translation += (data.before || '') + data.translation;
+      got.spans.push({ i: data.sentence, src: data.source_span, tr: [start, data.translation.length] });
+      show(got, true);
     });
     if (seq !== state.seq) return;
-    if (final === null) throw new ServerError('the server closed the stream early');
-    showPairs(text, pairs.filter(Boolean), final);
+    if (done === null) throw new ServerError('the server closed the stream early');
+    const spans = (done.sentences || []).map((s, i) => ({ i, src: s.source, tr: s.translation }));
+    const result = { source: text, translation: done.translation, spans, sl: ui.sourceLang.value, tl: ui.targetLang.value };
+    show(result);
+    state.detected = done.source || '';
+    showDirection();
+    state.offline = false;
+    state.retry.attempt = 0;
     const ms = Math.round(performance.now() - started);
-    setStatus(`${pairs.filter(Boolean).length} sentence${pairs.length === 1 ? '' : 's'} · ${ms} ms`, false);
-    remember(text, final);
+    if (!spans.length) setStatus(passThrough(done), false);
+    else setStatus(`${spans.length} sentence${spans.length === 1 ? '' : 's'} · ${ms} ms`, false);
+    if (only !== undefined) setStatus(`${ui.status.textContent} · the first ${chars(text).length.toLocaleString()} characters`, false);
+    offerSave(result);
   } catch (e) {
     if (e.name === 'AbortError' || seq !== state.seq) return;
-    clearStaleOutput();
-    if (e instanceof ServerError) setStatus(`Translation failed: ${e.message}`, true);
-    else setStatus('Cannot reach the Fanyi server. Your text is kept; try again when it is back.', true);
+    if (got.spans.length) {
+      show(got);  // keep what arrived
+      const n = got.spans.length;
+      const why = e instanceof ServerError ? e.message : 'the connection was lost';
+      setStatus(`Stopped after ${n} sentence${n === 1 ? '' : 's'}: ${why}. The rest is missing.`, true);
+    } else if (e instanceof ServerError) {
+      markStale(true);
+      setStatus(`Translation failed: ${e.message}`, true);
+    } else {
+      markStale(true);
+      setStatus('Cannot reach the Fanyi server. Your text is kept; it is translated as soon as the server is back.', true);
+    }
+    if (!(e instanceof ServerError)) waitForServer();
   } finally {
     if (seq === state.seq) { setBusy(false); state.controller = null; }
   }
+}
+
+function passThrough(done) {
+  const src = Array.isArray(done.source) ? done.source[0] : done.source;
+  const tgt = Array.isArray(done.target) ? done.target[0] : done.target;
+  if (!src) return 'Nothing to translate: no words in a language this server knows.';
+  return `This text is ${langName(src)}, already the target language (${langName(tgt)}): nothing to translate.`;
+}
+
+function refuseTooLong(text) {
+  markStale(Boolean(state.shown && state.shown.translation));
+  const max = state.maxChars;
+  setStatus(`Too long: ${chars(text).length.toLocaleString()} characters, this server takes ${max.toLocaleString()}. Your text is kept.`, true);
+  setAction(`Translate the first ${max.toLocaleString()} characters`, () => translate(true, chars(text).slice(0, max).join('')));
+}
+
+// Polls /health while the server is away, then translates the input again.
+function waitForServer() {
+  state.offline = true;
+  clearTimeout(state.healthTimer);
+  state.healthTimer = setTimeout(async () => {
+    if (!state.offline) return;
+    let ok = false;
+    try { ok = (await fetch('/health', { cache: 'no-store' })).ok; } catch { /* still away */ }
+    if (!ok) { waitForServer(); return; }
+    state.offline = false;
+    if (!state.controller) translate(true);
+  }, HEALTH_POLL_MS);
 }
 
 class ServerError extends Error {}
@@ -160,12 +351,6 @@ async function readEvents(resp, onEvent) {
   }
 }
 
-// The shown translation belongs to older text once a request for new text fails.
-function clearStaleOutput() {
-  showPairs(ui.source.value, [], '');
-  state.shownSource = null;
-}
-
 function sentence(text) { return /[.!?。！？]$/.test(text) ? text : `${text}.`; }
 
 async function showHttpError(resp, seq) {
@@ -175,7 +360,7 @@ async function showHttpError(resp, seq) {
     message = (body.error && (body.error.message || body.error)) || body.message || '';
   } catch { /* not JSON */ }
   if (seq !== state.seq) return;
-  clearStaleOutput();
+  markStale(Boolean(state.shown && state.shown.translation));
   const s = resp.status;
   if (s === 401 || s === 403) {
     setStatus(s === 401 ? 'This server needs an API token.' : 'The API token was rejected.', true);
@@ -184,9 +369,7 @@ async function showHttpError(resp, seq) {
   } else if (s === 413) {
     setStatus(`Too long: ${sentence(message || 'the text is over the server\'s limit')} Your text is kept; shorten it to translate.`, true);
   } else if (s === 429 || s === 503) {
-    const wait = Math.min(30, parseInt(resp.headers.get('Retry-After') || '2', 10) || 2);
-    setStatus(`The server is busy. Retrying in ${wait} s…`, true);
-    state.retryTimer = setTimeout(() => translate(true), wait * 1000);
+    retryBusy(parseInt(resp.headers.get('Retry-After') || '1', 10) || 1);
   } else if (s === 504) {
     setStatus('The translation took too long and was stopped. Try a shorter text.', true);
   } else {
@@ -194,58 +377,66 @@ async function showHttpError(resp, seq) {
   }
 }
 
-// ---- rendering -----------------------------------------------------------
-
-// Locates each pair's source (in the input) and translation (in the output) in order.
-function locate(text, pairs, key) {
-  const spans = [];
-  let pos = 0;
-  for (const p of pairs) {
-    const needle = p[key];
-    const at = needle ? text.indexOf(needle, pos) : -1;
-    if (at < 0) continue;
-    spans.push({ index: p.index, start: at, end: at + needle.length });
-    pos = at + needle.length;
-  }
-  return spans;
+// Busy: waits the longer of Retry-After and 1, 2, 4… s (capped), counting down.
+function retryBusy(retryAfter) {
+  const wait = Math.min(RETRY_CAP_S, Math.max(retryAfter, 2 ** state.retry.attempt));
+  state.retry.attempt++;
+  let left = wait;
+  const say = () => {
+    setStatus(`The server is busy. Retrying in ${left} s…`, true);
+    setAction('Retry now', () => translate(true));
+  };
+  say();
+  stopRetry();
+  state.retry.tick = setInterval(() => { if (left > 1) { left--; say(); } }, 1000);
+  state.retry.timer = setTimeout(() => translate(true), wait * 1000);
 }
 
-function renderSpans(container, text, spans, tag, cls) {
+// ---- rendering -----------------------------------------------------------
+
+// Writes text into container with the spans [{i, at:[start, len]}] as tag elements.
+function renderSpans(container, text, spans, tag) {
   container.textContent = '';
   let pos = 0;
   for (const s of spans) {
-    if (s.start > pos) container.append(text.slice(pos, s.start));
+    const [start, len] = s.at;
+    if (start < pos || start + len > text.length) continue;
+    if (start > pos) container.append(text.slice(pos, start));
     const el = document.createElement(tag);
-    el.className = cls;
-    el.dataset.i = s.index;
-    el.textContent = text.slice(s.start, s.end);
+    el.className = tag === 'mark' ? 'src' : 'sent';
+    el.dataset.i = s.i;
+    el.textContent = text.slice(start, start + len);
     container.append(el);
-    pos = s.end;
+    pos = start + len;
   }
   container.append(text.slice(pos));
 }
 
-function renderBackdrop(text, pairs) {
-  // A trailing newline needs a character after it to take up space, as in the textarea.
-  renderSpans(ui.backdrop, text, locate(text, pairs, 'source'), 'mark', 'src');
-  ui.backdrop.append('\u200b');
+// The marks behind the textarea: only while the input is the text the output belongs to
+// (or starts with it: the first N characters were translated).
+function renderBackdrop() {
+  const text = ui.source.value;
+  const s = state.shown;
+  const match = s && s.spans.length && text.startsWith(s.source) && !ui.target.classList.contains('stale');
+  renderSpans(ui.backdrop, text, match ? s.spans.map((p) => ({ i: p.i, at: p.src })) : [], 'mark');
+  ui.backdrop.append('\u200b');  // a trailing newline needs a character after it, as in the textarea
+  fitBackdrop();
+}
+
+// The backdrop takes the textarea's client box: without its scrollbar, lines wrap alike.
+function fitBackdrop() {
+  ui.backdrop.style.width = `${ui.source.clientWidth}px`;
+  ui.backdrop.style.height = `${ui.source.clientHeight}px`;
   ui.backdrop.scrollTop = ui.source.scrollTop;
 }
 
-function showStreaming(text, pairs) {
-  const done = pairs.filter(Boolean);
-  const joined = done.map((p) => p.translation).join(' ');
-  renderSpans(ui.target, joined, locate(joined, done, 'translation'), 'span', 'sent');
-  state.pairs = done;
-  renderBackdrop(text, done);
-}
-
-function showPairs(text, pairs, final) {
-  state.pairs = pairs;
-  state.shownSource = text;
-  renderSpans(ui.target, final, locate(final, pairs, 'translation'), 'span', 'sent');
-  renderBackdrop(text, pairs);
-  ui.copy.disabled = !final;
+function show(result, streaming) {
+  highlight(null);
+  state.shown = { source: result.source, translation: result.translation, spans: result.spans.slice() };
+  markStale(false);
+  renderSpans(ui.target, result.translation, result.spans.map((p) => ({ i: p.i, at: p.tr })), 'span');
+  renderBackdrop();
+  ui.copy.disabled = streaming || !result.translation;
 }
 
 function highlight(index) {
@@ -254,12 +445,27 @@ function highlight(index) {
   for (const el of document.querySelectorAll(`[data-i="${index}"]`)) el.classList.add('hl');
 }
 
-function sentenceAtSourceOffset(offset) {
-  const text = ui.source.value;
-  if (text !== state.shownSource) return null;
-  for (const s of locate(text, state.pairs, 'source'))
-    if (offset >= s.start && offset <= s.end) return s.index;
+// The source sentence under a point: the backdrop ignores the pointer, so test its marks' boxes.
+function markAt(x, y) {
+  for (const m of ui.backdrop.querySelectorAll('mark[data-i]'))
+    for (const r of m.getClientRects())
+      if (x >= r.left && x <= r.right && y >= r.top && y <= r.bottom) return m.dataset.i;
   return null;
+}
+
+function sentenceAtSourceOffset(offset) {
+  const s = state.shown;
+  if (!s || !ui.source.value.startsWith(s.source) || ui.target.classList.contains('stale')) return null;
+  for (const p of s.spans) if (offset >= p.src[0] && offset <= p.src[0] + p.src[1]) return p.i;
+  return null;
+}
+
+// Keeps the two panes at the same relative place.
+function syncScroll(from, to) {
+  if (state.syncFrom === from) { state.syncFrom = null; return; }
+  const range = from.scrollHeight - from.clientHeight;
+  const want = Math.round((range > 0 ? from.scrollTop / range : 0) * (to.scrollHeight - to.clientHeight));
+  if (Math.abs(to.scrollTop - want) > 1) { state.syncFrom = to; to.scrollTop = want; }
 }
 
 // ---- history -------------------------------------------------------------
@@ -268,32 +474,78 @@ function loadHistory() {
   try { const h = JSON.parse(storageGet(HISTORY_KEY, '[]')); return Array.isArray(h) ? h : []; } catch { return []; }
 }
 
-function remember(source, translation) {
-  if (!translation) return;
-  const items = loadHistory().filter((h) => h.source !== source);
-  items.unshift({ source, translation, at: Date.now() });
+// A translation is saved when the user shows they mean it: a pause, leaving the
+// field, copying, Ctrl+Enter. Not every prefix typed on the way.
+function offerSave(result) {
+  clearTimeout(state.saveTimer);
+  state.pending = result.translation ? result : null;
+  if (!state.pending) return;
+  if (state.saveOnDone) { savePending(); return; }
+  state.saveTimer = setTimeout(savePending, SAVE_PAUSE_MS);
+}
+
+function savePending() {
+  clearTimeout(state.saveTimer);
+  state.saveOnDone = false;
+  const p = state.pending;
+  state.pending = null;
+  if (p) remember(p);
+}
+
+// Entries whose text is a prefix of the new one (or the other way) fold into it.
+function remember(r) {
+  const items = loadHistory().filter((h) => !(r.source.startsWith(h.source) || h.source.startsWith(r.source)));
+  items.unshift({ source: r.source, translation: r.translation, spans: r.spans, sl: r.sl, tl: r.tl, at: Date.now() });
   storageSet(HISTORY_KEY, JSON.stringify(items.slice(0, HISTORY_MAX)));
   renderHistory();
 }
 
+function forget(at) {
+  storageSet(HISTORY_KEY, JSON.stringify(loadHistory().filter((h) => h.at !== at)));
+  renderHistory();
+}
+
+// Shows a saved translation as it was stored: no request, so it works offline.
+function showSaved(h) {
+  stopRetry();
+  ++state.seq;
+  if (state.controller) state.controller.abort();
+  if (h.sl && h.tl) setDirection(h.sl, h.tl);
+  ui.source.value = h.source;
+  storageSet(DRAFT_KEY, h.source);
+  updateCounter();
+  show({ source: h.source, translation: h.translation, spans: Array.isArray(h.spans) ? h.spans : [] });
+  setStatus('From the history.', false);
+  ui.source.focus();
+}
+
 function renderHistory() {
-  const items = loadHistory();
+  const all = loadHistory();
+  const q = ui.historySearch.value.trim().toLowerCase();
+  const items = q ? all.filter((h) => `${h.source}\n${h.translation}`.toLowerCase().includes(q)) : all;
   ui.history.textContent = '';
   for (const h of items) {
     const li = document.createElement('li');
     const b = document.createElement('button');
     b.type = 'button';
+    b.className = 'item';
     b.title = 'Show this translation again';
     const src = document.createElement('span');
     src.className = 'src'; src.lang = 'zh'; src.textContent = h.source;
     const tgt = document.createElement('span');
     tgt.className = 'tgt'; tgt.lang = 'en'; tgt.textContent = h.translation;
     b.append(src, tgt);
-    b.addEventListener('click', () => { ui.source.value = h.source; updateCounter(); translate(true); ui.source.focus(); });
-    li.append(b);
+    b.addEventListener('click', () => showSaved(h));
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.className = 'del';
+    del.textContent = '×';
+    del.setAttribute('aria-label', `Delete “${chars(h.source).slice(0, 20).join('')}” from the history`);
+    del.addEventListener('click', () => forget(h.at));
+    li.append(b, del);
     ui.history.append(li);
   }
-  ui.historyClear.disabled = items.length === 0;
+  ui.historyClear.disabled = all.length === 0;
 }
 
 // ---- token ---------------------------------------------------------------
@@ -307,19 +559,37 @@ function askToken(reason) {
 
 // ---- wiring --------------------------------------------------------------
 
-ui.source.addEventListener('input', () => {
+function edited() {
   updateCounter();
-  renderBackdrop(ui.source.value, []);   // old marks no longer line up
+  highlight(null);
+  clearTimeout(state.saveTimer);
+  state.retry.attempt = 0;
+  storageSet(DRAFT_KEY, ui.source.value);
+  renderBackdrop();
+}
+
+ui.source.addEventListener('compositionstart', () => { state.composing = true; clearTimeout(state.timer); });
+ui.source.addEventListener('compositionend', () => { state.composing = false; edited(); scheduleTranslate(); });
+ui.source.addEventListener('input', (e) => {
+  if (e.isComposing || state.composing) return;  // the text is not final until compositionend
+  edited();
   scheduleTranslate();
 });
 ui.source.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); translate(true); }
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !e.isComposing) {
+    e.preventDefault();
+    state.saveOnDone = true;
+    if (state.pending && state.pending.source === ui.source.value) savePending();
+    else translate(true);
+  }
 });
-ui.source.addEventListener('scroll', () => { ui.backdrop.scrollTop = ui.source.scrollTop; });
-ui.source.addEventListener('mousemove', (e) => {
-  const mark = document.elementsFromPoint(e.clientX, e.clientY).find((el) => el.matches('mark[data-i]'));
-  highlight(mark ? mark.dataset.i : null);
+ui.source.addEventListener('blur', () => { if (state.pending) savePending(); });
+ui.source.addEventListener('scroll', () => {
+  ui.backdrop.scrollTop = ui.source.scrollTop;
+  syncScroll(ui.source, ui.target);
 });
+ui.target.addEventListener('scroll', () => syncScroll(ui.target, ui.source));
+ui.source.addEventListener('mousemove', (e) => highlight(markAt(e.clientX, e.clientY)));
 ui.source.addEventListener('mouseleave', () => highlight(null));
 for (const ev of ['select', 'keyup', 'click'])
   ui.source.addEventListener(ev, () => {
@@ -337,12 +607,24 @@ document.addEventListener('selectionchange', () => {
   const s = el && el.closest('.sent');
   if (s) highlight(s.dataset.i);
 });
+new ResizeObserver(fitBackdrop).observe(ui.source);
 
-ui.translate.addEventListener('click', () => translate(true));
+ui.translate.addEventListener('click', () => { state.saveOnDone = true; translate(true); });
 ui.clear.addEventListener('click', () => {
+  const old = ui.source.value;
   ui.source.value = '';
-  updateCounter();
+  edited();
   translate(true);
+  if (old) {
+    state.cleared = old;
+    setStatus('Cleared.', false);
+    setAction('Undo', () => {
+      ui.source.value = state.cleared;
+      state.cleared = null;
+      edited();
+      translate(true);
+    });
+  }
   ui.source.focus();
 });
 ui.copy.addEventListener('click', async () => {
@@ -357,15 +639,34 @@ ui.copy.addEventListener('click', async () => {
     sel.addRange(range);
     document.execCommand('copy');
   }
-  setStatus('Copied to the clipboard.', false);
+  if (state.pending) savePending();
+  flashStatus('Copied to the clipboard.');
+});
+ui.sourceLang.addEventListener('change', () => {
+  state.detected = '';
+  fillTargets(ui.targetLang.value);
+  showDirection();
+  translate(true);
+});
+ui.targetLang.addEventListener('change', () => { showDirection(); translate(true); });
+ui.swap.addEventListener('click', swap);
+ui.share.addEventListener('click', async () => {
+  const link = `${location.origin}${location.pathname}#${hashOf(true)}`;
+  try { await navigator.clipboard.writeText(link); flashStatus('Link copied: it opens this direction and text.'); } catch { flashStatus(`Share this link: ${link}`); }
 });
 ui.historyClear.addEventListener('click', () => { storageSet(HISTORY_KEY, null); renderHistory(); });
+ui.historySearch.addEventListener('input', renderHistory);
+ui.tokenOpen.addEventListener('click', () => {
+  askToken(storageGet(TOKEN_KEY, '') ? 'A token is saved. Enter a new one, or leave it empty to send none.'
+                                      : 'Enter the API token this server expects (empty: none).');
+});
 ui.tokenCancel.addEventListener('click', () => ui.tokenDialog.close('cancel'));
 ui.tokenForm.addEventListener('submit', () => {
-  storageSet(TOKEN_KEY, ui.tokenInput.value.trim());
+  storageSet(TOKEN_KEY, ui.tokenInput.value.trim() || null);
   setTimeout(() => translate(true), 0);
 });
 
 renderHistory();
-renderBackdrop('', []);
-loadLimits();
+ui.source.value = storageGet(DRAFT_KEY, '');
+renderBackdrop();
+Promise.all([loadLimits(), loadLanguages()]).then(() => { if (ui.source.value.trim()) translate(true); });

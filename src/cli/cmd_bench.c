@@ -38,7 +38,7 @@ static const char *const default_text[] = {
 
 typedef struct bench_opts {
     const char *model, *input;
-    int threads, sentences, json;
+    int threads, sentences, json, beam;
     double max_length_factor;
 } bench_opts;
 
@@ -118,7 +118,8 @@ typedef struct single_result {
 } single_result;
 
 /* One sentence per call on one worker: what an interactive user waits. */
-static int bench_single(const fy_translator *t, const lines *in, single_result *r, fy_error *err)
+static int bench_single(const fy_translator *t, const lines *in, int beam, single_result *r,
+                        fy_error *err)
 {
     fy_worker *w = fy_worker_new(t, err);
     if (!w) return err->code;
@@ -129,7 +130,7 @@ static int bench_single(const fy_translator *t, const lines *in, single_result *
         char *out = NULL;
         const char *src = in->v[i];
         double t0 = fy_now_s();
-        rc = fy_translate_batch(t, w, &src, 1, &out, err);
+        rc = fy_translate_beam(t, w, &src, 1, beam, &out, NULL, NULL, err);
         ms[i] = (fy_now_s() - t0) * 1e3;
         total += ms[i];
         free(out);
@@ -168,7 +169,7 @@ typedef struct batch_result {
     double per_s, tokens_per_s, mean_batch;
 } batch_result;
 
-static int bench_batched(fy_translator *t, const lines *in, int threads, batch_result *r,
+static int bench_batched(fy_translator *t, const lines *in, int threads, int beam, batch_result *r,
                          fy_error *err)
 {
     const fy_translator_options *to = fy_translator_options_get(t);
@@ -194,7 +195,7 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, batch_r
     double t0 = fy_now_s();
     size_t submitted = 0;
     for (; !rc && submitted < in->n; submitted++) {
-        fy_sentence_in src = {in->v[submitted], 0, &route, 0};
+        fy_sentence_in src = {in->v[submitted], 0, &route, beam, 0};
         if (!(jobs[submitted] = fy_scheduler_submit(s, &src, 1, 0, &cb, err))) rc = err->code;
     }
     pthread_mutex_lock(&wt.mu);
@@ -220,7 +221,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fanyi bench [--model DIR] [--threads N] [--input FILE] [--sentences N]\n"
-            "                   [--max-length-factor F] [--json]\n\n"
+            "                   [--max-length-factor F] [--beam N] [--json]\n\n"
             "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
             "thread), batched throughput through the real scheduler (N threads, every\n"
             "sentence submitted at once), and peak RSS.\n\n"
@@ -231,6 +232,7 @@ static void usage(FILE *out)
             "                         when present, else built-in Chinese sentences)\n"
             "  --sentences N          how many lines to use (default 200)\n"
             "  --max-length-factor F  output length limit per source token (default 2.0)\n"
+            "  --beam N               beam search width, 1 .. 16 (default 1: greedy)\n"
             "  --json                 one JSON object instead of a table\n");
 }
 
@@ -242,11 +244,12 @@ static int parse(int argc, char **argv, bench_opts *o)
                                          {"sentences", required_argument, NULL, 'n'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"max-length-factor", required_argument, NULL, 'f'},
+                                         {"beam", required_argument, NULL, 'B'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     long v;
     int c;
-    while ((c = cli_getopt(argc, argv, "bench", "m:t:i:n:jf:h", opts)) != -1) {
+    while ((c = cli_getopt(argc, argv, "bench", "m:t:i:n:jf:B:h", opts)) != -1) {
         switch (c) {
         case 'm':
             o->model = optarg;
@@ -270,6 +273,10 @@ static int parse(int argc, char **argv, bench_opts *o)
                                  &o->max_length_factor))
                 return 2;
             break;
+        case 'B':
+            if (cli_parse_long("bench", "--beam", optarg, 1, FY_BEAM_MAX, &v)) return 2;
+            o->beam = (int)v;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -285,16 +292,18 @@ static void report(const bench_opts *o, const char *dir, size_t n, double load_m
                    const single_result *s, const batch_result *b, double rss)
 {
     if (o->json) {
-        printf("{\"model\":\"%s\",\"sentences\":%zu,\"threads\":%d,\"max_length_factor\":%.2f,"
+        printf("{\"model\":\"%s\",\"sentences\":%zu,\"threads\":%d,\"beam\":%d,"
+               "\"max_length_factor\":%.2f,"
                "\"load_ms\":%.1f,\"single\":{\"p50_ms\":%.2f,\"p90_ms\":%.2f,\"p99_ms\":%.2f,"
                "\"sentences_per_s\":%.2f},\"batched\":{\"sentences_per_s\":%.2f,"
                "\"tokens_per_s\":%.1f,\"mean_batch\":%.2f},\"peak_rss_mib\":%.1f}\n",
-               dir, n, o->threads, o->max_length_factor, load_ms, s->p50, s->p90, s->p99, s->per_s,
-               b->per_s, b->tokens_per_s, b->mean_batch, rss);
+               dir, n, o->threads, o->beam, o->max_length_factor, load_ms, s->p50, s->p90, s->p99,
+               s->per_s, b->per_s, b->tokens_per_s, b->mean_batch, rss);
         return;
     }
     printf("model           %s\n", dir);
-    printf("sentences       %zu (max-length-factor %.2f)\n", n, o->max_length_factor);
+    printf("sentences       %zu (max-length-factor %.2f, beam %d)\n", n, o->max_length_factor,
+           o->beam);
     printf("load            %.1f ms\n", load_ms);
     printf("single, 1 thr   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s\n", s->p50,
            s->p90, s->p99, s->per_s);
@@ -305,7 +314,7 @@ static void report(const bench_opts *o, const char *dir, size_t n, double load_m
 
 int cmd_bench(int argc, char **argv)
 {
-    bench_opts o = {.sentences = 200, .max_length_factor = 2.0};
+    bench_opts o = {.sentences = 200, .max_length_factor = 2.0, .beam = 1};
     o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (o.threads < 1) o.threads = 1;
     int rc = parse(argc, argv, &o);
@@ -323,6 +332,7 @@ int cmd_bench(int argc, char **argv)
     fy_translator_options to;
     fy_translator_options_default(&to);
     to.max_length_factor = (float)o.max_length_factor;
+    to.max_beam = o.beam;
     fy_error err = {0};
     double t0 = fy_now_s();
     fy_translator *t = dir ? fy_translator_open(dir, &to, &err) : NULL;
@@ -330,8 +340,8 @@ int cmd_bench(int argc, char **argv)
     single_result s = {0};
     batch_result b = {0};
     rc = t ? 0 : -1;
-    if (!rc) rc = bench_single(t, &in, &s, &err);
-    if (!rc) rc = bench_batched(t, &in, o.threads, &b, &err);
+    if (!rc) rc = bench_single(t, &in, o.beam, &s, &err);
+    if (!rc) rc = bench_batched(t, &in, o.threads, o.beam, &b, &err);
     if (rc)
         fprintf(stderr, "fanyi bench: %s\n", err.msg[0] ? err.msg : "out of memory");
     else

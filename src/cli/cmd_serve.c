@@ -2,7 +2,9 @@
  * one model directory), start the scheduler's workers and the HTTP server,
  * print one ready line, and on SIGTERM/SIGINT drain (finish what is in
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
- * the ready line; with --models each loads on its first request. */
+ * the ready line; with --models each loads on its first request. The
+ * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
+ * as tiers: memory first. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "model/discover.h"
 #include "server/server.h"
 #include "translate/cache.h"
+#include "translate/cache_redis.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -24,15 +27,17 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
-            "                   [--host ADDR] [--port N] [--threads N]\n"
+            "                   [--host ADDR] [--port N] [--threads N] [--express-threads N]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
-            "                   [--max-chars N]\n"
+            "                   [--max-chars N] [--beam N] [--max-beam N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
             "                   [--cors-origin ORIGIN] [--max-connections N]\n"
             "                   [--max-connections-per-ip N] [--idle-timeout S]\n"
             "                   [--read-timeout S] [--drain-timeout S]\n"
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
-            "                   [--quiet]\n\n"
+            "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
+            "                   [--max-document-mb N] [--max-document-chars N]\n"
+            "                   [--download-ttl S] [--download-store-mb N] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -48,6 +53,9 @@ static void usage(FILE *out)
             "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
             "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
             "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
+            "  --express-threads N  more workers only for small requests (at most 4\n"
+            "                       sentences) and streams' first sentences, so these do\n"
+            "                       not wait behind big ones (FANYI_EXPRESS_THREADS; 1)\n"
             "  --api-token-file FILE  require the token in FILE (its first line) on\n"
             "                       translation endpoints (FANYI_API_TOKEN_FILE)\n"
             "  --api-token T        the same with the token itself (FANYI_API_TOKEN); on\n"
@@ -55,6 +63,10 @@ static void usage(FILE *out)
             "                       (FANYI_API_TOKEN)\n"
             "  --cache-mb N         sentence cache size, 0 disables (FANYI_CACHE_MB; 64)\n"
             "  --max-chars N        characters per request (FANYI_MAX_CHARS; 5000)\n"
+            "  --beam N             beam search width of requests that do not ask one; 1 is\n"
+            "                       greedy, the fastest (FANYI_BEAM; 1)\n"
+            "  --max-beam N         the largest beam a request may ask (it gets at most N - 1\n"
+            "                       alternatives), 1 .. 16 (FANYI_MAX_BEAM; 4)\n"
             "  --max-batch-items N  texts per request (FANYI_MAX_BATCH_ITEMS; 128)\n"
             "  --queue N            sentences that may wait; more -> 503 (FANYI_QUEUE; 1024)\n"
             "  --timeout-ms N       per-request deadline; later -> 504 (FANYI_TIMEOUT_MS; 30000)\n"
@@ -77,17 +89,37 @@ static void usage(FILE *out)
             "                       (FANYI_TLS_CERT)\n"
             "  --tls-key FILE       the certificate's PEM private key, unencrypted\n"
             "                       (FANYI_TLS_KEY)\n"
+            "  --redis URL          share translations with other replicas through Redis:\n"
+            "                       redis://[:PASSWORD@]HOST:PORT[/DB]; asked after the\n"
+            "                       memory cache; while it is down the engine answers\n"
+            "                       (FANYI_REDIS; on the command line a password is\n"
+            "                       visible to every local user: use FANYI_REDIS)\n"
+            "  --redis-ttl S        expiry of what is stored in Redis, 0 = none\n"
+            "                       (FANYI_REDIS_TTL; 604800 = 7 days)\n"
+            "  --redis-timeout-ms MS  longest wait for Redis per lookup; slower counts\n"
+            "                       as an error (FANYI_REDIS_TIMEOUT_MS; 50)\n"
+            "  --max-document-mb N  size of a document to translate (POST /translate_file,\n"
+            "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
+            "  --max-document-chars N  characters of text in one document\n"
+            "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
+            "  --download-ttl S     keep translated files for GET /download_file this long\n"
+            "                       (FANYI_DOWNLOAD_TTL; 600)\n"
+            "  --download-store-mb N  memory for those files, oldest dropped first\n"
+            "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *token_file, *cors;
+    const char *model, *models, *host, *token, *token_file, *cors, *redis;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
-    long port, threads, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
+    long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn, max_per_ip;
     long models_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
+    long beam, max_beam;
+    long redis_ttl, redis_timeout_ms;
+    long doc_mb, doc_chars, download_ttl, download_mb;
     int quiet;
 } serve_config;
 
@@ -112,6 +144,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    if ((v = getenv("FANYI_REDIS")) && *v) c->redis = v;
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     return 0;
@@ -187,6 +220,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
     const numopt opts[] = {
         {"--port", "FANYI_PORT", 0, 65535, &c->port},
         {"--threads", "FANYI_THREADS", 1, 1024, &c->threads},
+        {"--express-threads", "FANYI_EXPRESS_THREADS", 0, 64, &c->express},
         {"--cache-mb", "FANYI_CACHE_MB", 0, 1 << 20, &c->cache_mb},
         {"--max-chars", "FANYI_MAX_CHARS", 1, 10000000, &c->max_chars},
         {"--max-batch-items", "FANYI_MAX_BATCH_ITEMS", 1, 100000, &c->max_items},
@@ -199,9 +233,18 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--models-memory", "FANYI_MODELS_MEMORY", 0, 1 << 24, &c->models_mb},
         {"--drain-timeout", "FANYI_DRAIN_TIMEOUT", 0, 3600, &c->drain_timeout},
         {"--request-memory", "FANYI_REQUEST_MEMORY", 1, 1 << 20, &c->request_mb},
+        {"--beam", "FANYI_BEAM", 1, FY_BEAM_MAX, &c->beam},
+        {"--max-beam", "FANYI_MAX_BEAM", 1, FY_BEAM_MAX, &c->max_beam},
+        {"--redis-ttl", "FANYI_REDIS_TTL", 0, 1L << 30, &c->redis_ttl},
+        {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
+        {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
+        {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
+        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
+        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
+        {"redis", required_argument, NULL, 'R'},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -253,6 +296,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'K':
             c->token_file = optarg;
             break;
+        case 'R':
+            c->redis = optarg;
+            if (strchr(optarg, '@'))
+                fprintf(stderr, "fanyi serve: warning: a Redis password on the command line is "
+                                "visible to every local user (ps); use FANYI_REDIS\n");
+            break;
         case 'E':
             c->tls_cert_file = optarg;
             break;
@@ -276,7 +325,41 @@ static int parse_args(int argc, char **argv, serve_config *c)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)
         return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
+    if (c->beam > c->max_beam)
+        return cli_usage_error(CMD, "--beam %ld is more than --max-beam %ld", c->beam, c->max_beam);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    fy_error err = {0};
+    if (c->redis && fy_redis_parse_url(c->redis, &ro, &err))
+        return cli_usage_error(CMD, "%s", err.msg);
     return 0;
+}
+
+static void redis_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "fanyi serve: %s\n", line);
+}
+
+/* The sentence cache: the LRU alone (as before --redis existed), Redis
+ * alone (--cache-mb 0), or memory in front of Redis. NULL with err. */
+static fy_cache *make_cache(const serve_config *c, fy_error *err)
+{
+    size_t budget = (size_t)c->cache_mb << 20;
+    if (!c->redis) return fy_cache_lru_new(budget, err);
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    if (fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+    ro.ttl_s = (int)c->redis_ttl;
+    ro.timeout_ms = (int)c->redis_timeout_ms;
+    ro.log = redis_log;
+    fy_cache *tiers[2] = {NULL, fy_cache_redis_new(&ro, err)};
+    if (!tiers[1] || !budget) return tiers[1];
+    if (!(tiers[0] = fy_cache_lru_new(budget, err))) {
+        fy_cache_free(tiers[1]);
+        return NULL;
+    }
+    return fy_cache_tiers_new(tiers, 2, err);
 }
 
 static int no_model(const char *where, const char *why)
@@ -312,13 +395,15 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
-    fy_cache *cache = fy_cache_new((size_t)c->cache_mb << 20, &err);
+    fy_cache *cache = make_cache(c, &err);
     if (!cache) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
+    topt.max_beam = (int)c->max_beam;
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
     so.threads = (int)c->threads;
+    so.express = (int)c->express;
     so.queue_max = (size_t)c->queue;
     so.max_batch_tokens = topt.max_batch_tokens;
     so.max_batch_sentences = topt.max_batch_sentences;
@@ -334,8 +419,9 @@ static int run(const serve_config *c, const char *root)
     ro.ndirs = c->model ? 1 : 0;
     ro.memory_budget = (size_t)c->models_mb << 20;
     ro.topt = topt;
+    ro.beam = (int)c->beam;
     ro.sched = sched;
-    ro.threads = (int)c->threads;
+    ro.threads = (int)(c->threads + c->express);
     reg = fy_registry_open(&ro, &err);
     if (!reg || (c->model && fy_registry_preload(reg, &err))) {
         rc = no_model(c->model ? c->model : root, err.msg);
@@ -358,6 +444,10 @@ static int run(const serve_config *c, const char *root)
     o.request_memory = (size_t)c->request_mb << 20;
     o.version = cli_version();
     o.quiet = c->quiet;
+    o.max_document_bytes = (size_t)c->doc_mb << 20;
+    o.max_document_chars = (size_t)c->doc_chars;
+    o.download_ttl_s = (int)c->download_ttl;
+    o.download_store_bytes = (size_t)c->download_mb << 20;
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -421,7 +511,16 @@ int cmd_serve(int argc, char **argv)
                       .idle_timeout = 15,
                       .read_timeout = 30,
                       .drain_timeout = 10,
-                      .request_mb = 256};
+                      .express = 1,
+                      .request_mb = 256,
+                      .beam = 1,
+                      .max_beam = 4,
+                      .redis_ttl = 7 * 24 * 3600,
+                      .redis_timeout_ms = 50,
+                      .doc_mb = 20,
+                      .doc_chars = 500000,
+                      .download_ttl = 600,
+                      .download_mb = 256};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);

@@ -37,7 +37,8 @@
 static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
-    "                       [--max-length-factor F] [--min-gap]\n"
+    "                       [--max-length-factor F] [--beam N] [--min-gap]\n"
+    "       fanyi translate --file IN [-o OUT] [--from LANG] [--to LANG] [...]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
     "empty). Each line is split into sentences, and the translations are joined and\n"
@@ -57,12 +58,19 @@ static const char USAGE[] =
     "                         markup kept\n"
     "  --no-shortlist         score the whole vocabulary even if the model has a shortlist\n"
     "  --max-length-factor F  output tokens <= F x source tokens (default 2.0)\n"
+    "  --beam N               beam search keeping N hypotheses per sentence, 1 .. 16\n"
+    "                         (default 1: greedy); the best translation is printed\n"
+    "  --file IN              translate the document IN (.txt .md .html .srt .vtt\n"
+    "                         .docx .odt .pptx .epub) keeping its formatting\n"
+    "  -o, --output OUT       where to write it (default: IN's name with the target\n"
+    "                         language: report.docx -> report.en.docx; - for stdout)\n"
     "  --min-gap              after each translation print a TAB and the smallest\n"
-    "                         top-1 minus top-2 logit gap over its decoding steps\n";
+    "                         margin of a decision in its search: top-1 minus top-2\n"
+    "                         logit (greedy), or the closest call of the beam search\n";
 
 typedef struct opts {
-    const char *model, *models, *from, *to;
-    long threads, batch;
+    const char *model, *models, *from, *to, *file, *output;
+    long threads, batch, beam;
     int raw, html, min_gap;
     fy_translator_options topt;
 } opts;
@@ -81,12 +89,21 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"no-shortlist", no_argument, NULL, 'S'},
         {"max-length-factor", required_argument, NULL, 'f'},
         {"min-gap", no_argument, NULL, 'g'},
+        {"beam", required_argument, NULL, 'B'},
+        {"file", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     int c;
-    while ((c = cli_getopt(argc, argv, CMD, "h", longopts)) != -1) {
+    while ((c = cli_getopt(argc, argv, CMD, "ho:", longopts)) != -1) {
         switch (c) {
+        case 'i':
+            o->file = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
         case 'h':
             fputs(USAGE, stdout);
             return 0;
@@ -126,12 +143,18 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'g':
             o->min_gap = 1;
             break;
+        case 'B':
+            if (cli_parse_long(CMD, "--beam", optarg, 1, FY_BEAM_MAX, &o->beam)) return 2;
+            break;
         default:
             return 2;
         }
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->raw && o->html) return cli_usage_error(CMD, "--raw and --html exclude each other");
+    if (o->file && (o->raw || o->html || o->min_gap))
+        return cli_usage_error(CMD, "--file takes no --raw, --html or --min-gap");
+    if (o->output && !o->file) return cli_usage_error(CMD, "-o OUT needs --file IN");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
@@ -410,7 +433,7 @@ static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched,
     const char *texts[4096];
     size_t lens[4096];
     for (size_t i = 0; i < b->n; i++) texts[i] = b->p[i].text, lens[i] = b->p[i].len;
-    fy_request_options ro = {o->from, o->to, o->html, o->raw, 0};
+    fy_request_options ro = {o->from, o->to, o->html, o->raw, 0, (int)o->beam, 0};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(reg, texts, lens, b->n, &ro, &bad, &err);
@@ -454,6 +477,7 @@ static fy_registry *open_registry(const opts *o, fy_scheduler *sched, fy_error *
     fy_registry_options ro;
     fy_registry_options_default(&ro);
     ro.topt = o->topt;
+    ro.beam = (int)o->beam;
     ro.sched = sched;
     ro.threads = (int)o->threads;
     const char *env = getenv("FANYI_MODEL_DIR");
@@ -533,13 +557,14 @@ static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 
 int cmd_translate(int argc, char **argv)
 {
-    opts o = {.threads = 1, .batch = 16};
+    opts o = {.threads = 1, .batch = 16, .beam = 1};
     fy_translator_options_default(&o.topt);
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
     /* Size each worker's arena for one batch of ordinary lines; longer
      * input is decoded in several rounds, with the same results. */
     o.topt.max_batch_sentences = (int)o.batch;
+    o.topt.max_beam = (int)o.beam; /* the only beam asked: scratch for no more */
     long tokens = o.batch * FY_SEGMENT_TOKENS;
     o.topt.max_batch_tokens = (int)(tokens < 2048 ? tokens : 2048);
 
@@ -557,7 +582,13 @@ int cmd_translate(int argc, char **argv)
         fy_scheduler_free(sched);
         return 1;
     }
-    rc = run(&o, sched, reg);
+    if (o.file) {
+        fy_direction_info d;
+        default_languages(reg, &o, &d);
+        rc = cli_translate_file(o.file, o.output, o.from, o.to, sched, reg);
+    } else {
+        rc = run(&o, sched, reg);
+    }
     fy_registry_free(reg);
     fy_scheduler_free(sched);
     if (fclose(stdout) != 0 && !rc) {

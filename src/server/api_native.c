@@ -12,6 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The search fields: "beam" (default: the server's) and "alternatives"
+ * (default: all the beam finds, beam - 1); -1 after a reply. */
+static int native_beam(req *r, json_t *in)
+{
+    int max, def = fy_registry_beam(r->srv->reg, &max);
+    long beam, alts;
+    if (field_int(r, in, "beam", 0, 1, max, &beam) ||
+        field_int(r, in, "alternatives", -1, 0, max - 1, &alts))
+        return -1;
+    r->beam = (int)beam;
+    r->alternatives = alts >= 0 ? (int)alts : (beam ? (int)beam : def) - 1;
+    return 0;
+}
+
 /* Reads the common fields into the request; -1 after a reply. */
 static int native_request(req *r, json_t *in)
 {
@@ -20,7 +34,7 @@ static int native_request(req *r, json_t *in)
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
         field_bool(r, in, "html", 0, &html) || field_bool(r, in, "spans", 0, &r->spans) ||
-        task_langs(r, "source", src, "target", tgt, 0, &lg))
+        native_beam(r, in) || task_langs(r, "source", src, "target", tgt, 0, &lg))
         return -1;
     return task_texts(r, in, "text", 1, html, &lg);
 }
@@ -128,8 +142,14 @@ static json_t *native_body(req *r, const char *field)
 {
     json_t *t, *sentences;
     if (native_texts(r, &t, &sentences)) return NULL;
-    json_t *body =
-        json_pack("{s:o,s:o,s:o}", field, t, "source", languages(r, 0), "target", languages(r, 1));
+    json_t *alts = task_alternatives_json(r);
+    if (!alts) {
+        json_decref(t);
+        json_decref(sentences);
+        return NULL;
+    }
+    json_t *body = json_pack("{s:o,s:o,s:o,s:o}", field, t, "alternatives", alts, "source",
+                             languages(r, 0), "target", languages(r, 1));
     if (body && sentences) json_object_set_new(body, "sentences", sentences);
     return body;
 }

@@ -78,6 +78,13 @@ int api_auth(req *r)
     return auth_needed(r) ? token_ok(r, outer_token(r)) : 0;
 }
 
+int auth_token(req *r, const char *body_token)
+{
+    if (!auth_needed(r)) return 0;
+    const char *t = outer_token(r);
+    return token_ok(r, t ? t : body_token);
+}
+
 json_t *api_body(req *r)
 {
     if (!auth_needed(r)) return req_body(r);

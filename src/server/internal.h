@@ -98,6 +98,8 @@ struct req {
     size_t charge;             /* bytes of the server's request memory it holds */
     json_t *in;                /* parsed body (object) */
     fy_request *q;             /* the translation */
+    int beam;                  /* the beam the request asked (0: the server's default) */
+    int alternatives;          /* alternatives it asked per text (0: none) */
     int array;                 /* the texts came as an array */
     const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
     int submitted;             /* r->q is submitted (guarded by lock) */
@@ -115,6 +117,8 @@ struct req {
     size_t ev_byte, ev_u16; /* the stream's place in its text's source, for spans */
     size_t ev_text;
     peer *cn;         /* its connection; NULL if not tracked */
+    const char *url;  /* the path (MHD's, valid while the request is) */
+    struct docreq *doc; /* a document's translation (api_document.c) */
     req *prev, *next; /* the server's list of live requests */
 };
 
@@ -148,6 +152,7 @@ struct fy_server {
     atomic_ullong chars_translated; /* characters of requests translated (DeepL /v2/usage) */
     char *tls_cert, *tls_key;       /* PEM text; NULL: plain HTTP */
     struct metrics *metrics;
+    struct docs *docs; /* translated documents to download, document metrics */
 };
 
 /* server.c */
@@ -176,12 +181,19 @@ json_t *api_body(req *r);
 int api_auth(req *r);
 /* Constant-time comparison of two NUL-terminated strings. */
 int auth_equal(const char *a, const char *b);
+/* Authentication for bodies that are not JSON or plain forms (uploads):
+ * the token from a header or the query string, else body_token (may be
+ * NULL). 0, or -1 after a 401/403 reply. */
+int auth_token(req *r, const char *body_token);
 
 /* task.c */
 /* Optional string field: *out = value or def; -1 after a 400 reply. */
 int field_string(req *r, json_t *o, const char *field, const char *def, const char **out);
 /* Optional boolean field. */
 int field_bool(req *r, json_t *o, const char *field, int def, int *out);
+/* Optional whole-number field in [min, max] (a JSON integer, or digits in
+ * a form body): *out = value or def; -1 after a 400 naming the range. */
+int field_int(req *r, json_t *o, const char *field, long def, long min, long max, long *out);
 /* Normalises the language pair (src NULL/""/"auto": detect; tgt NULL or
  * "": required, or the default) into *out; -1 after a 400 that names the
  * field: a code that is no language, a missing target, or a pair no route
@@ -220,6 +232,11 @@ json_t *task_each(req *r, json_t *(*item)(req *r, size_t i, const char *translat
 int field_format(req *r, json_t *o, const char *def, int *html);
 /* Builds a JSON string or array of the joined translations. NULL on error. */
 json_t *task_join_json(req *r);
+/* The texts' alternatives (fy_request_text_alternatives, at most
+ * r->alternatives each; set r->beam and r->alternatives before task_texts):
+ * one JSON array of strings, or with an array of texts an array of them.
+ * NULL on error. */
+json_t *task_alternatives_json(req *r);
 /* Unicode characters in valid UTF-8. */
 size_t srv_utf8_chars(const char *s, size_t len);
 
@@ -260,12 +277,35 @@ enum MHD_Result api_google_detect(req *r);
 enum MHD_Result api_google_web(req *r); /* translate.googleapis.com/translate_a/single */
 enum MHD_Result api_imme(req *r);
 enum MHD_Result api_kiss(req *r);
+enum MHD_Result api_translate_file(req *r);
+enum MHD_Result api_download_file(req *r);
+enum MHD_Result api_translate_document(req *r);
+/* The body limit of a document route (--max-document-bytes plus room for
+ * the form), 0 for any other route. */
+size_t doc_body_limit(const fy_server *s, const route *rt);
+/* Frees r's document state (cancelling its job) and counts it. */
+void doc_req_free(req *r);
 enum MHD_Result op_root(req *r);
 enum MHD_Result op_health(req *r);
 enum MHD_Result op_ready(req *r);
 enum MHD_Result op_metrics(req *r);
 enum MHD_Result op_version(req *r);
 enum MHD_Result op_openapi(req *r);
+
+/* docstore.c: results kept for download and the document metrics. */
+struct docs *docs_new(size_t cap_bytes, int ttl_s);
+void docs_free(struct docs *d);
+/* Stores data (taken on success) as name; a fresh id (32 hex digits) in
+ * id. -1 when it cannot fit (bigger than the store) or out of memory. */
+int docs_put(struct docs *d, char *data, size_t len, const char *name, const char *mime,
+             char id[33]);
+/* A copy of the live result id (named name unless name is NULL): 1, 0 not
+ * found (or expired), -1 out of memory. */
+int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len,
+             char *mime, size_t mime_cap);
+/* Counts a document by format and final status, and its bytes. */
+void docs_count(struct docs *d, const char *format, int status, size_t in, size_t out);
+void docs_render(struct docs *d, fy_buf *b);
 
 /* metrics.c */
 struct metrics *metrics_new(void);

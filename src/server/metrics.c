@@ -218,20 +218,81 @@ static void render_models(fy_buf *b, fy_server *s)
            budget);
 }
 
+/* A remote tier's connection, breaker, writes and round trips. */
+static void render_remote(fy_buf *b, const fy_cache_stats *t)
+{
+    static const struct {
+        const char *suffix, *type, *help;
+    } m[] = {
+        {"up", "gauge", "1 while the tier is connected and answering."},
+        {"breaker_open", "gauge", "1 while the circuit breaker keeps requests off the tier."},
+        {"breaker_opened_total", "counter", "Times the circuit breaker opened."},
+        {"writes_total", "counter", "Translations the tier stored."},
+        {"writes_dropped_total", "counter",
+         "Translations not sent (queue full, tier down or too slow)."},
+        {"write_errors_total", "counter", "Translations the tier refused to store."},
+    };
+    uint64_t v[] = {(uint64_t)t->up, (uint64_t)t->breaker_open, t->breaker_opened,
+                    t->writes,       t->writes_dropped,         t->write_errors};
+    for (size_t k = 0; k < sizeof m / sizeof *m; k++)
+        fy_buf_printf(b,
+                      "# HELP fanyi_cache_%s_%s %s\n# TYPE fanyi_cache_%s_%s %s\n"
+                      "fanyi_cache_%s_%s %llu\n",
+                      t->tier, m[k].suffix, m[k].help, t->tier, m[k].suffix, m[k].type, t->tier,
+                      m[k].suffix, (unsigned long long)v[k]);
+    fy_buf_printf(b,
+                  "# HELP fanyi_cache_%s_round_trip_seconds Round trips to the tier.\n"
+                  "# TYPE fanyi_cache_%s_round_trip_seconds histogram\n",
+                  t->tier, t->tier);
+    uint64_t cum = 0;
+    for (int i = 0; i < FY_CACHE_RTT_BUCKETS - 1; i++) {
+        cum += t->rtt[i];
+        fy_buf_printf(b, "fanyi_cache_%s_round_trip_seconds_bucket{le=\"%g\"} %llu\n", t->tier,
+                      fy_cache_rtt_bounds[i], (unsigned long long)cum);
+    }
+    fy_buf_printf(b,
+                  "fanyi_cache_%s_round_trip_seconds_bucket{le=\"+Inf\"} %llu\n"
+                  "fanyi_cache_%s_round_trip_seconds_sum %.6f\n"
+                  "fanyi_cache_%s_round_trip_seconds_count %llu\n",
+                  t->tier, (unsigned long long)t->rtt_count, t->tier, t->rtt_sum, t->tier,
+                  (unsigned long long)t->rtt_count);
+}
+
+/* Lookups per tier and result; the memory tier's size under the names the
+ * single LRU had (zeros without a memory tier); each remote tier's state. */
+static void render_cache(fy_buf *b, fy_cache *cache)
+{
+    fy_cache_stats t[FY_CACHE_TIERS_MAX], mem = {0};
+    size_t n = fy_cache_tier_stats(cache, t, FY_CACHE_TIERS_MAX);
+    n = n < FY_CACHE_TIERS_MAX ? n : FY_CACHE_TIERS_MAX;
+    fy_buf_printf(b, "# HELP fanyi_cache_lookups_total Sentence lookups by cache tier and result.\n"
+                     "# TYPE fanyi_cache_lookups_total counter\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *res[] = {"hit", "miss", "error"};
+        uint64_t v[] = {t[i].hits, t[i].misses, t[i].errors};
+        for (int k = 0; k < 3; k++)
+            fy_buf_printf(b, "fanyi_cache_lookups_total{tier=\"%s\",result=\"%s\"} %llu\n",
+                          t[i].tier, res[k], (unsigned long long)v[k]);
+        if (!strcmp(t[i].tier, "memory")) mem = t[i];
+    }
+    metric(b, "fanyi_cache_hits_total", "counter", "Memory cache hits.", mem.hits);
+    metric(b, "fanyi_cache_misses_total", "counter", "Memory cache misses.", mem.misses);
+    metric(b, "fanyi_cache_entries", "gauge", "Sentences in the memory cache.", mem.entries);
+    metric(b, "fanyi_cache_bytes", "gauge", "Bytes the memory cache holds.", mem.bytes);
+    metric(b, "fanyi_cache_evictions_total", "counter", "Entries evicted from the memory cache.",
+           mem.evictions);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].remote) render_remote(b, &t[i]);
+}
+
 char *metrics_render(fy_server *s, size_t *len)
 {
     fy_buf b = {0};
     render_requests(&b, s->metrics);
     render_scheduler(&b, s);
     render_models(&b, s);
-    fy_cache_stats cs;
-    fy_cache_get_stats(s->cache, &cs);
-    metric(&b, "fanyi_cache_hits_total", "counter", "Sentence cache hits.", cs.hits);
-    metric(&b, "fanyi_cache_misses_total", "counter", "Sentence cache misses.", cs.misses);
-    metric(&b, "fanyi_cache_entries", "gauge", "Sentences in the cache.", cs.entries);
-    metric(&b, "fanyi_cache_bytes", "gauge", "Bytes the cache holds.", cs.bytes);
-    metric(&b, "fanyi_cache_evictions_total", "counter", "Entries evicted from the cache.",
-           cs.evictions);
+    docs_render(s->docs, &b);
+    render_cache(&b, s->cache);
     pthread_mutex_lock(&s->lock);
     size_t live = s->nlive;
     pthread_mutex_unlock(&s->lock);

@@ -25,9 +25,28 @@ static json_t *models_json(fy_server *s)
     return list;
 }
 
+/* The cache tiers and whether each answers. A remote tier that is down
+ * does not make the server unready: the engine translates without it. */
+static json_t *cache_json(fy_server *s)
+{
+    fy_cache_stats t[FY_CACHE_TIERS_MAX];
+    size_t n = fy_cache_tier_stats(s->cache, t, FY_CACHE_TIERS_MAX);
+    json_t *list = json_array();
+    for (size_t i = 0; i < n && i < FY_CACHE_TIERS_MAX; i++) {
+        json_t *o = json_pack("{s:s,s:b}", "tier", t[i].tier, "up", t[i].up);
+        if (t[i].remote) {
+            json_object_set_new(o, "breaker_open", json_boolean(t[i].breaker_open));
+            if (!t[i].up)
+                json_object_set_new(o, "note", json_string("unavailable: translating without it"));
+        }
+        json_array_append_new(list, o);
+    }
+    return list;
+}
+
 /* Ready: models load on demand, so the server is ready while it is not
  * draining and the queue has room; a load balancer stops sending when it
- * is not. */
+ * is not. The cache is optional: it is reported, never a reason. */
 enum MHD_Result op_ready(req *r)
 {
     fy_scheduler_stats st;
@@ -36,10 +55,11 @@ enum MHD_Result op_ready(req *r)
     int draining = atomic_load(&r->srv->draining);
     const char *status = draining ? "draining" : saturated ? "saturated" : "ready";
     size_t budget, used = fy_registry_memory(r->srv->reg, &budget);
-    json_t *body = json_pack(
-        "{s:s,s:o,s:I,s:I,s:I,s:I}", "status", status, "models", models_json(r->srv),
-        "models_memory_bytes", (json_int_t)used, "models_memory_budget_bytes", (json_int_t)budget,
-        "queue_depth", (json_int_t)st.queue_depth, "queue_capacity", (json_int_t)st.queue_max);
+    json_t *body =
+        json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:o}", "status", status, "models", models_json(r->srv),
+                  "models_memory_bytes", (json_int_t)used, "models_memory_budget_bytes",
+                  (json_int_t)budget, "queue_depth", (json_int_t)st.queue_depth, "queue_capacity",
+                  (json_int_t)st.queue_max, "cache", cache_json(r->srv));
     return reply_json(r, draining || saturated ? 503 : 200, body);
 }
 

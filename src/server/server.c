@@ -64,6 +64,9 @@ static const route routes[] = {
      api_google_languages},
     {"GET", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
     {"POST", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
+    {"POST", "/translate_file", "translate_file", D_LIBRE, 1, api_translate_file},
+    {"GET", "/download_file/*", "download_file", D_LIBRE, 0, api_download_file},
+    {"POST", "/translate/document", "translate_document", D_NATIVE, 1, api_translate_document},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
 };
@@ -74,6 +77,13 @@ enum { NROUTES = sizeof routes / sizeof *routes };
 static size_t body_limit(const fy_server *s)
 {
     return s->o.max_chars * 6 + s->o.max_items * 16 + 65536;
+}
+
+/* A route's body limit: documents have their own. */
+static size_t route_limit(const fy_server *s, const route *rt)
+{
+    size_t d = doc_body_limit(s, rt);
+    return d ? d : body_limit(s);
 }
 
 void fy_server_options_default(fy_server_options *o)
@@ -91,6 +101,10 @@ void fy_server_options_default(fy_server_options *o)
     o->read_timeout_s = 30;
     o->request_memory = (size_t)256 << 20;
     o->version = "";
+    o->max_document_bytes = (size_t)20 << 20;
+    o->max_document_chars = 500000;
+    o->download_ttl_s = 600;
+    o->download_store_bytes = (size_t)256 << 20;
 }
 
 /* ---- replies ------------------------------------------------------------- */
@@ -599,6 +613,7 @@ static void req_free(req *r)
     json_decref(r->in);
     free(r->body);
     fy_buf_free(&r->ev);
+    doc_req_free(r);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -714,9 +729,9 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method, co
     }
     const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
-    if (n > body_limit(s))
+    if (n > route_limit(s, r->rt))
         return reply_error(r, 413, "request body of %s bytes is over the limit of %zu bytes", cl,
-                           body_limit(s));
+                           route_limit(s, r->rt));
     /* The whole cost is reserved before a byte of the body is kept, so the
      * bodies in flight and what they become never exceed the budget. */
     if (n && mem_reserve(r, req_cost(n)))
@@ -903,6 +918,7 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     if (r->phase == PH_BODY) {
         r->phase = PH_HANDLE;
         conn_set_receiving(s, r->cn, 0);
+        r->url = url;
         return r->rt->handler(r);
     }
     if (r->phase == PH_WAIT) return task_resumed(r);
@@ -1087,7 +1103,12 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
     s->linger = linger_new();
-    if (!s->host || !s->version || !s->metrics || !s->linger) goto nomem;
+    if (!s->o.max_document_bytes) s->o.max_document_bytes = (size_t)20 << 20;
+    if (!s->o.max_document_chars) s->o.max_document_chars = 500000;
+    if (s->o.download_ttl_s <= 0) s->o.download_ttl_s = 600;
+    if (!s->o.download_store_bytes) s->o.download_store_bytes = (size_t)256 << 20;
+    s->docs = docs_new(s->o.download_store_bytes, s->o.download_ttl_s);
+    if (!s->host || !s->version || !s->metrics || !s->linger || !s->docs) goto nomem;
     if (tls_setup(s, o, err)) goto fail;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
     if (o->cors_origin && *o->cors_origin && !s->cors) goto nomem;
@@ -1200,6 +1221,7 @@ void fy_server_free(fy_server *s)
     watcher_stop(s);
     linger_free(s->linger); /* after MHD: its last closes hand sockets over */
     metrics_free(s->metrics);
+    docs_free(s->docs);
     free(s->host);
     free(s->token);
     free(s->cors);

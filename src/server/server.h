@@ -39,6 +39,10 @@ typedef struct fy_server_options {
                               * tls_key: HTTPS only. NULL: plain HTTP */
     const char *tls_key;     /* PEM private key of tls_cert (unencrypted) */
     const char *version;     /* program version */
+    size_t max_document_bytes;   /* a document's size (default 20 MiB) */
+    size_t max_document_chars;   /* characters of text in a document (default 500,000) */
+    int download_ttl_s;          /* translated files kept for download (default 600) */
+    size_t download_store_bytes; /* all of them together (default 256 MiB) */
     int quiet;               /* no per-request log lines */
 } fy_server_options;
 

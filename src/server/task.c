@@ -69,6 +69,32 @@ int field_bool(req *r, json_t *o, const char *field, int def, int *out)
     return -1;
 }
 
+int field_int(req *r, json_t *o, const char *field, long def, long min, long max, long *out)
+{
+    json_t *v = json_object_get(o, field);
+    *out = def;
+    if (!v || json_is_null(v)) return 0;
+    long long x = 0;
+    const char *s = json_string_value(v); /* form bodies carry numbers as text */
+    int ok = json_is_integer(v);
+    if (ok) x = json_integer_value(v);
+    if (s && *s && strlen(s) <= 9 && strspn(s, "0123456789") == strlen(s)) {
+        x = strtoll(s, NULL, 10);
+        ok = 1;
+    }
+    if (!ok) {
+        reply_error(r, 400, "field '%s' must be a whole number from %ld to %ld, not %s", field, min,
+                    max, type_name(v));
+        return -1;
+    }
+    if (x < min || x > max) {
+        reply_error(r, 400, "field '%s' must be from %ld to %ld, not %lld", field, min, max, x);
+        return -1;
+    }
+    *out = (long)x;
+    return 0;
+}
+
 /* ---- languages ----------------------------------------------------------- */
 
 int task_langs(req *r, const char *sfield, const char *src, const char *tfield, const char *tgt,
@@ -180,7 +206,9 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
                             .target = lg->tgt,
                             .html = (mode & TEXT_HTML) != 0,
                             .raw = (mode & TEXT_RAW) != 0,
-                            .deadline_ms = timeout > 0 ? fy_now_ms() + timeout : 0};
+                            .deadline_ms = timeout > 0 ? fy_now_ms() + timeout : 0,
+                            .beam = r->beam,
+                            .alternatives = r->alternatives};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(r->srv->reg, s, len, n, &o, &bad, &err);
@@ -398,6 +426,38 @@ int field_format(req *r, json_t *o, const char *def, int *html)
     }
     *html = !strcmp(format, "html");
     return 0;
+}
+
+/* Text i's alternatives as a JSON array of strings; NULL on error. */
+static json_t *text_alternatives(req *r, size_t i)
+{
+    char **list;
+    size_t n;
+    fy_error err = {0};
+    if (fy_request_text_alternatives(r->q, i, &list, &n, &err)) return NULL;
+    json_t *arr = json_array();
+    for (size_t k = 0; arr && k < n; k++)
+        if (json_array_append_new(arr, json_string(list[k]))) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    fy_request_strings_free(list, n);
+    return arr;
+}
+
+json_t *task_alternatives_json(req *r)
+{
+    json_t *all = r->array ? json_array() : NULL;
+    for (size_t i = 0; i < task_count(r); i++) {
+        json_t *v = text_alternatives(r, i);
+        if (!v) {
+            json_decref(all);
+            return NULL;
+        }
+        if (!all) return v;
+        json_array_append_new(all, v);
+    }
+    return all ? all : json_array();
 }
 
 json_t *task_join_json(req *r)

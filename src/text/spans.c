@@ -106,21 +106,53 @@ static size_t match_code(const char *s, size_t len, size_t i)
 }
 
 /* Units after a number: a span only if the next character is not a letter
- * (so "5 minutes" and "3 main points" stay translatable text). Lengths are
- * kept with the strings: this runs at every number of every request. */
-#define U(s) {s, sizeof s - 1}
-static const struct {
-    const char *s;
-    size_t n;
-} units[] = {U("km/h"), U("m/s"),  U("mAh"),  U("GHz"),  U("MHz"), U("kHz"), U("Hz"),
-             U("GB"),   U("MB"),   U("KB"),   U("TB"),   U("kB"),  U("Gbps"), U("Mbps"),
-             U("kW"),   U("kWh"),  U("km"),   U("cm"),   U("mm"),  U("nm"),  U("kg"),
-             U("mg"),   U("ml"),   U("mL"),   U("px"),   U("pt"),  U("dpi"), U("fps"),
-             U("ms"),   U("%"),    U("\xe2\x80\xb0") /* ‰ */,    U("\xc2\xb0" "C"),
-             U("\xc2\xb0" "F"),   U("\xc2\xb0") /* ° */,          U("\xe2\x84\x83"),
-             U("m"),    U("g"),    U("W"),    U("V"),    U("L"),   U("s"),   U("h"),
-             U("K"),    U("x")};
-#undef U
+ * (so "5 minutes" and "3 main points" stay translatable text). */
+static const char *const units[] = {"km/h",
+                                    "m/s",
+                                    "mAh",
+                                    "GHz",
+                                    "MHz",
+                                    "kHz",
+                                    "Hz",
+                                    "GB",
+                                    "MB",
+                                    "KB",
+                                    "TB",
+                                    "kB",
+                                    "Gbps",
+                                    "Mbps",
+                                    "kW",
+                                    "kWh",
+                                    "km",
+                                    "cm",
+                                    "mm",
+                                    "nm",
+                                    "kg",
+                                    "mg",
+                                    "ml",
+                                    "mL",
+                                    "px",
+                                    "pt",
+                                    "dpi",
+                                    "fps",
+                                    "ms",
+                                    "%",
+                                    "\xe2\x80\xb0" /* ‰ */,
+                                    "\xc2\xb0"
+                                    "C",
+                                    "\xc2\xb0"
+                                    "F",
+                                    "\xc2\xb0" /* ° */,
+                                    "\xe2\x84\x83",
+                                    "m",
+                                    "g",
+                                    "W",
+                                    "V",
+                                    "L",
+                                    "s",
+                                    "h",
+                                    "K",
+                                    "x"};
 
 static size_t match_numunit(const char *s, size_t len, size_t i)
 {
@@ -151,9 +183,10 @@ static size_t match_numunit(const char *s, size_t len, size_t i)
         if (space && (q >= len || s[p] != ' ')) break;
         if (q >= len || (unsigned char)s[q] <= ' ' || is_digit((unsigned char)s[q])) continue;
         for (size_t k = 0; k < sizeof units / sizeof *units; k++) {
-            size_t m = units[k].n;
-            if (s[q] != units[k].s[0] || (space && m < 2 && units[k].s[0] != '%')) continue;
-            if (len - q < m || memcmp(s + q, units[k].s, m) != 0) continue;
+            if (s[q] != units[k][0]) continue; /* cheap: this runs at every number */
+            size_t m = strlen(units[k]);
+            if (space && m < 2 && units[k][0] != '%') continue;
+            if (len - q < m || memcmp(s + q, units[k], m) != 0) continue;
             if (q + m < len && is_alnum((unsigned char)s[q + m])) continue;
             return q + m - i;
         }

@@ -1,202 +1,162 @@
-/* cache.c - LRU of sentence translations: a chained hash table whose
- * entries also sit on one recency list, all under one mutex (lookups are
- * tiny next to a translation, so one lock is not the bottleneck). */
+/* cache.c - the cache interface's entry points (NULL is "no cache") and
+ * the tiers: memory -> Redis -> engine. */
 #include "translate/cache.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct entry {
-    struct entry *next_hash;   /* chain in a bucket */
-    struct entry *prev, *next; /* recency list, head = most recent */
-    uint64_t hash;
-    size_t key_len; /* model + '\0' + sentence */
-    size_t bytes;   /* what this entry costs against the budget */
-    char *value;    /* points into data after the key */
-    char data[];    /* key bytes, then value + NUL */
-} entry;
+/* Loopback answers in ~0.1 ms and a LAN in ~0.5 ms; the upper buckets show
+ * a Redis that is struggling before the timeout cuts it off. */
+const double fy_cache_rtt_bounds[FY_CACHE_RTT_BUCKETS - 1] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25};
 
-struct fy_cache {
-    pthread_mutex_t lock;
-    entry **buckets;
-    size_t nbuckets; /* power of two */
-    entry *head, *tail;
-    fy_cache_stats st;
-};
-
-enum { ENTRY_OVERHEAD = sizeof(entry) + 2 * sizeof(void *) };
-
-static uint64_t hash_key(const char *model, const char *sentence)
+int fy_cache_get_many(fy_cache *c, const fy_cache_key *keys, size_t n, char **values,
+                      int64_t deadline_ms)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)model; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull; /* separator no UTF-8 text contains */
-    for (const unsigned char *p = (const unsigned char *)sentence; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return h;
+    for (size_t i = 0; i < n; i++) values[i] = NULL;
+    if (!c || !n) return 0;
+    return c->ops->get_many(c, keys, n, values, deadline_ms);
 }
 
-fy_cache *fy_cache_new(size_t budget_bytes, fy_error *err)
+void fy_cache_put_many(fy_cache *c, const fy_cache_key *keys, const char *const *values, size_t n)
 {
-    fy_cache *c = calloc(1, sizeof *c);
-    if (!c) goto fail;
-    c->nbuckets = 1024;
-    c->buckets = calloc(c->nbuckets, sizeof *c->buckets);
-    if (!c->buckets) goto fail;
-    pthread_mutex_init(&c->lock, NULL);
-    c->st.budget = budget_bytes;
-    return c;
-fail:
-    if (c) free(c->buckets);
-    free(c);
-    fy_err(err, FY_ENOMEM, "cache: out of memory");
-    return NULL;
+    if (c && n) c->ops->put_many(c, keys, values, n);
+}
+
+size_t fy_cache_tier_stats(fy_cache *c, fy_cache_stats *out, size_t cap)
+{
+    if (cap) memset(out, 0, cap * sizeof *out);
+    return c ? c->ops->stats(c, out, cap) : 0;
 }
 
 void fy_cache_free(fy_cache *c)
 {
-    if (!c) return;
-    for (entry *e = c->head, *n; e; e = n) {
-        n = e->next;
-        free(e);
+    if (c) c->ops->free(c);
+}
+
+char *fy_cache_get(fy_cache *c, const char *model, const char *text)
+{
+    fy_cache_key k = {model, text};
+    char *v = NULL;
+    fy_cache_get_many(c, &k, 1, &v, 0);
+    return v;
+}
+
+void fy_cache_put(fy_cache *c, const char *model, const char *text, const char *translation)
+{
+    fy_cache_key k = {model, text};
+    fy_cache_put_many(c, &k, &translation, 1);
+}
+
+/* ---- tiers --------------------------------------------------------------- */
+
+typedef struct tiers {
+    fy_cache base;
+    fy_cache *t[FY_CACHE_TIERS_MAX];
+    size_t n;
+} tiers;
+
+/* Copies the hits tier k found into the tiers before it, so that the next
+ * lookup of these keys stops at the nearest tier. */
+static void promote(tiers *c, size_t k, const fy_cache_key *keys, char *const *values, size_t n)
+{
+    for (size_t e = 0; e < k; e++) fy_cache_put_many(c->t[e], keys, (const char *const *)values, n);
+}
+
+/* Asks tier k for the m keys still missing (their indexes in miss[]) and
+ * fills values[] with its hits; returns how many keys are still missing
+ * (compacted at the front of miss[]). sub/sv are scratch of m entries. */
+static size_t ask_tier(tiers *c, size_t k, const fy_cache_key *keys, char **values, size_t *miss,
+                       size_t m, fy_cache_key *sub, char **sv, int64_t deadline_ms)
+{
+    for (size_t j = 0; j < m; j++) sub[j] = keys[miss[j]];
+    fy_cache_get_many(c->t[k], sub, m, sv, deadline_ms);
+    size_t left = 0, found = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (sv[j]) {
+            values[miss[j]] = sv[j];
+            sub[found] = sub[j];
+            sv[found++] = sv[j];
+        } else {
+            miss[left++] = miss[j];
+        }
     }
-    free(c->buckets);
-    pthread_mutex_destroy(&c->lock);
+    if (found && k) promote(c, k, sub, sv, found);
+    return left;
+}
+
+static int tiers_get_many(fy_cache *base, const fy_cache_key *keys, size_t n, char **values,
+                          int64_t deadline_ms)
+{
+    tiers *c = (tiers *)base;
+    size_t *miss = malloc(n * sizeof *miss);
+    fy_cache_key *sub = malloc(n * sizeof *sub);
+    char **sv = malloc(n * sizeof *sv);
+    size_t m = n;
+    if (!miss || !sub || !sv) {
+        m = 0; /* out of memory: every key misses, the engine still answers */
+    }
+    for (size_t i = 0; i < m; i++) miss[i] = i;
+    for (size_t k = 0; k < c->n && m; k++)
+        m = ask_tier(c, k, keys, values, miss, m, sub, sv, deadline_ms);
+    free(miss);
+    free(sub);
+    free(sv);
+    int hits = 0;
+    for (size_t i = 0; i < n; i++) hits += values[i] != NULL;
+    return hits;
+}
+
+static void tiers_put_many(fy_cache *base, const fy_cache_key *keys, const char *const *values,
+                           size_t n)
+{
+    tiers *c = (tiers *)base;
+    for (size_t k = 0; k < c->n; k++) fy_cache_put_many(c->t[k], keys, values, n);
+}
+
+static size_t tiers_stats(fy_cache *base, fy_cache_stats *out, size_t cap)
+{
+    tiers *c = (tiers *)base;
+    size_t at = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        fy_cache_stats one[FY_CACHE_TIERS_MAX];
+        size_t got = fy_cache_tier_stats(c->t[k], one, FY_CACHE_TIERS_MAX);
+        for (size_t i = 0; i < got && i < FY_CACHE_TIERS_MAX; i++, at++)
+            if (at < cap) out[at] = one[i];
+    }
+    return at;
+}
+
+static void tiers_free(fy_cache *base)
+{
+    tiers *c = (tiers *)base;
+    for (size_t k = 0; k < c->n; k++) fy_cache_free(c->t[k]);
     free(c);
 }
 
-static int key_equal(const entry *e, uint64_t h, const char *model, size_t ml, const char *sentence,
-                     size_t sl)
-{
-    return e->hash == h && e->key_len == ml + 1 + sl && !memcmp(e->data, model, ml + 1) &&
-           !memcmp(e->data + ml + 1, sentence, sl);
-}
+static const fy_cache_ops tiers_ops = {tiers_get_many, tiers_put_many, tiers_stats, tiers_free};
 
-/* Returns the address of the chain link pointing at the entry, or at the
- * chain's terminating NULL when absent. */
-static entry **find_slot(fy_cache *c, uint64_t h, const char *model, const char *sentence)
+fy_cache *fy_cache_tiers_new(fy_cache *const *t, size_t n, fy_error *err)
 {
-    size_t ml = strlen(model), sl = strlen(sentence);
-    entry **p = &c->buckets[h & (c->nbuckets - 1)];
-    while (*p && !key_equal(*p, h, model, ml, sentence, sl)) p = &(*p)->next_hash;
-    return p;
-}
-
-static void list_unlink(fy_cache *c, entry *e)
-{
-    if (e->prev)
-        e->prev->next = e->next;
-    else
-        c->head = e->next;
-    if (e->next)
-        e->next->prev = e->prev;
-    else
-        c->tail = e->prev;
-    e->prev = e->next = NULL;
-}
-
-static void list_push_front(fy_cache *c, entry *e)
-{
-    e->prev = NULL;
-    e->next = c->head;
-    if (c->head) c->head->prev = e;
-    c->head = e;
-    if (!c->tail) c->tail = e;
-}
-
-static void remove_entry(fy_cache *c, entry *e)
-{
-    entry **p = &c->buckets[e->hash & (c->nbuckets - 1)];
-    while (*p != e) p = &(*p)->next_hash;
-    *p = e->next_hash;
-    list_unlink(c, e);
-    c->st.entries--;
-    c->st.bytes -= e->bytes;
-    free(e);
-}
-
-char *fy_cache_get(fy_cache *c, const char *model, const char *sentence)
-{
-    if (!c) return NULL;
-    uint64_t h = hash_key(model, sentence);
-    char *copy = NULL;
-    pthread_mutex_lock(&c->lock);
-    entry *e = c->st.budget ? *find_slot(c, h, model, sentence) : NULL;
-    if (e) {
-        list_unlink(c, e);
-        list_push_front(c, e);
-        copy = strdup(e->value);
+    tiers *c = NULL;
+    if (n < 1 || n > FY_CACHE_TIERS_MAX) {
+        fy_err(err, FY_EINVAL, "cache: %zu tiers (1 to %d)", n, FY_CACHE_TIERS_MAX);
+        goto fail;
     }
-    if (copy)
-        c->st.hits++;
-    else
-        c->st.misses++;
-    pthread_mutex_unlock(&c->lock);
-    return copy;
-}
-
-/* Doubles the bucket array when chains grow long; failure just keeps the
- * old table (slower, still correct). */
-static void maybe_grow(fy_cache *c)
-{
-    if (c->st.entries < c->nbuckets) return;
-    size_t n = c->nbuckets * 2;
-    entry **b = calloc(n, sizeof *b);
-    if (!b) return;
-    for (size_t i = 0; i < c->nbuckets; i++) {
-        for (entry *e = c->buckets[i], *next; e; e = next) {
-            next = e->next_hash;
-            e->next_hash = b[e->hash & (n - 1)];
-            b[e->hash & (n - 1)] = e;
-        }
+    for (size_t k = 0; k < n; k++) {
+        if (t[k]) continue;
+        fy_err(err, FY_EINVAL, "cache: tier %zu is missing", k);
+        goto fail;
     }
-    free(c->buckets);
-    c->buckets = b;
-    c->nbuckets = n;
-}
-
-void fy_cache_put(fy_cache *c, const char *model, const char *sentence, const char *translation)
-{
-    if (!c || !c->st.budget) return;
-    size_t ml = strlen(model), sl = strlen(sentence), vl = strlen(translation);
-    size_t bytes = ENTRY_OVERHEAD + ml + 1 + sl + vl + 1;
-    if (bytes > c->st.budget) return;
-    entry *e = malloc(sizeof *e + ml + 1 + sl + vl + 1);
-    if (!e) return;
-    e->hash = hash_key(model, sentence);
-    e->key_len = ml + 1 + sl;
-    e->bytes = bytes;
-    memcpy(e->data, model, ml + 1);
-    memcpy(e->data + ml + 1, sentence, sl);
-    e->value = e->data + e->key_len;
-    memcpy(e->value, translation, vl + 1);
-    e->prev = e->next = NULL;
-
-    pthread_mutex_lock(&c->lock);
-    entry *old = *find_slot(c, e->hash, model, sentence);
-    if (old) remove_entry(c, old);
-    while (c->tail && c->st.bytes + bytes > c->st.budget) {
-        remove_entry(c, c->tail);
-        c->st.evictions++;
+    if (!(c = calloc(1, sizeof *c))) {
+        fy_err(err, FY_ENOMEM, "cache: out of memory");
+        goto fail;
     }
-    maybe_grow(c);
-    entry **slot = &c->buckets[e->hash & (c->nbuckets - 1)];
-    e->next_hash = *slot;
-    *slot = e;
-    list_push_front(c, e);
-    c->st.entries++;
-    c->st.bytes += bytes;
-    c->st.inserts++;
-    pthread_mutex_unlock(&c->lock);
-}
-
-void fy_cache_get_stats(fy_cache *c, fy_cache_stats *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!c) return;
-    pthread_mutex_lock(&c->lock);
-    *out = c->st;
-    pthread_mutex_unlock(&c->lock);
+    c->base.ops = &tiers_ops;
+    memcpy(c->t, t, n * sizeof *t);
+    c->n = n;
+    return &c->base;
+fail:
+    for (size_t k = 0; k < n; k++) fy_cache_free(t[k]);
+    return NULL;
 }

@@ -17,6 +17,7 @@
 #include "model/bundle.h"
 #include "model/discover.h"
 #include "text/segment.h"
+#include "translate/cache_key.h"
 #include "util/clock.h"
 #include "util/path.h"
 
@@ -24,9 +25,10 @@ enum { E_UNLOADED, E_LOADING, E_READY, E_UNLOADING };
 
 typedef struct entry {
     char source[FY_LANG_MAX], target[FY_LANG_MAX], name[FY_PAIR_MAX];
-    char *dir, *model;   /* directory; model file name */
-    char *cache_name;    /* names the model in cache keys: direction and file */
-    uint64_t file_bytes; /* its files on disk, for the estimate before a load */
+    char *dir, *model;                  /* directory; model file name */
+    char cache_name[FY_CACHE_NAME_MAX]; /* names the model in cache keys (cache_key.h),
+                                           from its files' content at each load */
+    uint64_t file_bytes;                /* its files on disk, for the estimate before a load */
     int state;
     fy_translator *t;
     fy_engine engine;
@@ -59,6 +61,7 @@ void fy_registry_options_default(fy_registry_options *o)
 {
     memset(o, 0, sizeof *o);
     fy_translator_options_default(&o->topt);
+    o->beam = 1;
     o->threads = 1;
 }
 
@@ -132,13 +135,10 @@ static int add_dir(fy_registry *r, const char *dir, int named, fy_error *err)
     fy_lang_pair_name(src, tgt, e->name, sizeof e->name);
     e->dir = strdup(dir);
     e->model = strdup(fy_path_base(f.model));
-    size_t n = strlen(e->name) + strlen(f.model) + 2;
-    e->cache_name = malloc(n);
-    if (e->cache_name) snprintf(e->cache_name, n, "%s@%s", e->name, f.model);
     e->file_bytes = files_bytes(&f);
     fy_model_files_free(&f);
     r->n++;
-    if (!e->dir || !e->model || !e->cache_name) return fy_err(err, FY_ENOMEM, "out of memory");
+    if (!e->dir || !e->model) return fy_err(err, FY_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -191,6 +191,12 @@ fy_registry *fy_registry_open(const fy_registry_options *o, fy_error *err)
     }
     r->o = *o;
     if (r->o.threads < 1) r->o.threads = 1;
+    if (r->o.beam < 1 || r->o.beam > r->o.topt.max_beam) {
+        fy_err(err, FY_EINVAL, "beam %d is outside [1, %d] (the max beam)", r->o.beam,
+               r->o.topt.max_beam);
+        free(r);
+        return NULL;
+    }
     r->o.dirs = NULL;
     r->o.root = NULL;
     pthread_mutex_init(&r->lock, NULL);
@@ -258,6 +264,18 @@ static size_t estimate(const fy_registry *r, const entry *e)
     return (size_t)(e->file_bytes + e->file_bytes / 4) + (size_t)r->o.threads * (16u << 20);
 }
 
+/* The cache name of e as t opened it: from the content of the files it
+ * read (hashed once per load, ~0.05 s for a 60 MB model: a replica that
+ * finds the same model elsewhere on its disk shares the cache) and the
+ * options that change its output. */
+static int engine_name(const entry *e, const fy_translator *t, char *out, fy_error *err)
+{
+    const fy_bundle *b = fy_translator_bundle(t);
+    const fy_translator_options *o = fy_translator_options_get(t);
+    return fy_cache_model_name(e->name, &b->files, b->shortlist != NULL, o->max_length_factor, out,
+                               err);
+}
+
 /* Loads e (UNLOADED): lock held on entry and on return. */
 static int load(fy_registry *r, entry *e, fy_error *err)
 {
@@ -268,6 +286,11 @@ static int load(fy_registry *r, entry *e, fy_error *err)
     pthread_mutex_unlock(&r->lock);
     double t0 = fy_now_s();
     fy_translator *t = fy_translator_open(e->dir, &r->o.topt, err);
+    char name[FY_CACHE_NAME_MAX];
+    if (t && engine_name(e, t, name, err)) {
+        fy_translator_free(t);
+        t = NULL;
+    }
     double secs = fy_now_s() - t0;
     pthread_mutex_lock(&r->lock);
     r->used -= e->reserved;
@@ -278,6 +301,7 @@ static int load(fy_registry *r, entry *e, fy_error *err)
         return err->code ? err->code : FY_EFORMAT;
     }
     e->t = t;
+    memcpy(e->cache_name, name, sizeof name);
     fy_translator_engine(t, e->cache_name, &e->engine);
     e->cost = (size_t)fy_bundle_file_bytes(fy_translator_bundle(t)) + fy_translator_heap_bytes(t) +
               (size_t)r->o.threads * fy_translator_worker_bytes(t);
@@ -327,7 +351,6 @@ void fy_registry_free(fy_registry *r)
     for (size_t i = 0; i < r->n; i++) {
         free(r->e[i].dir);
         free(r->e[i].model);
-        free(r->e[i].cache_name);
     }
     free(r->e);
     pthread_cond_destroy(&r->changed);
@@ -494,6 +517,12 @@ int fy_registry_info(fy_registry *r, size_t i, fy_direction_info *out)
     }
     pthread_mutex_unlock(&r->lock);
     return 0;
+}
+
+int fy_registry_beam(const fy_registry *r, int *max_beam)
+{
+    if (max_beam) *max_beam = r->o.topt.max_beam;
+    return r->o.beam;
 }
 
 size_t fy_registry_memory(fy_registry *r, size_t *budget)

@@ -42,12 +42,16 @@ typedef struct fy_registry_options {
     size_t ndirs;
     size_t memory_budget;       /* bytes loaded models may take (files, weights, worker
                                    scratch); 0: no limit */
-    fy_translator_options topt; /* how models are opened */
+    fy_translator_options topt; /* how models are opened (topt.max_beam: the largest beam a
+                                   request may ask) */
+    int beam;                   /* the beam of requests that do not say (default 1, at most
+                                   topt.max_beam) */
     fy_scheduler *sched;        /* the pool that translates (borrowed, outlives the registry) */
     int threads;                /* its workers: each may hold scratch for each model */
 } fy_registry_options;
 
-/* Fills *o: no root, no dirs, no budget, default translator options, 1 thread. */
+/* Fills *o: no root, no dirs, no budget, default translator options, beam
+ * 1, 1 thread. */
 void fy_registry_options_default(fy_registry_options *o);
 
 /* Finds the directions (nothing is loaded yet). A root subdirectory whose
@@ -77,6 +81,10 @@ typedef struct fy_direction_info {
 /* Number of directions (models), and the i-th's information. */
 size_t fy_registry_count(const fy_registry *r);
 int fy_registry_info(fy_registry *r, size_t i, fy_direction_info *out);
+
+/* The beam of requests that do not say, and (if max_beam is non-NULL) the
+ * largest one a request may ask. */
+int fy_registry_beam(const fy_registry *r, int *max_beam);
 
 /* Memory the loaded models take now, and the budget (0: none). */
 size_t fy_registry_memory(fy_registry *r, size_t *budget);

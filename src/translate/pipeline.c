@@ -28,6 +28,7 @@ typedef struct text {
 struct fy_request {
     fy_registry *reg;
     fy_request_options o;
+    int beam;                                      /* the one the sentences get */
     char source[FY_LANG_MAX], target[FY_LANG_MAX]; /* as given ("" = choose) */
     text *t;
     size_t n, nsent;
@@ -225,11 +226,30 @@ static int collect(fy_request *q, fy_error *err)
         if (t->lease < 0) continue;
         const fy_route *route = fy_lease_route(q->leases[t->lease]);
         for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
-            q->in[t->first + k] = (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
-                                                   fy_doc_sentence_tokens(t->doc, k), route, 0};
+            q->in[t->first + k] =
+                (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
+                                 fy_doc_sentence_tokens(t->doc, k), route, q->beam, 0};
             q->text_of[t->first + k] = i;
         }
     }
+    return 0;
+}
+
+/* The beam: the one asked, else the registry's default, and at least one
+ * more than the alternatives asked. */
+static int choose_beam(fy_request *q, fy_error *err)
+{
+    int max, beam = fy_registry_beam(q->reg, &max);
+    if (q->o.beam < 0 || q->o.beam > max)
+        return fy_err(err, FY_EINVAL, "beam %d is outside 1 .. %d (the most this server allows)",
+                      q->o.beam, max);
+    if (q->o.alternatives < 0 || q->o.alternatives > max - 1)
+        return fy_err(err, FY_EINVAL,
+                      "%d alternatives asked; this server gives 0 .. %d (its beam is at most %d)",
+                      q->o.alternatives, max - 1, max);
+    if (q->o.beam) beam = q->o.beam;
+    if (beam < q->o.alternatives + 1) beam = q->o.alternatives + 1;
+    q->beam = beam;
     return 0;
 }
 
@@ -248,6 +268,7 @@ fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const siz
     q->n = n;
     int rc = normalise(q->o.source, "source", q->source, err);
     if (!rc) rc = normalise(q->o.target, "target", q->target, err);
+    if (!rc) rc = choose_beam(q, err);
     for (size_t i = 0; i < n && !rc; i++)
         if ((rc = build_text(q, i, texts[i], lens[i], err)) && bad) *bad = i;
     if (!rc) rc = collect(q, err);
@@ -313,7 +334,7 @@ int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callb
 
 int fy_request_status(const fy_request *q, fy_error *err)
 {
-    return q->job ? fy_job_status(q->job, err) : 0;
+    return q && q->job ? fy_job_status(q->job, err) : 0;
 }
 
 void fy_request_cancel(fy_request *q)
@@ -345,6 +366,11 @@ void fy_request_free(fy_request *q)
 size_t fy_request_count(const fy_request *q)
 {
     return q->n;
+}
+
+size_t fy_request_sentences(const fy_request *q)
+{
+    return q->nsent;
 }
 
 char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err)
@@ -419,4 +445,161 @@ float fy_request_gap(const fy_request *q, size_t i)
         if (v < g) g = v;
     }
     return g;
+}
+
+/* ---- alternatives -------------------------------------------------------------- */
+
+int fy_request_beam(const fy_request *q)
+{
+    return q->beam;
+}
+
+void fy_request_strings_free(char **list, size_t count)
+{
+    for (size_t i = 0; list && i < count; i++) free(list[i]);
+    free(list);
+}
+
+static int in_list(char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(list[i], s)) return 1;
+    return 0;
+}
+
+/* Sentence k of text t's alternatives that render differently from its
+ * translation and from each other, at most o.alternatives: the engine's
+ * texts into raw[] (borrowed from the job) and their renderings into
+ * shown[] (malloc'd), both of o.alternatives entries. Returns how many,
+ * or FY_ENOMEM. */
+static long sentence_alts(const fy_request *q, const text *t, size_t k, const char **raw,
+                          char **shown, fy_error *err)
+{
+    size_t n, idx = t->first + k, count = 0, want = (size_t)q->o.alternatives;
+    if (!t->doc || !q->job || !want) return 0;
+    const char *const *alts = fy_job_alternatives(q->job, idx, &n);
+    const char *best = fy_job_result(q->job, idx);
+    if (!n || !best) return 0;
+    char *mine = fy_doc_render_sentence(t->doc, k, best, NULL, err);
+    if (!mine) return err->code;
+    for (size_t a = 0; a < n && count < want; a++) {
+        char *r = fy_doc_render_sentence(t->doc, k, alts[a], NULL, err);
+        if (!r) {
+            free(mine);
+            fy_request_strings_free(shown, count);
+            return err->code;
+        }
+        if (!strcmp(r, mine) || in_list(shown, count, r)) {
+            free(r);
+            continue;
+        }
+        raw[count] = alts[a];
+        shown[count++] = r;
+    }
+    free(mine);
+    return (long)count;
+}
+
+int fy_request_sentence_alternatives(const fy_request *q, size_t i, size_t k, char ***list,
+                                     size_t *count, fy_error *err)
+{
+    size_t want = (size_t)q->o.alternatives;
+    *list = NULL;
+    *count = 0;
+    if (!want || !q->t[i].doc || k >= fy_doc_sentence_count(q->t[i].doc)) return 0;
+    const char **raw = calloc(want, sizeof *raw);
+    char **shown = calloc(want, sizeof *shown);
+    long n = raw && shown ? sentence_alts(q, &q->t[i], k, raw, shown, err)
+                          : fy_err(err, FY_ENOMEM, "out of memory");
+    free(raw);
+    if (n <= 0) {
+        free(shown); /* sentence_alts freed its strings on failure */
+        return n < 0 ? (int)n : 0;
+    }
+    *list = shown;
+    *count = (size_t)n;
+    return 0;
+}
+
+/* Per sentence of text t: its alternatives' engine texts (alt[k], na[k]
+ * of them), for joining. Returns the most any sentence has, or FY_ENOMEM. */
+static long text_alts(const fy_request *q, const text *t, const char ***alt, size_t *na,
+                      fy_error *err)
+{
+    size_t m = fy_doc_sentence_count(t->doc), want = (size_t)q->o.alternatives, most = 0;
+    char **shown = calloc(want, sizeof *shown);
+    if (!shown) return fy_err(err, FY_ENOMEM, "out of memory");
+    for (size_t k = 0; k < m; k++) {
+        long n = (alt[k] = calloc(want, sizeof **alt)) ? sentence_alts(q, t, k, alt[k], shown, err)
+                                                       : fy_err(err, FY_ENOMEM, "out of memory");
+        if (n < 0) {
+            free(shown);
+            return n;
+        }
+        for (long j = 0; j < n; j++) free(shown[j]);
+        na[k] = (size_t)n;
+        if (na[k] > most) most = na[k];
+    }
+    free(shown);
+    return (long)most;
+}
+
+/* Text t's alternatives joined from the sentences' (see pipeline.h): into
+ * out (o.alternatives entries); returns how many, or FY_ENOMEM. */
+static long join_alts(const fy_request *q, const text *t, const char ***alt, const size_t *na,
+                      size_t most, char **out, fy_error *err)
+{
+    size_t m = fy_doc_sentence_count(t->doc), count = 0, want = (size_t)q->o.alternatives;
+    const char **tr = calloc(m ? m : 1, sizeof *tr);
+    char *main = tr ? fy_request_text(q, (size_t)(t - q->t), NULL, NULL, err) : NULL;
+    if (!main) {
+        free(tr);
+        return tr ? err->code : fy_err(err, FY_ENOMEM, "out of memory");
+    }
+    long rc = 0;
+    for (size_t j = 0; j < most && count < want && rc >= 0; j++) {
+        for (size_t k = 0; k < m; k++)
+            tr[k] = j < na[k] ? alt[k][j] : fy_job_result(q->job, t->first + k);
+        char *joined = fy_doc_join_ex(t->doc, tr, 0, NULL, NULL, err);
+        if (!joined)
+            rc = err->code;
+        else if (!strcmp(joined, main) || in_list(out, count, joined))
+            free(joined);
+        else
+            out[count++] = joined;
+    }
+    free(main);
+    free(tr);
+    if (rc < 0) {
+        for (size_t j = 0; j < count; j++) free(out[j]);
+        return rc;
+    }
+    return (long)count;
+}
+
+int fy_request_text_alternatives(const fy_request *q, size_t i, char ***list, size_t *count,
+                                 fy_error *err)
+{
+    const text *t = &q->t[i];
+    size_t want = (size_t)q->o.alternatives;
+    *list = NULL;
+    *count = 0;
+    if (!want || !t->doc || !q->job) return 0;
+    size_t m = fy_doc_sentence_count(t->doc);
+    const char ***alt = calloc(m ? m : 1, sizeof *alt);
+    size_t *na = calloc(m ? m : 1, sizeof *na);
+    char **out = calloc(want, sizeof *out);
+    long n =
+        alt && na && out ? text_alts(q, t, alt, na, err) : fy_err(err, FY_ENOMEM, "out of memory");
+    if (n > 0) n = join_alts(q, t, alt, na, (size_t)n, out, err);
+    for (size_t k = 0; alt && k < m; k++) free(alt[k]);
+    free(alt);
+    free(na);
+    if (n <= 0) {
+        free(out);
+        return n < 0 ? (int)n : 0;
+    }
+    *list = out;
+    *count = (size_t)n;
+    return 0;
 }

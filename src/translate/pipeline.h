@@ -34,6 +34,11 @@ typedef struct fy_request_options {
     int html;            /* the texts are HTML: markup is kept */
     int raw;             /* each text is exactly one sentence, output untouched */
     int64_t deadline_ms; /* fy_now_ms() time after which the job fails; 0: none */
+    int beam;            /* hypotheses the search keeps per sentence: 1 is greedy;
+                            0: the registry's default (fanyi serve --beam); at most its
+                            max beam (--max-beam) */
+    int alternatives;    /* alternative translations wanted per sentence and text, 0 ..
+                            max beam - 1; N > 0 makes the beam at least N + 1 */
 } fy_request_options;
 
 typedef struct fy_request fy_request;
@@ -43,7 +48,8 @@ typedef struct fy_request fy_request;
  * as needed) and splits the texts. Returns NULL with err, and with the
  * index of the text at fault in *bad (if non-NULL; n when no text is):
  *   FY_EINVAL    a language code that is not one, invalid UTF-8 or a NUL
- *                byte ("invalid UTF-8 at byte 7")
+ *                byte ("invalid UTF-8 at byte 7"), a beam or a number of
+ *                alternatives outside what the registry allows (bad = n)
  *   FY_ENOTFOUND no model translates a text's pair (the message names the
  *                pair and the pairs there are)
  *   FY_ENOMEM, or the error of a model that failed to load. */
@@ -126,5 +132,40 @@ const char *fy_request_sentence(const fy_request *q, size_t i, size_t k);
 
 /* The smallest logit gap over text i's sentences (INFINITY when unknown). */
 float fy_request_gap(const fy_request *q, size_t i);
+
+/* ---- alternatives (valid once the request is done) ---------------------------
+ *
+ * With a beam above 1 every sentence has an n-best list; its alternatives
+ * are the next-best hypotheses after its translation, best first, rendered
+ * as the sentence would stand in the result, each different (as rendered
+ * text) from the translation and from the others, at most
+ * o.alternatives of them (fewer when the beam found fewer distinct ones;
+ * none with beam 1 or for a text passed through). For a pivot, they are
+ * those of the second leg (translating the first leg's best).
+ *
+ * A text's alternative j is the text joined as fy_request_text joins it,
+ * with each sentence's j-th alternative where it has one (its translation
+ * where not): text alternative 0 takes every sentence's best alternative,
+ * and so on; a joined text equal to the translation or to an earlier
+ * alternative is left out, so the list holds distinct texts only, at most
+ * o.alternatives.
+ *
+ * Both set *list to a malloc'd array of *count malloc'd strings (NULL when
+ * *count is 0), to be freed with fy_request_strings_free, and return 0, or
+ * FY_ENOMEM with nothing in *list. */
+
+/* The beam the request's sentences were translated with. */
+int fy_request_beam(const fy_request *q);
+
+/* Sentence k of text i's alternatives. */
+int fy_request_sentence_alternatives(const fy_request *q, size_t i, size_t k, char ***list,
+                                     size_t *count, fy_error *err);
+
+/* Text i's alternatives. */
+int fy_request_text_alternatives(const fy_request *q, size_t i, char ***list, size_t *count,
+                                 fy_error *err);
+
+/* Frees count strings of list and list; NULL harmless. */
+void fy_request_strings_free(char **list, size_t count);
 
 #endif

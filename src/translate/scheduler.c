@@ -13,10 +13,12 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "translate/alts.h"
 #include "util/clock.h"
 #include "util/list.h"
 
@@ -36,11 +38,13 @@ typedef struct item {
     fy_job *job;
     fy_route route; /* a copy: a cancelled job's batch may outlive the caller's */
     int leg;        /* the route's engine this sentence is at */
+    int beam;       /* 1: greedy */
     slot *slot;     /* that engine's, while queued or in flight */
     char *text;     /* this leg's input (a trimmed copy) */
     int64_t enqueued_us;
     int tokens;
     int wave;  /* fy_sentence_in.wave, for every leg */
+    int small; /* of a small job (FY_SMALL_JOB) or urgent: an express worker may take it */
     int state; /* ITEM_*, under the scheduler lock */
 } item;
 
@@ -49,7 +53,9 @@ struct fy_job {
     atomic_int refs;
     pthread_mutex_t lock;
     size_t n, next_emit; /* sentences delivered in order so far */
+    size_t taken;        /* legs taken into batches so far (scheduler lock) */
     char **out;          /* [n] translations, NULL until known */
+    char ***alts;        /* [n] their alternatives (fy_alts lists), NULL for none */
     float *gap;          /* [n] */
     item *items;         /* [n] queue entries (text NULL for cache hits) */
     int done, canceled, status;
@@ -59,17 +65,57 @@ struct fy_job {
     struct fy_job *prev, *next; /* the active list */
 };
 
+/* The cache's model id of an engine at a beam: its name for greedy, else
+ * name@beamN, whose entries hold the translation and its alternatives in
+ * their one-string form (alts.h). */
+#define FY_CACHE_MODEL_MAX 160
+
+/* Scratch of one cache lookup of n items (keys, answers, positions). */
+typedef struct lookup_buf {
+    fy_cache_key *keys;
+    char **vals;
+    size_t *pos;
+    char ***alts;                      /* the final legs' alternatives (beam > 1), NULL for none */
+    char (*model)[FY_CACHE_MODEL_MAX]; /* keys' model ids at a beam (cache_model) */
+} lookup_buf;
+
+static int lookup_buf_init(lookup_buf *b, size_t n)
+{
+    n = n ? n : 1;
+    b->keys = malloc(n * sizeof *b->keys);
+    b->vals = malloc(n * sizeof *b->vals);
+    b->pos = malloc(n * sizeof *b->pos);
+    b->alts = calloc(n, sizeof *b->alts);
+    b->model = malloc(n * sizeof *b->model);
+    return b->keys && b->vals && b->pos && b->alts && b->model ? 0 : -1;
+}
+
+static void lookup_buf_free(lookup_buf *b)
+{
+    free(b->keys);
+    free(b->vals);
+    free(b->pos);
+    free(b->alts);
+    free(b->model);
+}
+
 typedef struct worker {
     fy_scheduler *s;
     int index;
+    int express; /* takes only small jobs' sentences (fy_scheduler_options.express) */
     pthread_t thread;
     item **cand;      /* [4 * max_batch_sentences] candidates */
     item **batch;     /* [max_batch_sentences] */
     const char **src; /* [max_batch_sentences] */
     char **out;       /* [max_batch_sentences] */
+    char ***alts;     /* [max_batch_sentences] */
     float *gap;       /* [max_batch_sentences] */
     int *codes;       /* [max_batch_sentences] per-sentence error codes */
     fy_error *errs;   /* [max_batch_sentences] and their messages */
+    item **next;      /* [max_batch_sentences] items going on to their next leg */
+    char **next_in;   /* [max_batch_sentences] their inputs */
+    char **final;     /* [max_batch_sentences] what the cache answered for them */
+    lookup_buf lb;    /* [max_batch_sentences] */
     int started;
 } worker;
 
@@ -82,6 +128,7 @@ struct fy_scheduler {
     item *head, *tail;
     size_t depth;
     size_t urgent; /* queued items of a wave > 0 */
+    size_t small;  /* queued items an express worker may take */
     long queued_tokens;
     size_t in_flight;
     int idle; /* workers waiting for work */
@@ -105,6 +152,9 @@ void fy_scheduler_options_default(fy_scheduler_options *o)
     o->window_us = 2000;
 }
 
+/* A job of at most this many sentences is small: express workers take it. */
+#define FY_SMALL_JOB 4
+
 /* ---- engines ------------------------------------------------------------- */
 
 /* The slot of engine e, made on first sight; NULL when out of memory.
@@ -114,7 +164,7 @@ static slot *slot_get(fy_scheduler *s, const fy_engine *e)
     for (slot *p = s->slots; p; p = p->next)
         if (p->e == e) return p;
     slot *p = calloc(1, sizeof *p);
-    if (p) p->state = calloc((size_t)s->o.threads, sizeof *p->state);
+    if (p) p->state = calloc((size_t)(s->o.threads + s->o.express), sizeof *p->state);
     if (!p || !p->state) {
         free(p);
         return NULL;
@@ -126,7 +176,7 @@ static slot *slot_get(fy_scheduler *s, const fy_engine *e)
 
 static void slot_free(fy_scheduler *s, slot *p)
 {
-    for (int i = 0; i < s->o.threads; i++)
+    for (int i = 0; i < s->o.threads + s->o.express; i++)
         if (p->state[i] && p->e->worker_free) p->e->worker_free(p->state[i]);
     free(p->state);
     free(p);
@@ -145,11 +195,13 @@ static long count_tokens(const fy_engine *e, const char *text)
 static void job_unref(fy_job *j)
 {
     if (!j || atomic_fetch_sub(&j->refs, 1) != 1) return;
-    for (size_t i = 0; i < j->n; i++) {
-        free(j->out[i]);
-        free(j->items[i].text);
+    for (size_t i = 0; i < j->n; i++) { /* any of the arrays may be missing (out of memory) */
+        if (j->out) free(j->out[i]);
+        if (j->alts) fy_alts_free(j->alts[i]);
+        if (j->items) free(j->items[i].text);
     }
     free(j->out);
+    free(j->alts);
     free(j->gap);
     free(j->items);
     pthread_mutex_destroy(&j->lock);
@@ -194,6 +246,7 @@ static void enqueue(fy_scheduler *s, item *it, int64_t now)
     FY_LIST_APPEND(s->head, s->tail, it);
     s->depth++;
     s->urgent += it->wave > 0;
+    s->small += it->small;
     s->queued_tokens += it->tokens;
 }
 
@@ -204,6 +257,7 @@ static void queue_unlink(fy_scheduler *s, item *it)
     it->slot->queued--;
     s->depth--;
     s->urgent -= it->wave > 0;
+    s->small -= it->small;
     s->queued_tokens -= it->tokens;
 }
 
@@ -287,6 +341,15 @@ float fy_job_gap(fy_job *j, size_t i)
     return g;
 }
 
+const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count)
+{
+    pthread_mutex_lock(&j->lock);
+    char **l = i < j->next_emit ? j->alts[i] : NULL;
+    pthread_mutex_unlock(&j->lock);
+    *count = fy_alts_count(l);
+    return (const char *const *)l;
+}
+
 void fy_job_release(fy_job *j)
 {
     job_unref(j);
@@ -303,55 +366,149 @@ static char *trim_copy(const char *text)
     return strndup(text, len);
 }
 
-/* Moves item it past the legs the cache (or an empty input) answers. Takes
- * text (its current leg's input). Returns the final translation when no
- * leg is left to run, else NULL with it->text set for the leg to run. */
-static char *skip_cached(fy_scheduler *s, item *it, char *text)
+static const char *cache_model(const fy_engine *e, int beam, char *buf)
 {
-    while (it->leg < it->route.n) {
-        if (!*text) return text; /* nothing to translate: "" */
-        const fy_engine *e = it->route.legs[it->leg];
-        char *hit = fy_cache_get(s->o.cache, e->name, text);
-        if (!hit) {
-            it->text = text;
-            return NULL;
-        }
-        free(text);
-        text = hit;
-        it->leg++;
-        pthread_mutex_lock(&s->lock);
-        slot *p = slot_get(s, e);
+    if (beam <= 1) return e->name;
+    snprintf(buf, FY_CACHE_MODEL_MAX, "%s@beam%d", e->name, beam);
+    return buf;
+}
+
+/* A beam's cache value into its translation (in place of *text) and its
+ * alternatives (into *alts, which it frees first). 0, or -1 when out of
+ * memory (*text freed and NULL). */
+static int take_alts(char **text, char ***alts)
+{
+    char *best;
+    char **l;
+    int rc = fy_alts_decode(*text, &best, &l);
+    free(*text);
+    *text = rc ? NULL : best;
+    fy_alts_free(*alts);
+    *alts = rc ? NULL : l;
+    return rc ? -1 : 0;
+}
+
+/* Counts the legs of engine e the cache answered; q of the keys were asked. */
+static void count_hits(fy_scheduler *s, const item *const *its, const lookup_buf *b, size_t q)
+{
+    pthread_mutex_lock(&s->lock);
+    for (size_t j = 0; j < q; j++) {
+        if (!b->vals[j]) continue;
+        const item *it = its[b->pos[j]];
+        slot *p = slot_get(s, it->route.legs[it->leg]);
         if (p) p->st.cache_hits++;
-        pthread_mutex_unlock(&s->lock);
     }
-    return text;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Moves items its[0..n) past the legs the cache answers, with ONE cache
+ * lookup for all of them per leg (a remote tier makes it one round trip):
+ * texts[k] is item k's input at its current leg (taken). Afterwards
+ * final[k] is its translation when no leg is left to run (an empty input
+ * translates to ""); else final[k] is NULL and its[k]->text is the input
+ * of the leg to run, or NULL when memory ran out; b->alts[k] holds a final
+ * beam hit's alternatives. A hit on a leg that is
+ * not the last goes through the route's `between`, as the engine's output
+ * does. deadline_ms bounds the lookups (0: the cache's own timeout). */
+static void skip_cached(fy_scheduler *s, item **its, char **texts, char **final, size_t n,
+                        lookup_buf *b, int64_t deadline_ms)
+{
+    size_t m = n; /* items still undecided, their indexes in b->pos */
+    for (size_t k = 0; k < n; k++)
+        b->pos[k] = k, final[k] = NULL, its[k]->text = NULL, b->alts[k] = NULL;
+    /* Each pass finishes an item or moves it one leg on: a route has at
+     * most FY_ROUTE_MAX legs, so FY_ROUTE_MAX + 1 passes decide every one. */
+    for (int pass = 0; m && pass <= FY_ROUTE_MAX; pass++) {
+        size_t q = 0;
+        for (size_t j = 0; j < m; j++) {
+            size_t k = b->pos[j];
+            item *it = its[k];
+            if (it->leg >= it->route.n || !*texts[k]) {
+                final[k] = texts[k];
+                continue;
+            }
+            const char *model = cache_model(it->route.legs[it->leg], it->beam, b->model[q]);
+            b->keys[q] = (fy_cache_key){model, texts[k]};
+            b->pos[q++] = k;
+        }
+        if (!q) break;
+        if (fy_cache_get_many(s->o.cache, b->keys, q, b->vals, deadline_ms) > 0)
+            count_hits(s, (const item *const *)its, b, q);
+        m = 0;
+        for (size_t j = 0; j < q; j++) {
+            size_t k = b->pos[j];
+            item *it = its[k];
+            if (!b->vals[j]) {
+                it->text = texts[k]; /* a miss: this leg runs */
+                continue;
+            }
+            free(texts[k]);
+            texts[k] = b->vals[j];
+            if (it->beam > 1 && take_alts(&texts[k], &b->alts[k])) continue; /* out of memory */
+            if (++it->leg < it->route.n) { /* a first leg's alternatives are not the answer's */
+                fy_alts_free(b->alts[k]);
+                b->alts[k] = NULL;
+            }
+            if (it->leg < it->route.n && it->route.between) {
+                char *next = it->route.between(texts[k], strlen(texts[k]));
+                free(texts[k]);
+                texts[k] = next;
+                if (!next) continue; /* out of memory: neither final nor text */
+            }
+            b->pos[m++] = k;
+        }
+    }
 }
 
 /* Fills out[] from the cache (or "" for empty sentences) and prepares the
- * queue items of the rest; returns how many must be queued, or -1. */
+ * queue items of the rest; returns how many must be queued, or -1 when
+ * out of memory. */
 static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
 {
-    long misses = 0;
-    for (size_t i = 0; i < j->n; i++) {
+    size_t n = j->n ? j->n : 1, m = 0;
+    item **its = malloc(n * sizeof *its);
+    char **texts = malloc(n * sizeof *texts), ** final = malloc(n * sizeof *final);
+    lookup_buf b;
+    int oom = lookup_buf_init(&b, n) || !its || !texts || !final;
+    for (size_t i = 0; i < j->n && !oom; i++) {
         item *it = &j->items[i];
         j->gap[i] = INFINITY;
         it->job = j;
         it->wave = in[i].wave > 0 ? in[i].wave : 0;
+        it->beam = in[i].beam > 1 ? in[i].beam : 1;
+        it->small = j->n <= FY_SMALL_JOB || it->wave > 0;
         if (in[i].route) it->route = *in[i].route;
         char *t = trim_copy(in[i].text ? in[i].text : "");
-        if (!t) return -1;
-        if (it->route.n < 1) {
-            j->out[i] = t; /* nothing to go through: the text as it is */
+        if (!t) oom = 1;
+        if (t && it->route.n < 1) j->out[i] = t; /* nothing to go through: the text as it is */
+        if (t && it->route.n >= 1) its[m] = it, texts[m++] = t;
+    }
+    if (oom) {
+        for (size_t k = 0; k < m; k++) free(texts[k]);
+        m = 0;
+    }
+    skip_cached(s, its, texts, final, m, &b, j->deadline_ms);
+    long misses = 0;
+    for (size_t k = 0; k < m; k++) {
+        item *it = its[k];
+        if (final[k]) {
+            j->out[it - j->items] = final[k];
+            j->alts[it - j->items] = b.alts[k];
             continue;
         }
-        j->out[i] = skip_cached(s, it, t);
-        if (j->out[i]) continue;
+        if (!it->text) oom = 1;
+        if (!it->text) continue;
         const fy_engine *e = it->route.legs[it->leg];
+        size_t i = (size_t)(it - j->items);
         long tok = it->leg == 0 && in[i].tokens > 0 ? in[i].tokens : count_tokens(e, it->text);
         it->tokens = tok > 1 << 20 ? 1 << 20 : (int)tok;
         misses++;
     }
-    return misses;
+    free(its);
+    free(texts);
+    free(final);
+    lookup_buf_free(&b);
+    return oom ? -1 : misses;
 }
 
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
@@ -366,9 +523,10 @@ fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
     j->deadline_ms = deadline_ms;
     if (cb) j->cb = *cb;
     j->out = calloc(n ? n : 1, sizeof *j->out);
+    j->alts = calloc(n ? n : 1, sizeof *j->alts);
     j->gap = calloc(n ? n : 1, sizeof *j->gap);
     j->items = calloc(n ? n : 1, sizeof *j->items);
-    if (!j->out || !j->gap || !j->items) goto nomem;
+    if (!j->out || !j->alts || !j->gap || !j->items) goto nomem;
     long misses = job_prepare(s, j, in);
     if (misses < 0) goto nomem;
 
@@ -423,19 +581,35 @@ static int cmp_tokens(const void *a, const void *b)
     return x->enqueued_us < y->enqueued_us ? -1 : x->enqueued_us > y->enqueued_us;
 }
 
-/* The sentence a batch forms around: the oldest of the lowest urgent wave
- * if any is queued, else the oldest. Lock held, queue not empty. */
-static item *pick_anchor(fy_scheduler *s)
+/* May worker w take it? An express worker only takes small jobs'. */
+static int takes(const worker *w, const item *it)
 {
-    item *best = s->head;
-    if (!s->urgent) return best;
-    for (item *it = s->head; it; it = it->next)
-        if (it->wave > 0 && (best->wave == 0 || it->wave < best->wave)) best = it;
+    return !w->express || it->small;
+}
+
+/* The sentence a batch forms around, among those w takes (NULL: none). A
+ * stream's urgent waves first: the oldest of the lowest wave. Otherwise the
+ * oldest sentence of the job that has had the fewest taken into batches so
+ * far: a small request does not wait behind the big ones queued before it,
+ * and big ones take turns; their sentences still fill the batches around
+ * other anchors, oldest first, so none starves. Lock held. */
+static item *pick_anchor(fy_scheduler *s, const worker *w)
+{
+    item *best = NULL;
+    for (item *it = s->head; it; it = it->next) {
+        if (!takes(w, it)) continue;
+        if (!best)
+            best = it;
+        else if (s->urgent)
+            best = it->wave > 0 && (best->wave == 0 || it->wave < best->wave) ? it : best;
+        else if (it->job->taken < best->job->taken)
+            best = it;
+    }
     return best;
 }
 
 /* Picks a batch around the anchor sentence, from the sentences waiting for
- * the same engine in the same wave: among the first candidates sorted by
+ * the same engine, beam and wave: among the first candidates sorted by
  * length, grow a run of neighbours of similar length while the padded cost
  * (count x longest) stays within the token budget. Scheduler lock held;
  * the chosen items leave the queue. Returns the batch size. */
@@ -446,9 +620,12 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
      * a core would otherwise sit still. */
     size_t share = (s->depth + (size_t)s->idle - 1) / (size_t)(s->idle > 0 ? s->idle : 1);
     if (share >= 1 && share < max_sent) max_sent = share;
-    item *anchor = pick_anchor(s);
+    item *anchor = pick_anchor(s, w);
+    w->cand[nc++] = anchor;
     for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
-        if (it->slot == anchor->slot && it->wave == anchor->wave) w->cand[nc++] = it;
+        if (it != anchor && it->slot == anchor->slot && it->beam == anchor->beam &&
+            it->wave == anchor->wave && takes(w, it))
+            w->cand[nc++] = it;
     qsort(w->cand, nc, sizeof *w->cand, cmp_tokens);
     size_t p = 0;
     while (w->cand[p] != anchor) p++;
@@ -472,6 +649,7 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
         item *it = w->cand[i];
         queue_unlink(s, it);
         it->state = ITEM_INFLIGHT;
+        it->job->taken++;
         w->batch[n++] = it;
     }
     anchor->slot->in_flight += n;
@@ -490,40 +668,44 @@ static void expire_head(fy_scheduler *s)
     }
 }
 
-/* Waits for work and the batching window; returns the batch size, 0 to stop. */
+/* Waits for work and the batching window (an express worker: for small
+ * jobs' sentences, no window); returns the batch size, 0 to stop. Only the
+ * regular workers count as idle: they share the queue between them. */
 static size_t wait_batch(fy_scheduler *s, worker *w)
 {
     pthread_mutex_lock(&s->lock);
-    s->idle++;
+    int regular = !w->express;
+    s->idle += regular;
     for (;;) {
         if (s->stop) break;
         expire_head(s);
-        if (!s->head) {
+        if (!s->head || (w->express && !s->small)) {
             pthread_cond_wait(&s->work, &s->lock);
             continue;
         }
         int64_t until = s->head->enqueued_us + s->o.window_us;
         int full = s->depth >= (size_t)s->o.max_batch_sentences ||
-                   s->queued_tokens >= s->o.max_batch_tokens || s->urgent;
+                   s->queued_tokens >= s->o.max_batch_tokens || s->urgent || w->express;
         if (!full && fy_now_us() < until) {
             struct timespec ts = fy_timespec_us(until);
             pthread_cond_timedwait(&s->work, &s->lock, &ts);
             continue;
         }
         size_t n = pick_batch(s, w);
-        s->idle--;
+        s->idle -= regular;
         s->in_flight += n;
         pthread_mutex_unlock(&s->lock);
         return n;
     }
-    s->idle--;
+    s->idle -= regular;
     pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
-/* Stores one sentence's final result (taking translation) or its failure
- * into its job. Returns 1 when this failed the job. */
-static int deliver(item *it, char *translation, float gap, int code, const char *msg)
+/* Stores one sentence's final result (taking translation and its
+ * alternatives) or its failure into its job. Returns 1 when this failed
+ * the job. */
+static int deliver(item *it, char *translation, char **alts, float gap, int code, const char *msg)
 {
     fy_job *j = it->job;
     int failed = 0;
@@ -532,7 +714,9 @@ static int deliver(item *it, char *translation, float gap, int code, const char 
     if (gap < j->gap[i]) j->gap[i] = gap;
     if (!j->done && translation) {
         j->out[i] = translation;
+        j->alts[i] = alts;
         translation = NULL;
+        alts = NULL;
         job_emit(j);
     } else if (!j->done) {
         job_fail(j, code, msg);
@@ -540,60 +724,84 @@ static int deliver(item *it, char *translation, float gap, int code, const char 
     }
     pthread_mutex_unlock(&j->lock);
     free(translation);
+    fy_alts_free(alts);
     return failed;
 }
 
-/* After a leg: the next leg's input is translation. Returns 1 when the
- * item went back into the queue (it keeps its job reference), 0 when
- * translation (maybe replaced by cached later legs) is final. */
-static int next_leg(fy_scheduler *s, item *it, char **translation, float gap)
+/* Lowers the smallest logit gap of it's sentence to gap. */
+static void note_gap(item *it, float gap)
+{
+    fy_job *j = it->job;
+    size_t i = (size_t)(it - j->items);
+    pthread_mutex_lock(&j->lock);
+    if (gap < j->gap[i]) j->gap[i] = gap;
+    pthread_mutex_unlock(&j->lock);
+}
+
+/* Moves it to its next leg, whose input is translation (taken) after the
+ * route's `between`. Returns that input, NULL when out of memory. */
+static char *advance(item *it, char *translation)
 {
     it->leg++;
     free(it->text);
     it->text = NULL;
-    if (it->route.between) {
-        char *next = it->route.between(*translation, strlen(*translation));
-        free(*translation);
-        if (!next) { /* out of memory: the job fails, as deliver() sees NULL */
-            *translation = NULL;
-            it->state = ITEM_NONE;
-            return 0;
-        }
-        *translation = next;
-    }
-    char *final = skip_cached(s, it, *translation);
-    *translation = final;
-    if (final) return 0;
+    if (!it->route.between) return translation;
+    char *next = it->route.between(translation, strlen(translation));
+    free(translation);
+    return next;
+}
+
+/* Queues it (its text set) for the leg it is at. 1 when queued (it keeps
+ * its job reference), 0 when its job is over or the scheduler stopping,
+ * -1 when out of memory. */
+static int requeue(fy_scheduler *s, item *it)
+{
     const fy_engine *e = it->route.legs[it->leg];
     it->tokens = (int)count_tokens(e, it->text);
     fy_job *j = it->job;
     pthread_mutex_lock(&s->lock);
     pthread_mutex_lock(&j->lock);
     int alive = !j->done && !s->stop;
-    size_t i = (size_t)(it - j->items);
-    if (gap < j->gap[i]) j->gap[i] = gap;
     pthread_mutex_unlock(&j->lock);
-    if (alive && (it->slot = slot_get(s, e))) {
+    int rc = alive ? ((it->slot = slot_get(s, e)) ? 1 : -1) : 0;
+    if (rc == 1) {
         enqueue(s, it, fy_now_us());
         pthread_cond_broadcast(&s->work);
-        pthread_mutex_unlock(&s->lock);
-        return 1;
+    } else {
+        it->state = ITEM_NONE;
     }
-    it->state = ITEM_NONE;
     pthread_mutex_unlock(&s->lock);
-    *translation = strdup(""); /* the job is over: deliver() ignores it */
-    return 0;
+    return rc;
+}
+
+/* One engine call for n sentences from i0 with beam (the engine's beam
+ * search when it has one). */
+static int engine_call(const fy_engine *e, void *state, worker *w, size_t i0, size_t n, int beam,
+                       fy_error *err)
+{
+    if (beam > 1 && e->translate_beam)
+        return e->translate_beam(e->ctx, state, &w->src[i0], n, beam, &w->out[i0], &w->alts[i0],
+                                 &w->gap[i0], err);
+    return e->translate(e->ctx, state, &w->src[i0], n, &w->out[i0], &w->gap[i0], err);
+}
+
+static void clear_result(worker *w, size_t i)
+{
+    free(w->out[i]);
+    w->out[i] = NULL;
+    fy_alts_free(w->alts[i]);
+    w->alts[i] = NULL;
 }
 
 /* Translates the batch; a failed batch is retried one sentence at a time
  * so that one bad sentence does not sink its neighbours. Afterwards out[i]
  * is NULL exactly for the sentences that failed (code and message in
  * w->codes / w->errs). */
-static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n)
+static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n, int beam)
 {
     fy_error err = {0};
-    for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->gap[i] = INFINITY;
-    int rc = e->translate(e->ctx, state, w->src, n, w->out, w->gap, &err);
+    for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->alts[i] = NULL, w->gap[i] = INFINITY;
+    int rc = engine_call(e, state, w, 0, n, beam, &err);
     if (rc >= 0) {
         for (size_t i = 0; i < n; i++) {
             w->codes[i] = w->out[i] ? 0 : FY_EFORMAT;
@@ -601,10 +809,7 @@ static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n
         }
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        free(w->out[i]);
-        w->out[i] = NULL;
-    }
+    for (size_t i = 0; i < n; i++) clear_result(w, i);
     if (n == 1) {
         w->codes[0] = rc;
         w->errs[0] = err;
@@ -612,11 +817,8 @@ static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n
     }
     for (size_t i = 0; i < n; i++) {
         fy_error e1 = {0};
-        int r1 = e->translate(e->ctx, state, &w->src[i], 1, &w->out[i], &w->gap[i], &e1);
-        if (r1 < 0) {
-            free(w->out[i]);
-            w->out[i] = NULL;
-        }
+        int r1 = engine_call(e, state, w, i, 1, beam, &e1);
+        if (r1 < 0) clear_result(w, i);
         w->codes[i] = r1 < 0 ? r1 : 0;
         w->errs[i] = e1;
     }
@@ -639,16 +841,17 @@ static void *worker_state(fy_scheduler *s, worker *w, slot *p, fy_error *err)
 }
 
 /* Runs the engine, or records why it could not run for every sentence. */
-static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n)
+static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n, int beam)
 {
     fy_error err = {0};
     void *st = worker_state(s, w, p, &err);
     if (st || !p->e->worker_new) {
-        translate_batch(p->e, st, w, n);
+        translate_batch(p->e, st, w, n, beam);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         w->out[i] = NULL;
+        w->alts[i] = NULL;
         w->gap[i] = INFINITY;
         w->codes[i] = err.code ? err.code : FY_ENOMEM;
         w->errs[i] = err;
@@ -670,6 +873,76 @@ static void record_batch(fy_scheduler *s, slot *p, size_t n, long tokens)
     if (!p->in_flight) pthread_cond_broadcast(&s->settled);
 }
 
+/* Stores the batch's translations (never a failed sentence's) in one call;
+ * at a beam above 1 with their alternatives, in one string each. */
+static void store_batch(fy_scheduler *s, worker *w, const fy_engine *e, size_t n, int beam)
+{
+    if (!s->o.cache) return;
+    const char *model = cache_model(e, beam, w->lb.model[0]);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!w->out[i]) continue;
+        char *v = beam > 1 ? fy_alts_encode(w->out[i], w->alts[i]) : w->out[i];
+        if (!v) continue; /* out of memory: not stored */
+        w->lb.keys[m] = (fy_cache_key){model, w->src[i]};
+        w->lb.vals[m++] = v;
+    }
+    fy_cache_put_many(s->o.cache, w->lb.keys, (const char *const *)w->lb.vals, m);
+    for (size_t k = 0; beam > 1 && k < m; k++) free(w->lb.vals[k]);
+}
+
+/* Delivers the batch's last legs and failures; the items with a leg to go
+ * are left in w->next / w->next_in (returns how many). Adds to *failed. */
+static size_t deliver_batch(worker *w, size_t n, int *failed)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        item *it = w->batch[i];
+        fy_job *j = it->job;
+        char **alts = w->alts[i];
+        w->alts[i] = NULL; /* the job's now, or freed */
+        if (!w->out[i]) {
+            *failed += deliver(it, NULL, alts, INFINITY, w->codes[i], w->errs[i].msg);
+        } else if (it->leg + 1 >= it->route.n) {
+            deliver(it, w->out[i], alts, w->gap[i], 0, NULL);
+        } else {
+            fy_alts_free(alts); /* a first leg's alternatives are not the answer's */
+            char *next = advance(it, w->out[i]);
+            if (next) {
+                note_gap(it, w->gap[i]);
+                w->next[m] = it;
+                w->next_in[m++] = next;
+                continue; /* still holds its reference */
+            }
+            *failed +=
+                deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+        }
+        job_unref(j);
+    }
+    return m;
+}
+
+/* The items going on to another leg: what the cache has (one lookup for
+ * all of them) is delivered, the rest goes back into the queue. */
+static void next_legs(fy_scheduler *s, worker *w, size_t m, int *failed)
+{
+    skip_cached(s, w->next, w->next_in, w->final, m, &w->lb, 0);
+    for (size_t k = 0; k < m; k++) {
+        item *it = w->next[k];
+        fy_job *j = it->job;
+        int rc = w->final[k] || !it->text ? -1 : requeue(s, it);
+        if (rc == 1) continue; /* queued: still holds its reference */
+        if (w->final[k])
+            deliver(it, w->final[k], w->lb.alts[k], INFINITY, 0, NULL);
+        else if (rc == 0) /* its job is over already, or the scheduler stopping */
+            deliver(it, NULL, NULL, INFINITY, FY_ECANCELED, "the server is shutting down");
+        else
+            *failed +=
+                deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+        job_unref(j);
+    }
+}
+
 static void run_batch(fy_scheduler *s, worker *w, size_t n)
 {
     slot *p = w->batch[0]->slot;
@@ -678,29 +951,17 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
         w->src[i] = w->batch[i]->text;
         tokens += w->batch[i]->tokens;
     }
-    run_engine(s, w, p, n);
-    for (size_t i = 0; i < n; i++)
-        if (w->out[i]) fy_cache_put(s->o.cache, p->e->name, w->src[i], w->out[i]);
+    int beam = w->batch[0]->beam;
+    run_engine(s, w, p, n, beam);
+    store_batch(s, w, p->e, n, beam);
     /* Counters first, so that a client woken by its answer already sees them. */
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
     record_batch(s, p, n, tokens);
     pthread_mutex_unlock(&s->lock);
     int failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        item *it = w->batch[i];
-        fy_job *j = it->job;
-        if (!w->out[i]) {
-            failed += deliver(it, NULL, INFINITY, w->codes[i], w->errs[i].msg);
-        } else if (it->leg + 1 < it->route.n && next_leg(s, it, &w->out[i], w->gap[i])) {
-            continue; /* queued for its next leg: still holds its reference */
-        } else if (w->out[i]) {
-            deliver(it, w->out[i], w->gap[i], 0, NULL);
-        } else {
-            failed += deliver(it, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
-        }
-        job_unref(j);
-    }
+    size_t m = deliver_batch(w, n, &failed);
+    if (m) next_legs(s, w, m, &failed);
     if (failed) {
         pthread_mutex_lock(&s->lock);
         s->st.failed += (uint64_t)failed;
@@ -773,19 +1034,26 @@ void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *f
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
-static int worker_init(fy_scheduler *s, worker *w, int index, fy_error *err)
+static int worker_init(fy_scheduler *s, worker *w, int index, int express, fy_error *err)
 {
     size_t m = (size_t)s->o.max_batch_sentences;
     w->s = s;
     w->index = index;
+    w->express = express;
     w->cand = calloc(4 * m, sizeof *w->cand);
     w->batch = calloc(m, sizeof *w->batch);
     w->src = calloc(m, sizeof *w->src);
     w->out = calloc(m, sizeof *w->out);
+    w->alts = calloc(m, sizeof *w->alts);
     w->gap = calloc(m, sizeof *w->gap);
     w->codes = calloc(m, sizeof *w->codes);
     w->errs = calloc(m, sizeof *w->errs);
-    if (!w->cand || !w->batch || !w->src || !w->out || !w->gap || !w->codes || !w->errs)
+    w->next = calloc(m, sizeof *w->next);
+    w->next_in = calloc(m, sizeof *w->next_in);
+    w->final = calloc(m, sizeof *w->final);
+    int lb = lookup_buf_init(&w->lb, m);
+    if (!w->cand || !w->batch || !w->src || !w->out || !w->alts || !w->gap || !w->codes ||
+        !w->errs || !w->next || !w->next_in || !w->final || lb)
         return fy_err(err, FY_ENOMEM, "scheduler: out of memory");
     if (pthread_create(&w->thread, NULL, worker_main, w))
         return fy_err(err, FY_ENOMEM, "scheduler: cannot start a worker thread");
@@ -818,13 +1086,14 @@ fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
     pthread_cond_init(&s->reaper, &ca);
     pthread_cond_init(&s->settled, &ca);
     pthread_condattr_destroy(&ca);
-    s->workers = calloc((size_t)s->o.threads, sizeof *s->workers);
+    if (s->o.express < 0) s->o.express = 0;
+    s->workers = calloc((size_t)(s->o.threads + s->o.express), sizeof *s->workers);
     if (!s->workers) {
         fy_err(err, FY_ENOMEM, "scheduler: out of memory");
         goto fail;
     }
-    for (int i = 0; i < s->o.threads; i++)
-        if (worker_init(s, &s->workers[i], i, err) < 0) goto fail;
+    for (int i = 0; i < s->o.threads + s->o.express; i++)
+        if (worker_init(s, &s->workers[i], i, i >= s->o.threads, err) < 0) goto fail;
     if (pthread_create(&s->reaper_thread, NULL, reaper_main, s)) {
         fy_err(err, FY_ENOMEM, "scheduler: cannot start the reaper thread");
         goto fail;
@@ -844,16 +1113,21 @@ void fy_scheduler_free(fy_scheduler *s)
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->reaper);
     pthread_mutex_unlock(&s->lock);
-    for (int i = 0; s->workers && i < s->o.threads; i++) {
+    for (int i = 0; s->workers && i < s->o.threads + s->o.express; i++) {
         worker *w = &s->workers[i];
         if (w->started) pthread_join(w->thread, NULL);
         free(w->cand);
         free(w->batch);
         free(w->src);
         free(w->out);
+        free(w->alts);
         free(w->gap);
         free(w->codes);
         free(w->errs);
+        free(w->next);
+        free(w->next_in);
+        free(w->final);
+        lookup_buf_free(&w->lb);
     }
     if (s->reaper_started) pthread_join(s->reaper_thread, NULL);
     pthread_mutex_lock(&s->lock);

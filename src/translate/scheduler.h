@@ -4,17 +4,35 @@
  * route: the engines (models) it goes through in turn, one for a direct
  * direction, two for a pivot through English. Sentences not found in the
  * cache go into ONE bounded queue shared by all jobs and all engines; N
- * worker threads take batches of one engine and similar length under a
- * token budget, waiting a short window (a few ms) so that concurrent
- * requests share batches. A sentence whose first leg is done goes back into
- * the queue for its next leg, so each leg is batched with the other
- * sentences of that engine. One worker pool serves every engine: each
- * worker makes its own state for an engine (the engine's scratch arena) on
- * its first batch of that engine. The engines are batch-invariant, so a
- * sentence's translation does not depend on its neighbours.
+ * worker threads take batches of one engine, one beam size and similar
+ * length under a token budget, waiting a short window (a few ms) so that
+ * concurrent requests share batches. (One beam per batch: the engine then
+ * runs one search shape, and a greedy batch stays exactly the greedy code;
+ * requests of one server mostly share its default beam anyway.) A sentence
+ * whose first leg is done goes back into the queue for its next leg, so
+ * each leg is batched with the other sentences of that engine. One worker
+ * pool serves every engine: each worker makes its own state for an engine
+ * (the engine's scratch arena) on its first batch of that engine. The
+ * engines are batch-invariant, so a sentence's translation does not depend
+ * on its neighbours.
+ *
+ * Fairness: a batch forms around the oldest sentence of the job that has
+ * had the fewest sentences taken so far (a stream's first sentences before
+ * anything), so a one-sentence request does not wait behind the hundreds of
+ * sentences of big requests queued before it, and big ones take turns;
+ * batches fill up with the oldest other sentences, so none starves. Express
+ * workers (fy_scheduler_options.express) take only small jobs and a
+ * stream's first sentences: the operating system shares the cores with
+ * them at once instead of after a regular worker's batch of 100-300 ms.
  *
  * The scheduler is generic over the engine (function pointers), so it can
  * be tested with a fake one.
+ *
+ * The cache (cache.h) is asked once per job for all its sentences (and
+ * again for the next leg of those whose first leg it answered), and once
+ * per batch for the sentences going on to their next leg; a batch's
+ * translations are stored in one call. A remote tier makes each of these
+ * calls one round trip, bounded by its timeout and the job's deadline.
  *
  * Threads: fy_scheduler_submit / fy_job_* / fy_scheduler_forget may be
  * called from any thread. Callbacks run on worker threads (or in the
@@ -37,6 +55,12 @@
  * negative FY_E* code. */
 typedef int (*fy_batch_fn)(void *ctx, void *worker, const char *const *src, size_t n, char **out,
                            float *gap, fy_error *err);
+/* The same with beam search of beam (> 1) hypotheses per sentence; alts[i]
+ * (pre-set to NULL) may receive a malloc'd NULL-terminated array of
+ * malloc'd strings: the sentence's next-best hypotheses after out[i], best
+ * first, each different from out[i] and from the others. */
+typedef int (*fy_beam_fn)(void *ctx, void *worker, const char *const *src, size_t n, int beam,
+                          char **out, char ***alts, float *gap, fy_error *err);
 /* Creates / frees one worker thread's state for an engine. */
 typedef void *(*fy_worker_new_fn)(void *ctx, fy_error *err);
 typedef void (*fy_worker_free_fn)(void *worker);
@@ -49,9 +73,10 @@ typedef struct fy_engine {
     fy_batch_fn translate; /* required */
     fy_worker_new_fn worker_new;
     fy_worker_free_fn worker_free;
-    fy_count_fn count_tokens; /* tokens of a later leg's input (the first leg's come with it) */
-    void *ctx;                /* passed to the functions above */
-    const char *name;         /* names the model in cache keys and stats, e.g. "zh-en" */
+    fy_count_fn count_tokens;  /* tokens of a later leg's input (the first leg's come with it) */
+    void *ctx;                 /* passed to the functions above */
+    const char *name;          /* names the model in cache keys and stats, e.g. "zh-en" */
+    fy_beam_fn translate_beam; /* optional: without it every beam is greedy, no alternatives */
 } fy_engine;
 
 #define FY_ROUTE_MAX 2
@@ -73,6 +98,7 @@ typedef struct fy_sentence_in {
     const char *text;      /* copied */
     long tokens;           /* first leg's source tokens; <= 0: count with the engine */
     const fy_route *route; /* copied; its engines must stay valid (see fy_engine) */
+    int beam;              /* beam size for every leg; <= 1: greedy */
     int wave;              /* 0: in turn. k > 0: urgent (a stream's first sentences): goes before
                               every sentence of wave 0 or of a later wave, without the batching
                               window, in a batch of its wave's sentences only, so a small wave
@@ -81,11 +107,14 @@ typedef struct fy_sentence_in {
 
 typedef struct fy_scheduler_options {
     int threads;             /* worker threads; <= 0: online CPUs */
+    int express;             /* more workers that take only small jobs (at most 4 sentences) and
+                                a stream's first sentences, so that these do not wait for a
+                                regular worker's batch to end; they share the cores (default 0) */
     size_t queue_max;        /* most sentences waiting (default 1024) */
     int max_batch_tokens;    /* padded token budget of a batch (default 2048) */
     int max_batch_sentences; /* default 32 */
     int window_us;           /* how long a worker lets a batch fill (default 2000) */
-    fy_cache *cache;         /* optional; borrowed, must outlive the scheduler */
+    fy_cache *cache;         /* optional (any tiers); borrowed, must outlive the scheduler */
 } fy_scheduler_options;
 
 /* Fills the defaults above (no cache). */
@@ -123,13 +152,16 @@ typedef struct fy_job_callbacks {
 
 /* Submits n sentences (texts copied; each is trimmed of surrounding white
  * space before the cache and the engine see it; an empty one, or one with
- * an empty route, translates to ""). deadline_ms: fy_now_ms() time after
+ * an empty route, translates to ""). The cache is asked for (model, beam,
+ * sentence): a beam above 1 keys as the engine's name + "@beam" + N, and
+ * its entry holds the translation and its alternatives. deadline_ms: fy_now_ms() time after
  * which the job fails with FY_ETIMEOUT (0: none). Returns the job (the
  * caller owns one reference and must fy_job_release it), or NULL with
  * FY_EBUSY when the queue cannot take the job's uncached sentences,
  * FY_ECANCELED when shutting down, FY_ENOMEM. The queue limit applies at
  * admission: a sentence going on to its next leg always gets back in.
- * Callbacks may run before this returns. cb is copied. */
+ * Callbacks may run before this returns. cb is copied. Waits for the
+ * cache's lookup (at most its timeout, and not past deadline_ms). */
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err);
 
@@ -145,6 +177,12 @@ int fy_job_status(fy_job *j, fy_error *err);
 
 /* Translation of sentence i once delivered (borrowed until release), else NULL. */
 const char *fy_job_result(fy_job *j, size_t i);
+
+/* Sentence i's alternatives once delivered: the last leg's next-best
+ * hypotheses (beam > 1; see fy_beam_fn), *count of them (0 for beam 1, a
+ * cache hit of beam 1, an empty sentence or an engine without beams), or
+ * NULL. Borrowed until release. */
+const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count);
 
 /* Sentence i's smallest logit gap over its legs (INFINITY when unknown:
  * cached, empty, or the engine does not report it). */

@@ -1,5 +1,6 @@
 /* translator.c - the engine: opening a model, per-thread workers, and the
- * batch translation loop (encode, encoder, greedy SSRU decoder, decode).
+ * batch translation loop (encode, encoder, SSRU decoder: greedy here, beam
+ * search in beam.c; texts from tokens in output.c).
  *
  * Sections: the translator (open/free), the worker and its arena, source
  * segmentation, the shortlist, greedy decoding of one sub-batch, and the
@@ -12,36 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/bundle.h"
-#include "nn/decoder.h"
-#include "nn/encoder.h"
 #include "nn/ops.h"
 #include "text/spm.h"
+#include "translate/translator_impl.h"
 
 /* ------------------------------------------------------------------------ */
 /* The translator                                                            */
 /* ------------------------------------------------------------------------ */
-
-struct fy_translator {
-    fy_translator_options opt;
-    fy_bundle *b; /* files, architecture, vocabularies, shortlist */
-    const fy_model_config *cfg;
-    fy_spm *src_spm, *trg_spm; /* views of the bundle's */
-    int shared_vocab;
-    fy_shortlist *shortlist; /* NULL: decode over the whole vocabulary */
-    int src_vocab, trg_vocab;
-    int src_eos, trg_eos, trg_unk; /* trg_unk -1 when the vocabulary has none */
-    /* Source (slot 0) and separate target (slot 1) embeddings [vocab][d],
-     * in the mapped file: float32, or int8 rows that lookups dequantise. */
-    fy_nn_embedding emb[2];
-    int trg_slot;    /* 0 (tied embeddings) or 1 */
-    float emb_scale; /* sqrt(d) */
-    float *pos;      /* [npos][d] sinusoidal position table */
-    int npos;
-    int max_out; /* output tokens a segment may ever need */
-    fy_encoder *enc;
-    fy_decoder *dec;
-};
 
 void fy_translator_options_default(fy_translator_options *o)
 {
@@ -49,6 +27,9 @@ void fy_translator_options_default(fy_translator_options *o)
     o->use_shortlist = 1;
     o->max_batch_tokens = 2048;
     o->max_batch_sentences = 32;
+    o->max_beam = 8;
+    o->length_norm = 1.0f;
+    o->word_penalty = 0.0f;
 }
 
 static int check_options(const fy_translator_options *o, fy_error *err)
@@ -62,6 +43,14 @@ static int check_options(const fy_translator_options *o, fy_error *err)
     if (o->max_batch_sentences < 1 || o->max_batch_sentences > 4096)
         return fy_err(err, FY_EINVAL, "max batch sentences %d is outside [1, 4096]",
                       o->max_batch_sentences);
+    if (o->max_beam < 1 || o->max_beam > FY_BEAM_MAX)
+        return fy_err(err, FY_EINVAL, "max beam %d is outside [1, %d]", o->max_beam, FY_BEAM_MAX);
+    if (!(o->length_norm >= 0.0f && o->length_norm <= 16.0f))
+        return fy_err(err, FY_EINVAL, "length normalisation %g is outside [0, 16]",
+                      (double)o->length_norm);
+    if (!(fabsf(o->word_penalty) <= 1e6f))
+        return fy_err(err, FY_EINVAL, "word penalty %g is not a reasonable number",
+                      (double)o->word_penalty);
     return 0;
 }
 
@@ -186,45 +175,6 @@ long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t
 /* Workers: one arena per thread, carved once                                */
 /* ------------------------------------------------------------------------ */
 
-/* One decoding row: a segment being translated. */
-typedef struct fy_row {
-    int seg;      /* index into the call's segment array */
-    int slot;     /* its shortlist bitmap (fixed while rows move) */
-    int32_t last; /* previous output token, -1 before the first step */
-} fy_row;
-
-struct fy_worker {
-    const fy_translator *t;
-    char *arena;
-    size_t arena_bytes;
-    int max_tokens, max_rows;
-    /* encoder side */
-    int32_t *ids;   /* [max_tokens] packed source ids */
-    int *off, *len; /* [max_rows] each segment's rows */
-    float *x;       /* [max_tokens][d] embeddings, then encoder context */
-    fy_encoder_scratch enc;
-    /* decoder side */
-    float *keys, *values; /* [dec_depth][max_tokens·d] cross-attention K/V (decoder.h) */
-    float *state;         /* [dec_depth][max_rows][d] SSRU cells */
-    float *dx;            /* [max_rows][d] step input / top hidden state */
-    fy_decoder_scratch dec;
-    float *logits;          /* [max_rows][trg_vocab] */
-    fy_row *rows;           /* [max_rows] active rows, in order */
-    int *row_off, *row_len; /* [max_rows] their sources, aligned with rows */
-    uint8_t *done;          /* [max_rows] rows finished this step */
-    /* shortlist: each row is scored on its own list only (a batch's union
-     * is several times longer, so scoring it for every row cost more than
-     * the batch saved); lists and logits rows are V apart, and only the
-     * pages a list uses are ever touched */
-    int32_t *cols;    /* [max_rows][trg_vocab] each segment's ids, ascending */
-    int *ncols;       /* [max_rows] their counts */
-    uint8_t *allowed; /* [max_rows][bitmap_bytes] each segment's shortlist */
-    int32_t *sl_out;  /* [trg_vocab] one selection */
-    uint8_t *sl_seen; /* fy_shortlist_scratch_bytes */
-    size_t bitmap_bytes;
-    void *lin; /* linear-layer scratch */
-};
-
 typedef struct fy_arena {
     char *base; /* NULL while sizing */
     size_t used;
@@ -278,6 +228,19 @@ static void worker_layout(fy_worker *w, fy_arena *a)
     w->row_off = carve(a, B * sizeof(int));
     w->row_len = carve(a, B * sizeof(int));
     w->done = carve(a, B);
+    if (t->opt.max_beam > 1) {
+        fy_beam_scratch *bs = &w->beam;
+        bs->state2 = carve(a, depth * B * d * f);
+        bs->score = carve(a, B * f);
+        bs->node = carve(a, B * sizeof(int));
+        bs->next = carve(a, B * sizeof(fy_row));
+        bs->next_score = carve(a, B * f);
+        bs->next_node = carve(a, B * sizeof(int));
+        bs->parent = carve(a, B * sizeof(int));
+        bs->first = carve(a, B * sizeof(int));
+        bs->count = carve(a, B * sizeof(int));
+        bs->width = carve(a, B * sizeof(int));
+    }
     w->bitmap_bytes = (V + 7) / 8;
     if (t->shortlist) {
         w->cols = carve(a, B * V * sizeof(int32_t));
@@ -296,10 +259,16 @@ static void worker_layout(fy_worker *w, fy_arena *a)
     w->dec.lin = w->lin;
 }
 
+/* Decoder rows of a worker: a batch's segments, or one segment's beam. */
+static int worker_rows(const fy_translator *t)
+{
+    int b = t->opt.max_batch_sentences;
+    return b > t->opt.max_beam ? b : t->opt.max_beam;
+}
+
 size_t fy_translator_worker_bytes(const fy_translator *t)
 {
-    fy_worker w = {
-        .t = t, .max_tokens = t->opt.max_batch_tokens, .max_rows = t->opt.max_batch_sentences};
+    fy_worker w = {.t = t, .max_tokens = t->opt.max_batch_tokens, .max_rows = worker_rows(t)};
     fy_arena a = {NULL, 0};
     worker_layout(&w, &a);
     return (a.used + 63) & ~(size_t)63;
@@ -320,7 +289,7 @@ fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
     if (!w) goto oom;
     w->t = t;
     w->max_tokens = t->opt.max_batch_tokens;
-    w->max_rows = t->opt.max_batch_sentences;
+    w->max_rows = worker_rows(t);
     fy_arena a = {NULL, 0};
     worker_layout(w, &a);
     w->arena_bytes = (a.used + 63) & ~(size_t)63;
@@ -345,23 +314,6 @@ void fy_worker_free(fy_worker *w)
 /* ------------------------------------------------------------------------ */
 /* Segments: the reference's max-length-break                                */
 /* ------------------------------------------------------------------------ */
-
-/* A source sentence: its pieces followed by one EOS slot. */
-typedef struct fy_sentence {
-    int32_t *ids; /* [npieces + 1], ids[npieces] = EOS */
-    int npieces;
-    float gap;
-} fy_sentence;
-
-/* A segment: at most FY_SEGMENT_TOKENS - 1 pieces of one sentence + EOS. */
-typedef struct fy_segment {
-    int sent;
-    int first; /* first piece in the sentence */
-    int npieces;
-    float limit;  /* stop after step t when t + 1 >= limit */
-    int32_t *out; /* [cap] output ids (no EOS) */
-    int nout, cap;
-} fy_segment;
 
 static int segment_cmp(const void *a, const void *b, void *ctx)
 {
@@ -443,8 +395,8 @@ static int make_segments(const fy_translator *t, const char *const *src, size_t 
  * (the sentence's pieces and EOS, as the reference generates it for a
  * one-sentence batch). Ascending, like the reference's sorted list, so that
  * pick() meets ties in the same order. */
-static int shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
-                         fy_error *err)
+int fy_tr_shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
+                        fy_error *err)
 {
     long n =
         fy_shortlist_select_ex(t->shortlist, s->ids, (size_t)s->npieces + 1, t->trg_vocab,
@@ -493,9 +445,25 @@ static void embed(const fy_translator *t, int slot, float *x, const int32_t *ids
     }
 }
 
-/* Packs the segments idx[0..ns) and runs the encoder over them. */
-static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
-                       const fy_segment *segs, const int *idx, int ns)
+void fy_tr_embed_row(const fy_translator *t, fy_worker *w, int r, int step)
+{
+    size_t d = (size_t)t->cfg->dim_emb;
+    const fy_row *row = &w->rows[r];
+    embed(t, t->trg_slot, w->dx + r * d, row->last < 0 ? NULL : &row->last, 1,
+          t->pos + (size_t)step * d, 0);
+}
+
+/* Marian's History: (path - word-penalty·L) / L^normalize, in float. */
+float fy_tr_normalise(const fy_translator *t, float path, int len)
+{
+    if (len < 1) return path; /* nothing was decoded: nothing to divide */
+    float l = (float)len;
+    float lp = t->opt.length_norm == 1.0f ? l : powf(l, t->opt.length_norm);
+    return (path - t->opt.word_penalty * l) / lp;
+}
+
+int fy_tr_encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
+                      const fy_segment *segs, const int *idx, int ns)
 {
     int d = t->cfg->dim_emb, ntok = 0;
     for (int r = 0; r < ns; r++) {
@@ -514,9 +482,10 @@ static int encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *
 }
 
 /* The best allowed column of one row of logits (first one on ties, as the
- * reference's partial_sort), never <unk>; *gap = best - second best. */
+ * reference's partial_sort), never <unk>; *value = its logit, *gap = best -
+ * second best. */
 static int32_t pick(const fy_translator *t, const float *lg, const int32_t *cols, int ncols,
-                    const uint8_t *bits, float *gap)
+                    const uint8_t *bits, float *value, float *gap)
 {
     int32_t best = -1;
     float b1 = -INFINITY, b2 = -INFINITY;
@@ -533,6 +502,7 @@ static int32_t pick(const fy_translator *t, const float *lg, const int32_t *cols
             b2 = v;
         }
     }
+    *value = b1;
     *gap = b1 - b2;
     return best;
 }
@@ -560,7 +530,7 @@ static int compact_rows(const fy_translator *t, fy_worker *w, int rows, const ui
 
 /* Scores every row: on its own shortlist (one row at a time), else on the
  * whole vocabulary (all rows at once). Row r's logits start at r·V. */
-static void score_rows(const fy_translator *t, fy_worker *w, int rows)
+void fy_tr_score_rows(const fy_translator *t, fy_worker *w, int rows)
 {
     size_t d = (size_t)t->cfg->dim_emb, V = (size_t)t->trg_vocab;
     if (!t->shortlist) {
@@ -590,11 +560,13 @@ static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sen
             cols = w->cols + row->slot * V;
             ncols = w->ncols[row->slot];
         }
-        float gap;
-        int32_t tok = pick(t, w->logits + r * V, cols, ncols, bits, &gap);
+        float value, gap;
+        int32_t tok = pick(t, w->logits + r * V, cols, ncols, bits, &value, &gap);
         if (gap < sent[g->sent].gap) sent[g->sent].gap = gap;
         done[r] = 0;
+        if (tok >= 0) g->path += value; /* the reference's path score, for n-best lists */
         if (tok < 0 || tok == t->trg_eos) {
+            g->eos = tok >= 0;
             done[r] = 1;
             continue;
         }
@@ -611,10 +583,10 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
                        const int *idx, int ns, fy_error *err)
 {
     int d = t->cfg->dim_emb, depth = t->cfg->dec_depth;
-    int ntok = encode_rows(t, w, sent, segs, idx, ns);
+    int ntok = fy_tr_encode_rows(t, w, sent, segs, idx, ns);
     if (t->shortlist) {
         for (int r = 0; r < ns; r++) {
-            int rc = shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
+            int rc = fy_tr_shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
             if (rc < 0) return rc;
         }
     }
@@ -627,11 +599,7 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
     }
     int rows = ns;
     for (int step = 0; rows > 0; step++) {
-        for (int r = 0; r < rows; r++) {
-            const fy_row *row = &w->rows[r];
-            embed(t, t->trg_slot, w->dx + (size_t)r * d, row->last < 0 ? NULL : &row->last, 1,
-                  t->pos + (size_t)step * d, 0);
-        }
+        for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
         fy_decoder_rows dr = {
             .rows = rows,
             .src_off = w->row_off,
@@ -643,7 +611,7 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
             .state_stride = w->max_rows,
         };
         fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
-        score_rows(t, w, rows);
+        fy_tr_score_rows(t, w, rows);
         choose_tokens(t, w, sent, segs, rows, step, w->done);
         rows = compact_rows(t, w, rows, w->done);
     }
@@ -654,110 +622,128 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
 /* The batch entry point                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Runs every segment, in sub-batches of similar lengths that fit the arena. */
+/* Runs every segment, in sub-batches of similar lengths that fit the arena:
+ * at most max_rows rows, one per segment or, with a beam, beam per segment. */
 static int decode_all(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
-                      int nseg, int *order, fy_error *err)
+                      int nseg, int *order, int beam, fy_error *err)
 {
     for (int i = 0; i < nseg; i++) order[i] = i;
     qsort_r(order, (size_t)nseg, sizeof *order, segment_cmp, segs);
+    int per = beam > 1 ? w->max_rows / beam : w->max_rows;
     for (int i = 0; i < nseg;) {
         int ns = 0, tok = 0;
-        while (i + ns < nseg && ns < w->max_rows &&
+        while (i + ns < nseg && ns < per &&
                tok + segs[order[i + ns]].npieces + 1 <= w->max_tokens) {
             tok += segs[order[i + ns]].npieces + 1;
             ns++;
         }
-        int rc = decode_rows(t, w, sent, segs, order + i, ns, err);
+        int rc = beam > 1 ? fy_beam_decode_rows(t, w, sent, segs, order + i, ns, beam, err)
+                          : decode_rows(t, w, sent, segs, order + i, ns, err);
         if (rc < 0) return rc;
         i += ns;
     }
     return 0;
 }
 
-/* Joins the decoded segments of each sentence (the reference concatenates
- * the pieces of a sentence's segments with nothing in between). */
-/* Removes the U+0000 characters (byte pieces <0x00>) from s[0..len): a C
- * string cannot hold them, and left in they would cut the translation at
- * the first one. The reference outputs them; conformance compares without. */
-static void drop_nul(char *s, size_t len)
-{
-    size_t w = 0;
-    for (size_t r = 0; r < len; r++)
-        if (s[r]) s[w++] = s[r];
-    s[w] = '\0';
-}
+/* The per-call buffers: each segment's output tokens and, with a beam, its
+ * hypotheses' tokens and search grid (cap x beam each); with beam 1 and
+ * n-best lists, one hypothesis per segment. */
+typedef struct call_buffers {
+    int32_t *tok;
+    fy_hyp *hyps;
+    fy_bnode *nodes;
+    int *order;
+} call_buffers;
 
-static int assemble(const fy_translator *t, const fy_segment *segs, int nseg, size_t n, char **out,
-                    fy_error *err)
+static int buffers_alloc(fy_segment *segs, int nseg, int beam, int lists, call_buffers *b,
+                         fy_error *err)
 {
-    int k = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t total = 0;
-        int k0 = k;
-        for (; k < nseg && segs[k].sent == (int)i; k++) {
-            long len = fy_spm_decode(t->trg_spm, segs[k].out, (size_t)segs[k].nout, NULL, 0, err);
-            if (len < 0) return (int)len;
-            total += (size_t)len;
-        }
-        out[i] = malloc(total + 1);
-        if (!out[i]) return fy_err(err, FY_ENOMEM, "out of memory");
-        size_t at = 0;
-        out[i][0] = '\0';
-        for (int j = k0; j < k; j++) {
-            long len = fy_spm_decode(t->trg_spm, segs[j].out, (size_t)segs[j].nout, out[i] + at,
-                                     total + 1 - at, err);
-            if (len < 0) return (int)len;
-            at += (size_t)len;
-        }
-        drop_nul(out[i], at);
+    size_t caps = 0, ns = nseg ? (size_t)nseg : 1, bb = (size_t)beam;
+    for (int k = 0; k < nseg; k++) caps += (size_t)segs[k].cap;
+    caps = caps ? caps : 1;
+    b->tok = malloc(caps * bb * sizeof *b->tok);
+    b->order = malloc(ns * sizeof *b->order);
+    b->hyps = beam > 1 || lists ? malloc(ns * bb * sizeof *b->hyps) : NULL;
+    b->nodes = beam > 1 ? malloc(caps * bb * sizeof *b->nodes) : NULL;
+    if (!b->tok || !b->order || ((beam > 1 || lists) && !b->hyps) || (beam > 1 && !b->nodes))
+        return fy_err(err, FY_ENOMEM, "out of memory");
+    size_t at = 0;
+    for (int k = 0; k < nseg; at += (size_t)segs[k].cap * bb, k++) {
+        segs[k].out = b->tok + at;
+        if (beam < 2) continue;
+        segs[k].hyp = b->hyps + (size_t)k * bb;
+        segs[k].nodes = b->nodes + at;
+        for (int j = 0; j < beam; j++) segs[k].hyp[j].tok = b->tok + at + (size_t)j * segs[k].cap;
     }
     return 0;
+}
+
+static void buffers_free(call_buffers *b)
+{
+    free(b->tok);
+    free(b->hyps);
+    free(b->nodes);
+    free(b->order);
+}
+
+static void report(const fy_sentence *sent, const fy_segment *segs, int nseg, size_t n,
+                   fy_translate_info *info)
+{
+    for (size_t i = 0; i < n; i++)
+        info[i] = (fy_translate_info){.min_gap = sent[i].gap,
+                                      .src_tokens = sent[i].npieces ? sent[i].npieces + 1 : 0};
+    for (int k = 0; k < nseg; k++) {
+        info[segs[k].sent].segments++;
+        info[segs[k].sent].out_tokens += segs[k].nout;
+    }
+}
+
+static void results_clear(char **out, fy_nbest *nbest, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(out[i]);
+        out[i] = NULL;
+        if (nbest) fy_nbest_clear(&nbest[i]);
+    }
+}
+
+int fy_translate_beam(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
+                      int beam, char **out, fy_nbest *nbest, fy_translate_info *info, fy_error *err)
+{
+    fy_error local;
+    if (!err) err = &local;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        if (nbest) nbest[i] = (fy_nbest){NULL, 0};
+    }
+    if (w->t != t) return fy_err(err, FY_EINVAL, "worker belongs to another translator");
+    if (beam < 1 || beam > t->opt.max_beam)
+        return fy_err(err, FY_EINVAL, "beam %d is outside [1, %d] (the model's max beam)", beam,
+                      t->opt.max_beam);
+    int rc = 0, nseg = 0;
+    fy_segment *segs = NULL;
+    call_buffers buf = {0};
+    fy_sentence *sent = calloc(n ? n : 1, sizeof *sent);
+    if (!sent) return fy_err(err, FY_ENOMEM, "out of memory");
+    if ((rc = make_segments(t, src, n, sent, &segs, &nseg, err)) < 0) goto done;
+    if ((rc = buffers_alloc(segs, nseg, beam, nbest != NULL, &buf, err)) < 0) goto done;
+    if ((rc = decode_all(t, w, sent, segs, nseg, buf.order, beam, err)) < 0) goto done;
+    if (beam == 1 && nbest) fy_tr_greedy_hyps(t, segs, nseg, buf.hyps);
+    if ((rc = fy_tr_assemble(t, segs, nseg, n, out, nbest, err)) < 0) goto done;
+    if (info) report(sent, segs, nseg, n, info);
+done:
+    if (rc < 0) results_clear(out, nbest, n);
+    for (size_t i = 0; i < n; i++) free(sent[i].ids);
+    free(sent);
+    free(segs);
+    buffers_free(&buf);
+    return rc;
 }
 
 int fy_translate_batch_ex(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
                           char **out, fy_translate_info *info, fy_error *err)
 {
-    fy_error local;
-    if (!err) err = &local;
-    for (size_t i = 0; i < n; i++) out[i] = NULL;
-    if (w->t != t) return fy_err(err, FY_EINVAL, "worker belongs to another translator");
-    int rc = 0, nseg = 0;
-    fy_segment *segs = NULL;
-    int *order = NULL;
-    int32_t *outbuf = NULL;
-    fy_sentence *sent = calloc(n ? n : 1, sizeof *sent);
-    if (!sent) return fy_err(err, FY_ENOMEM, "out of memory");
-    if ((rc = make_segments(t, src, n, sent, &segs, &nseg, err)) < 0) goto done;
-    size_t total = 0;
-    for (int k = 0; k < nseg; k++) total += (size_t)segs[k].cap;
-    outbuf = malloc((total ? total : 1) * sizeof *outbuf);
-    order = malloc((nseg ? (size_t)nseg : 1) * sizeof *order);
-    if (!outbuf || !order) {
-        rc = fy_err(err, FY_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (int k = 0, at = 0; k < nseg; at += segs[k].cap, k++) segs[k].out = outbuf + at;
-    if ((rc = decode_all(t, w, sent, segs, nseg, order, err)) < 0) goto done;
-    if ((rc = assemble(t, segs, nseg, n, out, err)) < 0) goto done;
-    for (size_t i = 0; info && i < n; i++)
-        info[i] = (fy_translate_info){.min_gap = sent[i].gap,
-                                      .src_tokens = sent[i].npieces ? sent[i].npieces + 1 : 0};
-    for (int k = 0; info && k < nseg; k++) {
-        info[segs[k].sent].segments++;
-        info[segs[k].sent].out_tokens += segs[k].nout;
-    }
-done:
-    if (rc < 0)
-        for (size_t i = 0; i < n; i++) {
-            free(out[i]);
-            out[i] = NULL;
-        }
-    for (size_t i = 0; i < n; i++) free(sent[i].ids);
-    free(sent);
-    free(segs);
-    free(order);
-    free(outbuf);
-    return rc;
+    return fy_translate_beam(t, w, src, n, 1, out, NULL, info, err);
 }
 
 int fy_translate_batch(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
@@ -776,6 +762,23 @@ static int engine_translate(void *ctx, void *worker, const char *const *src, siz
         return fy_translate_batch_ex(ctx, worker, src, n, out, NULL, err);
     int rc = fy_translate_batch_ex(ctx, worker, src, n, out, info, err);
     for (size_t i = 0; rc >= 0 && i < n; i++) gap[i] = info[i].min_gap;
+    return rc;
+}
+
+static int engine_translate_beam(void *ctx, void *worker, const char *const *src, size_t n,
+                                 int beam, char **out, char ***alts, float *gap, fy_error *err)
+{
+    fy_nbest *nb = calloc(n ? n : 1, sizeof *nb);
+    fy_translate_info *info = calloc(n ? n : 1, sizeof *info);
+    int rc = nb && info ? fy_translate_beam(ctx, worker, src, n, beam, out, nb, info, err)
+                        : fy_err(err, FY_ENOMEM, "out of memory");
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
+        if (gap) gap[i] = info[i].min_gap;
+        rc = fy_tr_alternatives(&nb[i], out[i], &alts[i], err);
+    }
+    for (size_t i = 0; nb && i < n; i++) fy_nbest_clear(&nb[i]);
+    free(nb);
+    free(info);
     return rc;
 }
 
@@ -798,6 +801,7 @@ void fy_translator_engine(const fy_translator *t, const char *name, fy_engine *e
 {
     *e = (fy_engine){
         .translate = engine_translate,
+        .translate_beam = engine_translate_beam,
         .worker_new = engine_worker_new,
         .worker_free = engine_worker_free,
         .count_tokens = engine_count,

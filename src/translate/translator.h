@@ -8,13 +8,17 @@
  * arena, sized when the worker is created and reused for every batch).
  *
  * Each sentence is translated exactly as the reference engine
- * (bergamot-translator 0.4.9 / Marian, beam 1) translates it when given on
- * its own: SentencePiece pieces + EOS, split into segments of at most 128
+ * (bergamot-translator 0.4.9 / Marian) translates it when given on its
+ * own: SentencePiece pieces + EOS, split into segments of at most 128
  * tokens (127 pieces + EOS, the reference's max-length-break) whose
- * translations are concatenated; greedy decoding that never emits <unk>;
- * at most ceil(max_length_factor × W) output tokens per segment, W being the
- * widest segment of the sentence (EOS included). A sentence's translation
- * never depends on the other sentences of the batch or on the CPU.
+ * translations are concatenated; decoding that never emits <unk>; at most
+ * ceil(max_length_factor × W) output tokens per segment, W being the widest
+ * segment of the sentence (EOS included). Beam 1 is greedy decoding; a
+ * larger beam is Marian's beam search with the reference's settings
+ * (skip-cost: a hypothesis's path score is the sum of its tokens' logits,
+ * EOS's included; normalize 1.0, word-penalty 0 by default), see
+ * fy_translate_beam. A sentence's translation never depends on the other
+ * sentences of the batch or on the CPU.
  */
 #ifndef FY_TRANSLATE_TRANSLATOR_H
 #define FY_TRANSLATE_TRANSLATOR_H
@@ -27,6 +31,9 @@
 /* Source tokens per segment, EOS included (the reference's max-length-break). */
 #define FY_SEGMENT_TOKENS 128
 
+/* The largest beam a translator may be opened for. */
+#define FY_BEAM_MAX 16
+
 typedef struct fy_translator fy_translator; /* model + vocabs + shortlist + prepared weights */
 typedef struct fy_worker fy_worker;         /* per-thread scratch (arena) */
 
@@ -35,9 +42,15 @@ typedef struct fy_translator_options {
     int use_shortlist;       /* default 1: use lex.*.s2t.bin when the model has one */
     int max_batch_tokens;    /* scratch sizing: source tokens decoded together (>= 128) */
     int max_batch_sentences; /* scratch sizing: segments decoded together (>= 1) */
+    int max_beam;            /* the largest beam a call may ask, 1 .. FY_BEAM_MAX; scratch
+                                sizing: a worker holds max(max_batch_sentences, max_beam)
+                                rows (hypotheses) */
+    float length_norm;       /* beam search: a finished hypothesis of L steps scores */
+    float word_penalty;      /* (path - word_penalty·L) / L^length_norm (Marian's
+                                normalize and word-penalty; 1.0 and 0) */
 } fy_translator_options;
 
-/* Fills *o with the defaults (2.0, 1, 2048, 32). */
+/* Fills *o with the defaults (2.0, 1, 2048, 32, 8, 1.0, 0). */
 void fy_translator_options_default(fy_translator_options *o);
 
 /* Opens the model in model_dir with fy_bundle_open (files, architecture and
@@ -86,6 +99,48 @@ typedef struct fy_translate_info {
 /* As fy_translate_batch; info (may be NULL) receives n entries. */
 int fy_translate_batch_ex(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
                           char **out, fy_translate_info *info, fy_error *err);
+
+/* One translation in a sentence's n-best list. */
+typedef struct fy_hypothesis {
+    char *text;  /* malloc'd, NUL-terminated; U+0000 left out, as in fy_translate_batch */
+    float score; /* its normalised path score (see fy_translate_beam); higher is better */
+    int tokens;  /* target tokens, EOS excluded */
+} fy_hypothesis;
+
+/* A sentence's n-best list: n hypotheses, best (highest score) first. */
+typedef struct fy_nbest {
+    fy_hypothesis *hyp;
+    int n;
+} fy_nbest;
+
+/* Frees the list's texts and array and empties it; NULL harmless. */
+void fy_nbest_clear(fy_nbest *nb);
+
+/* As fy_translate_batch_ex with beam search of beam hypotheses per
+ * sentence (1 .. t's max_beam; 1 is exactly fy_translate_batch_ex's greedy
+ * decoding), as Marian's BeamSearch does it with the reference's settings:
+ * every step extends each live hypothesis of a segment by every allowed
+ * token (its shortlist, never <unk>) with path score + that token's logit,
+ * and keeps the best `width` of them (ties: the lower hypothesis, then the
+ * lower token id); width starts at beam and drops by one for each
+ * hypothesis that ends on EOS, which leaves the beam finished; at the
+ * length limit every live hypothesis finishes too. A finished hypothesis of
+ * L steps (EOS included) scores (path - word_penalty·L) / L^length_norm;
+ * the best score is the translation (ties: the one that finished first).
+ * out[i] receives it. nbest (may be NULL) receives n lists: every finished
+ * hypothesis of the sentence (beam of them, fewer only when the shortlist
+ * had fewer tokens), best first, texts not deduplicated; a sentence of
+ * several segments lists, as hypothesis j, its segments' j-th hypotheses
+ * joined (a segment's last where it has fewer), scored by their mean. An
+ * empty sentence lists one empty hypothesis. info->min_gap is, for beam >
+ * 1, the smallest margin a decision of the search had: between the last
+ * hypothesis kept and the best one dropped at a step, and between the two
+ * best finished ones. Returns 0, or a negative code with every out[i] NULL
+ * and every list empty (FY_EINVAL for a beam outside 1 .. max_beam, or a
+ * NULL sentence; FY_ENOMEM). */
+int fy_translate_beam(const fy_translator *t, fy_worker *w, const char *const *src, size_t n,
+                      int beam, char **out, fy_nbest *nbest, fy_translate_info *info,
+                      fy_error *err);
 
 /* Source token count of text (SentencePiece pieces + EOS), for batching
  * and length limits; a negative code if text cannot be encoded. */

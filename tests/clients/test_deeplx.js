@@ -120,7 +120,7 @@ async function errors(s) {
 // POST /translate is told apart by its fields: the other dialects stay theirs.
 async function disambiguation(s) {
   let r = await post(`${s.url}/translate`, { text: ZH, target: 'en' });
-  T.eq([r.status, Object.keys(r.body).sort()], [200, ['source', 'target', 'translation']],
+  T.eq([r.status, Object.keys(r.body).sort()], [200, ['alternatives', 'source', 'target', 'translation']],
     'native body on /translate: native answer');
   r = await post(`${s.url}/translate`, { q: ZH, source: 'zh', target: 'en' });
   T.eq([r.status, Object.keys(r.body)], [200, ['translatedText']],

@@ -15,7 +15,7 @@
 //   vocabulary files are read here and handed over as ArrayBuffers.
 //
 // Settings (the worker adds its own: see loadTranslationModel in
-// translator-worker.js): beam-size 1, normalize 1.0, word-penalty 0,
+// translator-worker.js): beam-size 1 (or opts.beam), normalize 1.0, word-penalty 0,
 // skip-cost true, cpu-threads 0, gemm-precision from the model's tensor types;
 // the worker then forces max-length-factor 2.0, max-length-break 128,
 // mini-batch-words 1024, workspace 128, alignment soft. Per text we pass
@@ -198,14 +198,19 @@ class Reference {
 
     // Loads the model in dir. opts.shortlist (default true) uses lex.*.s2t.bin
     // when present; opts.precision overrides the gemm-precision chosen from the
-    // model's tensor types. Returns {files, precision, config}.
+    // model's tensor types; opts.beam (default 1) is the beam-size (the
+    // reference then returns the best of its n-best list). Returns {files,
+    // precision, config}.
     async loadModel(dir, opts = {}) {
         const files = discoverModel(dir);
         const model = fs.readFileSync(files.model);
         const precision = opts.precision || choosePrecision(readTensorTypes(model, files.model));
         const useShortlist = opts.shortlist !== false && files.shortlist !== null;
+        const beam = opts.beam || 1;
+        if (!Number.isInteger(beam) || beam < 1)
+            throw new Error(`beam-size ${beam}: expected a positive whole number`);
         const config = {
-            'beam-size': '1',
+            'beam-size': String(beam),
             'normalize': '1.0',
             'word-penalty': '0',
             'skip-cost': 'true',

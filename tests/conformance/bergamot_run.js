@@ -2,13 +2,15 @@
 // bergamot_run.js - command-line front end of the reference engine
 // (@browsermt/bergamot-translator 0.4.9, WASM, see bergamot.js).
 //
-//   node bergamot_run.js --model DIR [--no-shortlist] [--precision P] < lines > outputs
+//   node bergamot_run.js --model DIR [--no-shortlist] [--precision P] [--beam N] < lines > outputs
 //       One output line per input line, each input line translated in its own
 //       call (the reference's maximum output length follows the widest
 //       sentence of a batch, so one sentence per call is what a one-sentence
 //       engine must match). Empty input lines give empty output lines without
 //       a call. Output is escaped so that it stays one line: backslash,
-//       newline and carriage return become \\, \n and \r.
+//       newline and carriage return become \\, \n and \r. --beam N runs the
+//       reference with beam-size N (default 1), which returns the best
+//       hypothesis of its n-best list.
 //   node bergamot_run.js --model DIR --bench [--json] [--limit N] < lines
 //       Timings: model load (load + first translation), one sentence per call,
 //       all lines in one batched call; peak RSS of this process.
@@ -18,10 +20,11 @@ const fs = require('node:fs');
 const {Reference} = require('./bergamot.js');
 
 const USAGE = 'usage: node bergamot_run.js --model DIR [--no-shortlist] [--precision float32|int8shiftAll|int8shiftAlphaAll]\n' +
-              '                             [--bench [--json] [--limit N]] [--work-dir DIR] < lines\n';
+              '                             [--beam N] [--bench [--json] [--limit N]] [--work-dir DIR] < lines\n';
 
 function parseArgs(argv) {
-    const o = {model: null, shortlist: true, precision: null, bench: false, json: false, limit: 0, workDir: null};
+    const o = {model: null, shortlist: true, precision: null, beam: 1, bench: false, json: false, limit: 0,
+               workDir: null};
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const value = () => {
@@ -35,7 +38,12 @@ function parseArgs(argv) {
             o.shortlist = false;
         else if (a === '--precision')
             o.precision = value();
-        else if (a === '--bench')
+        else if (a === '--beam') {
+            const v = value();
+            if (!/^[1-9][0-9]*$/.test(v))
+                throw new Error(`--beam: expected a positive whole number, got ${JSON.stringify(v)}`);
+            o.beam = parseInt(v, 10);
+        } else if (a === '--bench')
             o.bench = true;
         else if (a === '--json')
             o.json = true;
@@ -92,7 +100,7 @@ async function translateLines(ref, lines, out) {
 async function bench(ref, o, lines) {
     const sents = lines.filter(l => l.trim() !== '');
     const t0 = process.hrtime.bigint();
-    const info = await ref.loadModel(o.model, {shortlist: o.shortlist, precision: o.precision});
+    const info = await ref.loadModel(o.model, {shortlist: o.shortlist, precision: o.precision, beam: o.beam});
     const t1 = process.hrtime.bigint();
     await ref.translate(['你好。']);  // the engine builds its graph on first use
     const t2 = process.hrtime.bigint();
@@ -117,6 +125,7 @@ async function bench(ref, o, lines) {
         engine: 'bergamot-translator 0.4.9 (WASM, Node ' + process.version + ', 1 thread)',
         model: info.files.model,
         precision: info.precision,
+        beam: o.beam,
         shortlist: info.shortlist,
         sentences: sents.length,
         load_s: sec(t0, t2),
@@ -155,7 +164,7 @@ async function main() {
                     process.stdout.write(`${k}: ${typeof v === 'number' ? +v.toFixed(3) : v}\n`);
             }
         } else {
-            await ref.loadModel(o.model, {shortlist: o.shortlist, precision: o.precision});
+            await ref.loadModel(o.model, {shortlist: o.shortlist, precision: o.precision, beam: o.beam});
             const out = [];
             await translateLines(ref, lines, out);
             if (out.length)

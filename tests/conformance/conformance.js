@@ -6,7 +6,7 @@
 //   node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]
 //                       [--subset N] [--reference-only] [--cache-dir DIR]
 //                       [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...
-//                       [--source LANG]
+//                       [--source LANG] [--beam N]
 //
 // Input: --lines lines (default 520) in the model's source language (--source,
 // else the first language of the model file's infix: model.zhen.* -> zh,
@@ -23,8 +23,15 @@
 //
 // Reference outputs are cached in --cache-dir (default
 // $FANYI_BUILD_DIR/conformance-cache) under a key hashing the model, shortlist
-// and vocabulary bytes, the precision, the input lines and the harness
-// version, so reruns only pay for our engine; a clean build dir computes them.
+// and vocabulary bytes, the precision, the input lines, the beam (when above 1)
+// and the harness version, so reruns only pay for our engine; a clean build
+// dir computes them.
+//
+// --beam N (default 1) compares beam search: the reference runs with
+// beam-size N (and returns the best of its n-best list), fanyi with --beam N;
+// the variant's cache file, report and worker directory are then named
+// VARIANT-beamN. The pass rule is the same; the gap fanyi prints for a beam
+// is the closest call of its search (translator.h, fy_translate_beam).
 //
 // --subset N (or the environment variable FANYI_CONFORMANCE_LINES=N, which
 // the portable-kernel stage of scripts/test.sh sets because the reference C
@@ -52,7 +59,7 @@ const MAX_SOURCE_PIECES = 127;
 const USAGE = 'usage: node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]\n' +
               '                           [--subset N] [--reference-only] [--cache-dir DIR]\n' +
               '                           [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...\n' +
-              '                           [--source LANG]\n';
+              '                           [--source LANG] [--beam N]\n';
 
 function positiveInt(text, what) {
     if (!/^[1-9][0-9]*$/.test(text))
@@ -76,6 +83,7 @@ function parseArgs(argv) {
         reportDir: null,
         fanyiArgs: [],
         source: null,
+        beam: 1,
     };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
@@ -106,6 +114,8 @@ function parseArgs(argv) {
             o.fanyiArgs.push(value());
         else if (a === '--source')
             o.source = value();
+        else if (a === '--beam')
+            o.beam = positiveInt(value(), '--beam');
         else if (a === '--help' || a === '-h') {
             process.stdout.write(USAGE);
             process.exit(0);
@@ -116,12 +126,14 @@ function parseArgs(argv) {
         throw new Error('--model DIR is required');
     if (!o.variant)
         o.variant = path.basename(path.resolve(o.model));
+    // What this run's files are named after: a beam compares other outputs.
+    o.label = o.beam > 1 ? `${o.variant}-beam${o.beam}` : o.variant;
     const buildDir = env.FANYI_BUILD_DIR || process.cwd();
     o.cacheDir = o.cacheDir || path.join(buildDir, 'conformance-cache');
     o.reportDir = o.reportDir || path.join(buildDir, 'conformance-report');
     // The worker copy lives in the build dir, one per variant (tests run in
     // parallel), so a test killed on timeout leaves nothing in /tmp.
-    o.workDir = path.join(buildDir, 'conformance-worker', o.variant);
+    o.workDir = path.join(buildDir, 'conformance-worker', o.label);
     if (!o.referenceOnly && !o.fanyi)
         throw new Error('FANYI_BIN (or --fanyi) must name the fanyi binary');
     return o;
@@ -256,7 +268,7 @@ function sha256File(file) {
 }
 
 function cacheFileFor(o, files, precision, lines) {
-    const key = crypto.createHash('sha256').update(JSON.stringify({
+    const what = {
         harness: HARNESS_VERSION,
         package: '@browsermt/bergamot-translator@0.4.9',
         model: sha256File(files.model),
@@ -264,8 +276,11 @@ function cacheFileFor(o, files, precision, lines) {
         vocabs: files.vocabs.map(sha256File),
         precision,
         lines,
-    })).digest('hex');
-    return {key, file: path.join(o.cacheDir, `${o.variant}-${key.slice(0, 32)}.json`)};
+    };
+    if (o.beam > 1)  // beam 1 keeps the key it always had
+        what.beam = o.beam;
+    const key = crypto.createHash('sha256').update(JSON.stringify(what)).digest('hex');
+    return {key, file: path.join(o.cacheDir, `${o.label}-${key.slice(0, 32)}.json`)};
 }
 
 function readCache(entry, n) {
@@ -298,7 +313,7 @@ async function referenceOutputs(o, files, precision, allLines, picked) {
     const ref = await Reference.open({workDir: o.workDir});
     const outputs = [];
     try {
-        await ref.loadModel(path.resolve(o.model), {precision});
+        await ref.loadModel(path.resolve(o.model), {precision, beam: o.beam});
         for (const line of lines)
             outputs.push((await ref.translate([line]))[0]);
     } finally {
@@ -344,6 +359,8 @@ function parseGapOutput(text, n) {
 
 function runOurs(o, lines) {
     const args = ['translate', '--model', path.resolve(o.model), '--raw', '--min-gap', ...o.fanyiArgs];
+    if (o.beam > 1)
+        args.push('--beam', String(o.beam));
     const t0 = process.hrtime.bigint();
     const r = spawnSync(o.fanyi, args, {input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28});
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -357,8 +374,8 @@ function runOurs(o, lines) {
 // Line numbers are those of the full corpus (picked[i] is line i's index).
 function writeReport(o, lines, picked, ref, recs, mismatches) {
     fs.mkdirSync(o.reportDir, {recursive: true});
-    const file = path.join(o.reportDir, `${o.variant}.txt`);
-    const out = [`# ${o.variant}: ${lines.length} lines, ${mismatches.length} mismatches`];
+    const file = path.join(o.reportDir, `${o.label}.txt`);
+    const out = [`# ${o.label}: ${lines.length} lines, ${mismatches.length} mismatches`];
     for (const i of mismatches) {
         out.push(`line ${picked[i] + 1} gap ${recs[i].gap}`, `  source:    ${JSON.stringify(lines[i])}`,
                  `  reference: ${JSON.stringify(ref[i])}`, `  fanyi:     ${JSON.stringify(recs[i].text)}`);
@@ -379,20 +396,20 @@ async function main() {
     const precision = choosePrecision(readTensorTypes(fs.readFileSync(files.model), files.model));
     const lang = o.source || sourceLanguage(files);
     const corpus = buildCorpus(o, files.vocabs[0], lang);
-    console.log(`${o.variant}: ${corpus.lines.length} ${lang} lines (${corpus.own} own, ${corpus.wmt} WMT), ` +
+    console.log(`${o.label}: ${corpus.lines.length} ${lang} lines (${corpus.own} own, ${corpus.wmt} WMT), ` +
                 `precision ${precision}, shortlist ${files.shortlist ? 'yes' : 'no'}, ` +
                 `vocab ${files.vocabs.length === 1 ? 'shared' : 'separate'}`);
     if (corpus.lines.length < MIN_LINES) {
-        console.log(`FAIL ${o.variant}: only ${corpus.lines.length} usable lines, need ${MIN_LINES}`);
+        console.log(`FAIL ${o.label}: only ${corpus.lines.length} usable lines, need ${MIN_LINES}`);
         return 1;
     }
     const picked = subsetIndices(corpus.lines.length, o.subset);
     const lines = picked.map(i => corpus.lines[i]);
     if (lines.length < corpus.lines.length)
-        console.log(`${o.variant}: comparing a subset of ${lines.length} of the ${corpus.lines.length} lines ` +
+        console.log(`${o.label}: comparing a subset of ${lines.length} of the ${corpus.lines.length} lines ` +
                     '(--subset / FANYI_CONFORMANCE_LINES)');
     const ref = await referenceOutputs(o, files, precision, corpus.lines, picked);
-    console.log(`${o.variant}: reference ${ref.cached ? 'from cache' : 'computed'} ` +
+    console.log(`${o.label}: reference ${ref.cached ? 'from cache' : 'computed'} ` +
                 `(${ref.seconds.toFixed(1)} s wall, ${ref.cpuSeconds === undefined ? '-' : ref.cpuSeconds.toFixed(1)} s CPU, ` +
                 `${(ref.lines / ref.seconds).toFixed(2)} lines/s one per call, ${ref.lines} lines)`);
     if (o.referenceOnly)
@@ -412,8 +429,8 @@ async function main() {
     const identical = lines.length - mismatches.length;
     const unexplained = mismatches.filter(i => !(ours.recs[i].gap < MAX_GAP));
     const report = writeReport(o, lines, picked, ref.outputs, ours.recs, mismatches);
-    console.log(`${o.variant}: fanyi ${ours.seconds.toFixed(1)} s (${(lines.length / ours.seconds).toFixed(1)} lines/s)`);
-    console.log(`${o.variant}: lines ${lines.length}, identical ${identical} ` +
+    console.log(`${o.label}: fanyi ${ours.seconds.toFixed(1)} s (${(lines.length / ours.seconds).toFixed(1)} lines/s)`);
+    console.log(`${o.label}: lines ${lines.length}, identical ${identical} ` +
                 `(${(100 * identical / lines.length).toFixed(2)}%), mismatches ${mismatches.length}, ` +
                 `max gap among mismatches ${mismatches.length ? maxGap.toExponential(3) : '-'}, ` +
                 `mismatches with gap >= ${MAX_GAP}: ${unexplained.length}` +
@@ -426,7 +443,7 @@ async function main() {
     if (mismatches.length)
         console.log(`  all mismatches: ${report}`);
     const pass = passes(mismatches.length, unexplained.length, corpus.lines.length);
-    console.log(`${pass ? 'PASS' : 'FAIL'} ${o.variant}`);
+    console.log(`${pass ? 'PASS' : 'FAIL'} ${o.label}`);
     return pass ? 0 : 1;
 }
 

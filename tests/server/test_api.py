@@ -63,7 +63,8 @@ def endpoints(s):
                  ("/translate_a/single", "post"), ("/v2/glossaries", "get"),
                  ("/v2/glossary-language-pairs", "get"), ("/v2/document", "post"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
-                 ("/openapi.json", "get")]:
+                 ("/openapi.json", "get"), ("/translate_file", "post"),
+                 ("/download_file/{file}", "get"), ("/translate/document", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
 
@@ -88,7 +89,8 @@ def endpoints(s):
                                 "/v1/translate", "/language/translate/v2/detect",
                                 "/translate_a/single",
                                 "/language/translate/v2", "/language/translate/v2/languages",
-                                "/imme",
+                                "/imme", "/translate_file", "/download_file/{file}",
+                                "/translate/document",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
@@ -106,18 +108,20 @@ def endpoints(s):
     want = s.translate(TEXT)
     T.ok(is_str(want) and want, "native translation is a non-empty string")
     st, h, b = s.post("/translate", {"text": TEXT, "source": "zh", "target": "en"})
-    T.eq((st, b), (200, {"translation": want, "source": "zh", "target": "en"}),
-         "native, explicit languages")
+    T.eq((st, b), (200, {"translation": want, "alternatives": [], "source": "zh", "target": "en"}),
+         "native, explicit languages (beam 1: no alternatives)")
     st, _, b = s.post("/translate", {"text": [ZH[0], ZH[1], "hello"]})
     T.eq(st, 200, "native array status")
-    shape(b, ["translation", "source", "target"], "native array")
+    shape(b, ["translation", "alternatives", "source", "target"], "native array")
+    T.eq(b["alternatives"], [[], [], []], "native array: alternatives per text")
     T.eq((b["source"], b["target"]), (["zh", "zh", "en"], ["en", "en", "en"]),
          "native array: each text's languages")
     T.ok(isinstance(b["translation"], list) and len(b["translation"]) == 3, "array in order")
     T.eq(b["translation"][0], s.translate(ZH[0]), "array item 0 = single")
     T.eq(b["translation"][2], "hello", "English text passes through")
     st, _, b = s.post("/translate", {"text": []})
-    T.eq((st, b), (200, {"translation": [], "source": [], "target": []}), "empty array")
+    T.eq((st, b), (200, {"translation": [], "alternatives": [], "source": [], "target": []}),
+         "empty array")
     st, _, b = s.post("/translate", {"text": "<p>" + ZH[0] + "</p>", "html": True})
     T.ok(st == 200 and b["translation"].startswith("<p>") and b["translation"].endswith("</p>"),
          f"html keeps tags: {b}")

@@ -422,7 +422,8 @@ def pipelining(s):
             body = json.dumps({"text": text}, ensure_ascii=False).encode()
             reqs += (b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-            want.append((200, {"translation": REF[text], "source": "zh", "target": "en"}))
+            want.append((200, {"translation": REF[text], "alternatives": [], "source": "zh",
+                               "target": "en"}))
     reqs += b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
     got = parse_responses(raw(s, reqs, timeout=600))
     T.eq(len(got), 7, "pipelining: 7 answers on one connection")

@@ -1,8 +1,8 @@
 /* test_scheduler.c - the scheduler with injected fake engines: order,
  * batching across concurrent jobs, queue limit, deadlines, cancellation,
  * failures, the cache, shutdown, several engines in one pool, pivot routes,
- * forgetting an engine and a stream's urgent waves. Also run under TSan
- * (-DFANYI_TSAN=ON). */
+ * forgetting an engine, a stream's urgent waves, and beams (batches of one beam, alternatives,
+ * their cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "translate/alts.h"
 #include "translate/scheduler.h"
 #include "util/clock.h"
 
@@ -32,10 +33,12 @@ typedef struct fake {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int gate_closed;
+    char gate_only; /* when set, the gate holds only batches whose first sentence starts so */
     int delay_us;
     char open, close; /* brackets it puts around a sentence: "[...]" */
     atomic_int calls, workers, freed, max_batch, mixed, entered;
-    char log[512]; /* batches as "a,b|c|", each sorted (under lock) */
+    char log[512];                     /* batches as "a,b|c|", each sorted (under lock) */
+    atomic_int beam_calls, wrong_beam; /* translate_beam calls; batches of mixed beams */
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
@@ -86,7 +89,8 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
     atomic_fetch_add(&f->entered, 1);
     fake_log(f, src, n);
     pthread_mutex_lock(&f->lock);
-    while (f->gate_closed) pthread_cond_wait(&f->cond, &f->lock);
+    while (f->gate_closed && (!f->gate_only || (n && src[0][0] == f->gate_only)))
+        pthread_cond_wait(&f->cond, &f->lock);
     pthread_mutex_unlock(&f->lock);
     atomic_fetch_add(&f->calls, 1);
     int m = atomic_load(&f->max_batch);
@@ -106,6 +110,38 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
     return 0;
 }
 
+/* Sentences starting with 'g' are sent greedy; the rest with beam 4 (see
+ * test_beams). */
+static int fake_greedy(void *ctx, void *worker, const char *const *src, size_t n, char **out,
+                       float *gap, fy_error *err)
+{
+    fake *f = ctx;
+    for (size_t i = 0; i < n; i++)
+        if (src[i][0] != 'g') atomic_fetch_add(&f->wrong_beam, 1);
+    return fake_translate(ctx, worker, src, n, out, gap, err);
+}
+
+/* "[src]" + "/4", and two alternatives that need the cache's escaping. */
+static int fake_beam(void *ctx, void *worker, const char *const *src, size_t n, int beam,
+                     char **out, char ***alts, float *gap, fy_error *err)
+{
+    fake *f = ctx;
+    atomic_fetch_add(&f->beam_calls, 1);
+    for (size_t i = 0; i < n; i++)
+        if (beam != 4 || src[i][0] == 'g') atomic_fetch_add(&f->wrong_beam, 1);
+    int rc = fake_translate(ctx, worker, src, n, out, gap, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t len = strlen(out[i]);
+        out[i] = realloc(out[i], len + 3);
+        memcpy(out[i] + len, "/4", 3);
+        alts[i] = calloc(3, sizeof *alts[i]);
+        alts[i][0] = strdup("one\\n");
+        alts[i][1] = malloc(len + 8);
+        snprintf(alts[i][1], len + 8, "2\n%s\\", src[i]);
+    }
+    return rc;
+}
+
 static void fake_init_as(fake *f, const char *name, char open, char close)
 {
     memset(f, 0, sizeof *f);
@@ -113,7 +149,7 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     pthread_cond_init(&f->cond, NULL);
     f->open = open;
     f->close = close;
-    f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name};
+    f->engine = (fy_engine){fake_translate, fake_worker_new, fake_worker_free, NULL, f, name, NULL};
     f->route = (fy_route){{&f->engine}, 1, NULL};
 }
 
@@ -133,11 +169,14 @@ static void fake_gate(fake *f, int closed)
 /* The fake engine whose route submit() uses. */
 static fake *current;
 
-static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *cache)
+static fy_scheduler *open_sched_ex(fake *f, int threads, int express, int max_batch, size_t queue,
+                                   fy_cache *cache)
 {
     fy_scheduler_options o;
     fy_scheduler_options_default(&o);
     o.threads = threads;
+    o.express = express;
+    if (max_batch) o.max_batch_sentences = max_batch;
     o.queue_max = queue;
     o.window_us = 5000;
     o.cache = cache;
@@ -146,6 +185,11 @@ static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *ca
     fy_scheduler *s = fy_scheduler_open(&o, &err);
     if (!s) fprintf(stderr, "open: %s\n", err.msg);
     return s;
+}
+
+static fy_scheduler *open_sched(fake *f, int threads, size_t queue, fy_cache *cache)
+{
+    return open_sched_ex(f, threads, 0, 0, queue, cache);
 }
 
 /* ---- a waiter: collects callbacks ---- */
@@ -195,19 +239,34 @@ static int waiter_wait(waiter *w)
     return st;
 }
 
-static fy_job *submit_waves(fy_scheduler *s, const fy_route *route, const char *const *src,
-                            const int *waves, size_t n, int64_t deadline, waiter *w, fy_error *err)
+/* n sentences of one job, each with its wave (waves NULL: all 0) and beam. */
+static fy_job *submit_in(fy_scheduler *s, const fy_route *route, const char *const *src,
+                         const int *waves, size_t n, int beam, int64_t deadline, waiter *w,
+                         fy_error *err)
 {
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
-    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, route, waves ? waves[i] : 0};
+    for (size_t i = 0; i < n; i++)
+        in[i] = (fy_sentence_in){src[i], 0, route, beam, waves ? waves[i] : 0};
     return fy_scheduler_submit(s, in, n, deadline, &cb, err);
+}
+
+static fy_job *submit_waves(fy_scheduler *s, const fy_route *route, const char *const *src,
+                            const int *waves, size_t n, int64_t deadline, waiter *w, fy_error *err)
+{
+    return submit_in(s, route, src, waves, n, 1, deadline, w, err);
+}
+
+static fy_job *submit_beam(fy_scheduler *s, const fy_route *route, const char *const *src, size_t n,
+                           int beam, int64_t deadline, waiter *w, fy_error *err)
+{
+    return submit_in(s, route, src, NULL, n, beam, deadline, w, err);
 }
 
 static fy_job *submit_via(fy_scheduler *s, const fy_route *route, const char *const *src, size_t n,
                           int64_t deadline, waiter *w, fy_error *err)
 {
-    return submit_waves(s, route, src, NULL, n, deadline, w, err);
+    return submit_in(s, route, src, NULL, n, 1, deadline, w, err);
 }
 
 /* Waits (5 s at most) until the engine has been called n times. */
@@ -426,7 +485,7 @@ static void test_cache(void)
 {
     fake f;
     fake_init(&f);
-    fy_cache *cache = fy_cache_new(1 << 20, NULL);
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
     fy_scheduler *s = open_sched(&f, 2, 100, cache);
     const char *a[] = {"缓存", "一下"};
     waiter wa, wb;
@@ -444,7 +503,7 @@ static void test_cache(void)
     fy_scheduler_get_stats(s, &st);
     CHECK(st.cache_sentences == 2);
     fy_cache_stats cs;
-    fy_cache_get_stats(cache, &cs);
+    fy_cache_tier_stats(cache, &cs, 1);
     CHECK(cs.hits == 2 && cs.misses == 2);
     fy_job_release(ja);
     fy_job_release(jb);
@@ -521,7 +580,7 @@ static void test_pivot(void)
     fake a, b;
     fake_init_as(&a, "a", '[', ']');
     fake_init_as(&b, "b", '<', '>');
-    fy_cache *cache = fy_cache_new(1 << 20, NULL);
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
     fy_scheduler *s = open_sched(&a, 2, 100, cache);
     fy_route both = {{&a.engine, &b.engine}, 2, NULL};
     const char *src[] = {"x", "", "yy"};
@@ -549,8 +608,131 @@ static void test_pivot(void)
     j = submit_via(s, &shout, z, 1, 0, &w3, NULL);
     CHECK(waiter_wait(&w3) == 0 && !strcmp(fy_job_result(j, 0), "<[z][z]>"));
     fy_job_release(j);
+    /* Both legs from the cache: the first leg's cached answer goes through
+     * `between` too, so the result is the one the engines gave. */
+    calls = atomic_load(&a.calls) + atomic_load(&b.calls);
+    waiter w4;
+    waiter_init(&w4);
+    j = submit_via(s, &shout, z, 1, 0, &w4, NULL);
+    CHECK(w4.done == 1 && !strcmp(fy_job_result(j, 0), "<[z][z]>"));
+    CHECK(atomic_load(&a.calls) + atomic_load(&b.calls) == calls);
+    fy_job_release(j);
     fy_scheduler_free(s);
     fy_cache_free(cache);
+}
+
+/* ---- a recording cache tier: what the scheduler asks and stores ---- */
+
+typedef struct rec_cache {
+    fy_cache base;
+    pthread_mutex_t lock;
+    int gets, puts, keys_got, keys_put, stored_fail;
+    int64_t last_deadline;
+    char hit_text[32], hit_value[32]; /* the one key it knows */
+} rec_cache;
+
+static int rec_get(fy_cache *c, const fy_cache_key *keys, size_t n, char **values, int64_t dl)
+{
+    rec_cache *r = (rec_cache *)c;
+    pthread_mutex_lock(&r->lock);
+    r->gets++;
+    r->keys_got += (int)n;
+    r->last_deadline = dl;
+    int hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->hit_text[0] && !strcmp(keys[i].text, r->hit_text))
+            values[i] = strdup(r->hit_value), hits++;
+    pthread_mutex_unlock(&r->lock);
+    return hits;
+}
+
+static void rec_put(fy_cache *c, const fy_cache_key *keys, const char *const *values, size_t n)
+{
+    rec_cache *r = (rec_cache *)c;
+    pthread_mutex_lock(&r->lock);
+    r->puts++;
+    r->keys_put += (int)n;
+    for (size_t i = 0; i < n; i++) r->stored_fail += strstr(keys[i].text, "FAIL") || !values[i];
+    pthread_mutex_unlock(&r->lock);
+}
+
+static size_t rec_stats(fy_cache *c, fy_cache_stats *out, size_t cap)
+{
+    (void)c, (void)out, (void)cap;
+    return 1;
+}
+
+static void rec_free(fy_cache *c)
+{
+    (void)c;
+}
+
+static const fy_cache_ops rec_ops = {rec_get, rec_put, rec_stats, rec_free};
+
+static void rec_init(rec_cache *r)
+{
+    memset(r, 0, sizeof *r);
+    r->base.ops = &rec_ops;
+    pthread_mutex_init(&r->lock, NULL);
+}
+
+/* One lookup per job, one store per batch, the job's deadline passed on,
+ * and a failed sentence never stored. */
+static void test_cache_calls(void)
+{
+    fake f;
+    fake_init(&f);
+    rec_cache rc;
+    rec_init(&rc);
+    fy_scheduler *s = open_sched(&f, 1, 100, &rc.base);
+    const char *src[] = {"一", "二", "", "三", "四"};
+    waiter w;
+    waiter_init(&w);
+    int64_t deadline = fy_now_ms() + 60000;
+    fy_job *j = submit(s, src, 5, deadline, &w, NULL);
+    CHECK(waiter_wait(&w) == 0);
+    CHECK(rc.gets == 1 && rc.keys_got == 4 && rc.last_deadline == deadline); /* "" is not asked */
+    CHECK(rc.puts == 1 && rc.keys_put == 4 && atomic_load(&f.calls) == 1);
+    fy_job_release(j);
+    /* A batch with a sentence the engine fails: retried one by one, and
+     * only the translated ones are stored. */
+    const char *bad[] = {"好", "FAIL", "坏"};
+    waiter w2;
+    waiter_init(&w2);
+    j = submit(s, bad, 3, 0, &w2, NULL);
+    CHECK(waiter_wait(&w2) == FY_EINVAL);
+    CHECK(rc.stored_fail == 0 && rc.keys_put == 4 + 2 && rc.puts == 2);
+    fy_job_release(j);
+    fy_scheduler_free(s);
+}
+
+/* A pivot with a remote-like tier: the second legs of a batch are looked
+ * up in one call after it, and a cached second leg skips its engine. */
+static void test_cache_pivot_calls(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    rec_cache rc;
+    rec_init(&rc);
+    snprintf(rc.hit_text, sizeof rc.hit_text, "[x]");
+    snprintf(rc.hit_value, sizeof rc.hit_value, "<cached>");
+    fy_scheduler *s = open_sched(&a, 1, 100, &rc.base);
+    fy_route both = {{&a.engine, &b.engine}, 2, NULL};
+    const char *src[] = {"x", "y", "z"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit_via(s, &both, src, 3, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == 0);
+    CHECK(!strcmp(fy_job_result(j, 0), "<cached>") && !strcmp(fy_job_result(j, 1), "<[y]>"));
+    /* submit: 3 keys; after a's batch: 3 second legs in one call. */
+    CHECK(rc.gets == 2 && rc.keys_got == 6);
+    CHECK(atomic_load(&a.calls) == 1 && atomic_load(&b.calls) == 1);
+    fy_engine_stats st;
+    fy_scheduler_engine_stats(s, &b.engine, &st);
+    CHECK(st.sentences == 2 && st.cache_hits == 1);
+    fy_job_release(j);
+    fy_scheduler_free(s);
 }
 
 /* Forgetting an engine fails its queued jobs and frees its states. */
@@ -626,6 +808,185 @@ static void test_waves(void)
     fy_scheduler_free(s);
 }
 
+/* Fairness: a one-sentence request queued behind a big one goes into the
+ * next batch, not after all of the big one's sentences. */
+static void test_fair(void)
+{
+    fake f;
+    fake_init(&f);
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched_ex(&f, 1, 0, 4, 100, NULL);
+    const char *a[] = {"A00", "A01", "A02", "A03", "A04", "A05",
+                       "A06", "A07", "A08", "A09", "A10", "A11"};
+    const char *b[] = {"B0"};
+    waiter wa, wb;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    fy_job *ja = submit(s, a, 12, 0, &wa, NULL);
+    CHECK(wait_entered(&f, 1)); /* the worker holds A's first batch of 4 at the gate */
+    fy_job *jb = submit(s, b, 1, 0, &wb, NULL);
+    CHECK(ja && jb);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wb) == 0);
+    pthread_mutex_lock(&f.lock);
+    const char *second = strchr(f.log, '|');
+    const char *end = second ? strchr(second + 1, '|') : NULL;
+    const char *at = strstr(f.log, "B0");
+    CHECK(at && second && end && at > second && at < end);
+    if (!(at && second && end && at > second && at < end)) fprintf(stderr, "log %s\n", f.log);
+    pthread_mutex_unlock(&f.lock);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_scheduler_free(s);
+}
+
+/* An express worker answers a small job while the only regular worker is
+ * busy, and never takes a big job. */
+static void test_express(void)
+{
+    fake f;
+    fake_init(&f);
+    f.gate_only = 'A';
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched_ex(&f, 1, 1, 0, 100, NULL);
+    const char *a[] = {"A0", "A1", "A2", "A3", "A4", "A5"};
+    const char *c[] = {"C0", "C1", "C2", "C3", "C4", "C5"};
+    const char *b[] = {"B0", "B1"};
+    waiter wa, wb, wc;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    waiter_init(&wc);
+    fy_job *ja = submit(s, a, 6, 0, &wa, NULL);
+    CHECK(wait_entered(&f, 1)); /* the regular worker holds A at the gate */
+    fy_job *jc = submit(s, c, 6, 0, &wc, NULL);
+    fy_job *jb = submit(s, b, 2, 0, &wb, NULL);
+    CHECK(ja && jb && jc);
+    CHECK(waiter_wait(&wb) == 0 && !strcmp(fy_job_result(jb, 1), "[B1]"));
+    pthread_mutex_lock(&wc.lock);
+    CHECK(!wc.done && wc.next == 0); /* C is big: only the regular worker takes it */
+    pthread_mutex_unlock(&wc.lock);
+    pthread_mutex_lock(&wa.lock);
+    CHECK(!wa.done);
+    pthread_mutex_unlock(&wa.lock);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wc) == 0);
+    fy_scheduler_stats st;
+    fy_scheduler_get_stats(s, &st);
+    CHECK(st.queue_depth == 0 && st.threads == 1);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_job_release(jc);
+    fy_scheduler_free(s);
+}
+
+/* Sentence i of j has exactly the fake's alternatives (or none). */
+static int has_fake_alts(fy_job *j, size_t i, const char *src)
+{
+    size_t n;
+    const char *const *a = fy_job_alternatives(j, i, &n);
+    char two[64];
+    snprintf(two, sizeof two, "2\n%s\\", src);
+    return n == 2 && !strcmp(a[0], "one\\n") && !strcmp(a[1], two) && !a[2];
+}
+
+/* Beams: a batch holds one beam (greedy sentences go to translate, the
+ * others to translate_beam), alternatives reach the job and survive the
+ * cache, whose keys tell beams apart; an engine without beams is greedy. */
+static void test_beams(void)
+{
+    fake f;
+    fake_init(&f);
+    f.engine.translate = fake_greedy;
+    f.engine.translate_beam = fake_beam;
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched(&f, 1, 100, cache);
+    const char *g[] = {"g1", "g2", "g3"}, *b[] = {"b1", "b2", "b3"};
+    waiter wg, wb;
+    waiter_init(&wg);
+    waiter_init(&wb);
+    fy_job *jg = submit_beam(s, &f.route, g, 3, 1, 0, &wg, NULL);
+    fy_job *jb = submit_beam(s, &f.route, b, 3, 4, 0, &wb, NULL);
+    fake_gate(&f, 0); /* both jobs queued together: one batch each */
+    CHECK(waiter_wait(&wg) == 0 && waiter_wait(&wb) == 0);
+    CHECK(atomic_load(&f.wrong_beam) == 0 && atomic_load(&f.beam_calls) == 1);
+    CHECK(!strcmp(fy_job_result(jg, 0), "[g1]") && !strcmp(fy_job_result(jb, 2), "[b3]/4"));
+    size_t n;
+    CHECK(fy_job_alternatives(jg, 0, &n) == NULL && n == 0);
+    CHECK(has_fake_alts(jb, 0, "b1") && has_fake_alts(jb, 2, "b3"));
+    /* Again with beam 4: all from the cache, alternatives included. */
+    int calls = atomic_load(&f.calls);
+    waiter w2;
+    waiter_init(&w2);
+    fy_job *j2 = submit_beam(s, &f.route, b, 3, 4, 0, &w2, NULL);
+    CHECK(w2.done == 1 && atomic_load(&f.calls) == calls);
+    CHECK(!strcmp(fy_job_result(j2, 1), "[b2]/4") && has_fake_alts(j2, 1, "b2"));
+    fy_cache_stats cs;
+    fy_cache_tier_stats(cache, &cs, 1);
+    CHECK(cs.entries == 6);
+    /* The greedy sentences with beam 4 are not greedy's cache entries. */
+    const char *gb[] = {"b4"};
+    waiter w3;
+    waiter_init(&w3);
+    fy_job *j3 = submit_beam(s, &f.route, gb, 1, 1, 0, &w3, NULL);
+    CHECK(waiter_wait(&w3) == 0 && atomic_load(&f.wrong_beam) == 1); /* 'b' sent greedy */
+    fy_job_release(jg);
+    fy_job_release(jb);
+    fy_job_release(j2);
+    fy_job_release(j3);
+    /* Without translate_beam: greedy, no alternatives. */
+    f.engine.translate_beam = NULL;
+    waiter w4;
+    waiter_init(&w4);
+    const char *c[] = {"c1"};
+    fy_job *j4 = submit_beam(s, &f.route, c, 1, 4, 0, &w4, NULL);
+    CHECK(waiter_wait(&w4) == 0 && !strcmp(fy_job_result(j4, 0), "[c1]"));
+    CHECK(fy_job_alternatives(j4, 0, &n) == NULL && n == 0);
+    fy_job_release(j4);
+    fy_scheduler_free(s);
+    fy_cache_free(cache);
+}
+
+/* A pivot with a beam: both legs search, the alternatives are the second's. */
+static void test_beam_pivot(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    a.engine.translate_beam = b.engine.translate_beam = fake_beam;
+    fy_scheduler *s = open_sched(&a, 2, 100, NULL);
+    fy_route both = {{&a.engine, &b.engine}, 2, NULL};
+    const char *src[] = {"x"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit_beam(s, &both, src, 1, 4, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == 0 && !strcmp(fy_job_result(j, 0), "<[x]/4>/4"));
+    CHECK(has_fake_alts(j, 0, "[x]/4"));
+    CHECK(atomic_load(&a.beam_calls) == 1 && atomic_load(&b.beam_calls) == 1);
+    fy_job_release(j);
+    fy_scheduler_free(s);
+}
+
+/* The cache's one-string form of a list keeps every string as it was. */
+static void test_alts_form(void)
+{
+    char *list[] = {"", "a\\b", "line\nbreak\\n", "\\", NULL};
+    char *v = fy_alts_encode("best\n", list);
+    char *best, **back;
+    CHECK(v && strchr(v, '\n') && fy_alts_decode(v, &best, &back) == 0);
+    CHECK(!strcmp(best, "best\n") && fy_alts_count(back) == 4);
+    for (int i = 0; i < 4 && back; i++) CHECK(!strcmp(back[i], list[i]));
+    free(v);
+    free(best);
+    fy_alts_free(back);
+    v = fy_alts_encode("only", NULL);
+    CHECK(v && !strcmp(v, "only") && fy_alts_decode(v, &best, &back) == 0 && !back);
+    CHECK(!strcmp(best, "only"));
+    free(v);
+    free(best);
+    fy_alts_free(NULL);
+}
+
 int main(void)
 {
     test_order();
@@ -637,8 +998,15 @@ int main(void)
     test_shutdown_with_queued();
     test_two_engines();
     test_pivot();
+    test_cache_calls();
+    test_cache_pivot_calls();
     test_forget();
     test_waves();
+    test_fair();
+    test_express();
+    test_beams();
+    test_beam_pivot();
+    test_alts_form();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

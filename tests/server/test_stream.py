@@ -29,7 +29,7 @@ with Server(["--threads", "2"]) as s:
         T.eq(d["source"], ZH[i], f"event {i} source sentence")
         T.ok(isinstance(d["translation"], str) and d["translation"], f"event {i} translation")
     whole = s.translate(text)
-    T.eq(events[-1][1], {"translation": whole, "source": "zh", "target": "en"},
+    T.eq(events[-1][1], {"translation": whole, "alternatives": [], "source": "zh", "target": "en"},
          "done carries the joined translation")
     # The sentences as streamed stand in the result, in order, with only the
     # text between sentences (spaces, the blank line) around them.
@@ -52,7 +52,8 @@ with Server(["--threads", "2"]) as s:
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
     c.request("POST", "/translate/stream", body=json.dumps({"text": "Hello."}).encode())
     ev = sse_events(c.getresponse())
-    T.eq(ev, [("done", {"translation": "Hello.", "source": "en", "target": "en"})],
+    T.eq(ev, [("done", {"translation": "Hello.", "alternatives": [], "source": "en",
+                        "target": "en"})],
          "English only: done at once")
     # Spans, in UTF-16 code units (the emoji is two), and what stands
     # between sentences (a blank line, a number left as it is).

@@ -3,7 +3,8 @@
  * per-text languages (given, detected, passed through), the default
  * target, errors that name the text at fault, sentence spans, streamed
  * sentences equal to the joined result, raw mode, pivots through English
- * equal to their two legs, lazy loading under a budget. */
+ * equal to their two legs, lazy loading under a budget, beams and
+ * alternatives. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -62,10 +63,12 @@ static void remove_root(void)
     rmdir(root);
 }
 
-static fy_registry *open_registry(size_t budget)
+static fy_registry *open_registry_beam(size_t budget, int beam, int max_beam)
 {
     fy_registry_options o;
     fy_registry_options_default(&o);
+    o.beam = beam;
+    o.topt.max_beam = max_beam;
     o.root = root;
     o.sched = sched;
     o.threads = 2;
@@ -74,6 +77,11 @@ static fy_registry *open_registry(size_t budget)
     fy_registry *r = fy_registry_open(&o, &err);
     if (!r) fprintf(stderr, "registry: %s\n", err.msg);
     return r;
+}
+
+static fy_registry *open_registry(size_t budget)
+{
+    return open_registry_beam(budget, 1, 4);
 }
 
 /* ---- running a request ---- */
@@ -143,7 +151,7 @@ static fy_request *request(fy_registry *reg, const char *const *texts, size_t n,
 {
     size_t lens[16];
     for (size_t i = 0; i < n; i++) lens[i] = strlen(texts[i]);
-    fy_request_options o = {src, tgt, 0, raw, 0};
+    fy_request_options o = {src, tgt, 0, raw, 0, 0, 0};
     return fy_request_new(reg, texts, lens, n, &o, bad, err);
 }
 
@@ -325,6 +333,95 @@ static void test_budget(void)
     fy_registry_free(reg);
 }
 
+static fy_request *request_beam(fy_registry *reg, const char *const *texts, size_t n, int beam,
+                                int alternatives, fy_error *err)
+{
+    size_t lens[16], bad;
+    for (size_t i = 0; i < n; i++) lens[i] = strlen(texts[i]);
+    fy_request_options o = {"zh", "en", 0, 0, 0, beam, alternatives};
+    return fy_request_new(reg, texts, lens, n, &o, &bad, err);
+}
+
+static int distinct(char **list, size_t n, const char *main)
+{
+    int ok = 1;
+    for (size_t j = 0; j < n; j++) {
+        ok &= strcmp(list[j], main) != 0;
+        for (size_t k = 0; k < j; k++) ok &= strcmp(list[j], list[k]) != 0;
+    }
+    return ok;
+}
+
+/* Alternatives: distinct from the translation and each other, at most the
+ * number asked; a one-sentence text's are its sentence's; beam 1 has none. */
+static void test_alternatives(fy_registry *reg)
+{
+    const char *texts[] = {"今天天气很好。", "他说明天早上八点在火车站等我。会议将于下午两点举行。",
+                           "Hello"};
+    fy_error err = {0};
+    fy_request *q = request_beam(reg, texts, 3, 4, 3, &err);
+    run r;
+    CHECK(q && fy_request_beam(q) == 4 && wait_run(q, &r) == 0);
+    if (!q) return;
+    size_t n, m[2], total = 0;
+    char **list, **sl[2];
+    for (size_t i = 0; i < 2; i++) {
+        char *main = fy_request_text(q, i, NULL, NULL, &err);
+        CHECK(fy_request_text_alternatives(q, i, &list, &n, &err) == 0 && n <= 3);
+        CHECK(distinct(list, n, main));
+        total += n;
+        size_t ns = fy_request_text_sentences(q, i);
+        for (size_t k = 0; k < ns && k < 2; k++) {
+            CHECK(fy_request_sentence_alternatives(q, i, k, &sl[k], &m[k], &err) == 0 && m[k] <= 3);
+            CHECK(distinct(sl[k], m[k], r.streamed[i][k] ? r.streamed[i][k] : ""));
+        }
+        if (i == 0) { /* one sentence, nothing around it: the same list */
+            CHECK(m[0] == n);
+            for (size_t j = 0; j < m[0] && j < n; j++) CHECK(!strcmp(sl[0][j], list[j]));
+        }
+        if (i == 1) CHECK(ns == 2 && m[0] && m[1] && n); /* (the tiny model has them) */
+        if (i == 1 && ns == 2 && m[0] && m[1] && n) {    /* alternative 0 joins both's first */
+            size_t a = strlen(sl[0][0]), b = strlen(sl[1][0]), l = strlen(list[0]);
+            CHECK(!strncmp(list[0], sl[0][0], a) && l >= a + b &&
+                  !strcmp(list[0] + l - b, sl[1][0]));
+        }
+        for (size_t k = 0; k < ns && k < 2; k++) fy_request_strings_free(sl[k], m[k]);
+        fy_request_strings_free(list, n);
+        free(main);
+    }
+    CHECK(total > 0);
+    /* "Hello" is English already: passed through, no alternatives. */
+    CHECK(fy_request_text_alternatives(q, 2, &list, &n, &err) == 0 && n == 0 && !list);
+    run_free(&r);
+    fy_request_free(q);
+    /* Beam 1: none, even when asked for 0. */
+    q = request_beam(reg, texts, 1, 1, 0, &err);
+    CHECK(q && wait_run(q, &r) == 0);
+    CHECK(q && fy_request_text_alternatives(q, 0, &list, &n, &err) == 0 && n == 0);
+    run_free(&r);
+    fy_request_free(q);
+    /* Two alternatives make the beam at least 3; the registry's default
+     * beam (1 here) is the beam of a request that says 0. */
+    q = request_beam(reg, texts, 1, 0, 2, &err);
+    CHECK(q && fy_request_beam(q) == 3);
+    fy_request_free(q);
+    q = request_beam(reg, texts, 1, 0, 0, &err);
+    CHECK(q && fy_request_beam(q) == 1);
+    fy_request_free(q);
+    /* More than the registry allows (max beam 4): refused. */
+    q = request_beam(reg, texts, 1, 5, 0, &err);
+    CHECK(!q && err.code == FY_EINVAL && strstr(err.msg, "beam 5"));
+    q = request_beam(reg, texts, 1, 0, 4, &err);
+    CHECK(!q && err.code == FY_EINVAL && strstr(err.msg, "4 alternatives"));
+    /* A registry whose default beam is 2. */
+    fy_registry *r2 = open_registry_beam(0, 2, 4);
+    q = r2 ? request_beam(r2, texts, 1, 0, 0, &err) : NULL;
+    CHECK(q && fy_request_beam(q) == 2);
+    fy_request_free(q);
+    fy_registry_free(r2);
+    CHECK(open_registry_beam(0, 5, 4) == NULL); /* a default above the max */
+}
+
 int main(void)
 {
     make_root();
@@ -339,6 +436,7 @@ int main(void)
     test_defaults_and_errors(reg);
     test_raw(reg);
     test_pivot(reg);
+    test_alternatives(reg);
     fy_registry_free(reg);
     test_budget();
     fy_scheduler_free(sched);

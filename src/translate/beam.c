@@ -1,0 +1,232 @@
+/* beam.c - beam search over one sub-batch of segments, as Marian's
+ * BeamSearch::search (browsermt/marian-dev, the fork bergamot-translator
+ * 0.4.9 runs) searches one sentence with the reference's settings (see
+ * docs/architecture.md, "Beam search"):
+ *
+ *  - rows are hypotheses: a segment's live ones are contiguous rows that
+ *    share its encoder context (keys/values, never copied) and shortlist;
+ *    the first step has one row per segment (the empty start);
+ *  - each step, every row's candidates are its path score + the logit of
+ *    each allowed token (skip-cost: no softmax; never <unk>); the segment
+ *    keeps its `width` best, ties going to the lower row, then the lower
+ *    column (the order in which the reference's partial_sort admits them);
+ *  - a kept candidate ending on EOS finishes (normalised with L = t + 1
+ *    steps) and width drops by one: the beam shrinks, and the segment is
+ *    done when it is empty; at the length limit every kept one finishes;
+ *  - each new row takes its parent's SSRU cells (double-buffered);
+ *  - the finished hypotheses, sorted by normalised score (stable: the one
+ *    that finished first wins a tie, as the reference's priority queue
+ *    keeps the first of equal tops), are the segment's n-best list.
+ *
+ * Rows never mix across segments, so a segment's result does not depend
+ * on its batch (the same as one sentence per call in the reference).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "translate/translator_impl.h"
+
+/* One candidate expansion: row's path score + a token's logit. */
+typedef struct cand {
+    float score;
+    int row;
+    int32_t word;
+} cand;
+
+/* The k + 1 best candidates of rows [first, first + count) into top, best
+ * first, ties in row-then-column order (a candidate enters only when it
+ * beats the last one kept). Returns how many there are (at most k + 1):
+ * the first k are kept, top[k] is the best one dropped. */
+static int best_candidates(const fy_translator *t, const fy_worker *w, int first, int count, int k,
+                           cand *top)
+{
+    size_t V = (size_t)t->trg_vocab;
+    int n = 0, cap = k + 1;
+    for (int r = first; r < first + count; r++) {
+        const float *lg = w->logits + r * V;
+        const int32_t *cols = NULL;
+        int ncols = t->trg_vocab;
+        if (t->shortlist) {
+            int slot = w->rows[r].slot;
+            cols = w->cols + slot * V;
+            ncols = w->ncols[slot];
+        }
+        float base = w->beam.score[r];
+        for (int c = 0; c < ncols; c++) {
+            int32_t id = cols ? cols[c] : c;
+            if (id == t->trg_unk) continue;
+            float v = base + lg[c];
+            if (n == cap && !(v > top[n - 1].score)) continue;
+            int p = n < cap ? n++ : n - 1;
+            for (; p > 0 && top[p - 1].score < v; p--) top[p] = top[p - 1];
+            top[p] = (cand){v, r, id};
+        }
+    }
+    return n;
+}
+
+/* Records a finished hypothesis of g: node its last choice, len steps. */
+static void finish(const fy_translator *t, fy_segment *g, int node, int len, float path)
+{
+    fy_hyp *h = &g->hyp[g->nhyp++];
+    h->node = node;
+    h->len = len;
+    h->path = path;
+    h->score = fy_tr_normalise(t, path, len);
+}
+
+/* No candidate at all (a shortlist of <unk> alone): the live hypotheses
+ * end as they are. */
+static void finish_rows(const fy_translator *t, fy_worker *w, fy_segment *g, int s, int step)
+{
+    fy_beam_scratch *bs = &w->beam;
+    for (int r = bs->first[s]; r < bs->first[s] + bs->count[s]; r++)
+        finish(t, g, bs->node[r], step, bs->score[r]);
+    bs->count[s] = 0;
+}
+
+/* Segment s's choice at step `step`: keeps its best candidates; the
+ * finished leave the beam, the others become rows of the next step,
+ * appended at *next. */
+static void advance_segment(const fy_translator *t, fy_worker *w, fy_sentence *sent,
+                            fy_segment *segs, int s, int step, int *next)
+{
+    fy_beam_scratch *bs = &w->beam;
+    int k = bs->width[s];
+    const fy_row *rows = w->rows;
+    fy_segment *g = &segs[rows[bs->first[s]].seg];
+    cand top[FY_BEAM_MAX + 1];
+    int n = best_candidates(t, w, bs->first[s], bs->count[s], k, top);
+    if (n == 0) {
+        finish_rows(t, w, g, s, step);
+        return;
+    }
+    float *gap = &sent[g->sent].gap;
+    if (n > k && top[k - 1].score - top[k].score < *gap) *gap = top[k - 1].score - top[k].score;
+    /* Marian: after step t the hypotheses are final once t + 1 >=
+     * max-length-factor x width, compared in float. */
+    int last = (float)(step + 1) >= g->limit || step + 1 >= g->cap;
+    int kept = n < k ? n : k, live = 0;
+    bs->first[s] = *next;
+    for (int i = 0; i < kept; i++) {
+        const cand *c = &top[i];
+        int node = g->nnodes++;
+        g->nodes[node] = (fy_bnode){c->word, bs->node[c->row]};
+        if (c->word == t->trg_eos || last) {
+            finish(t, g, node, step + 1, c->score);
+            continue;
+        }
+        int j = (*next)++;
+        bs->next[j] = (fy_row){.seg = rows[c->row].seg, .slot = rows[c->row].slot, .last = c->word};
+        bs->next_score[j] = c->score;
+        bs->next_node[j] = node;
+        bs->parent[j] = c->row;
+        live++;
+    }
+    bs->width[s] = live;
+    bs->count[s] = live;
+}
+
+/* Makes the next step's rows current: each takes its parent's SSRU cells.
+ * Returns the row count. */
+static int next_rows(const fy_translator *t, fy_worker *w, int rows)
+{
+    fy_beam_scratch *bs = &w->beam;
+    size_t d = (size_t)t->cfg->dim_emb, plane = (size_t)w->max_rows * d;
+    for (int l = 0; l < t->cfg->dec_depth; l++)
+        for (int j = 0; j < rows; j++)
+            memcpy(bs->state2 + l * plane + j * d, w->state + l * plane + bs->parent[j] * d,
+                   d * sizeof(float));
+    float *swap = w->state;
+    w->state = bs->state2;
+    bs->state2 = swap;
+    for (int j = 0; j < rows; j++) {
+        w->rows[j] = bs->next[j];
+        bs->score[j] = bs->next_score[j];
+        bs->node[j] = bs->next_node[j];
+        w->row_off[j] = w->off[bs->next[j].slot];
+        w->row_len[j] = w->len[bs->next[j].slot];
+    }
+    return rows;
+}
+
+/* Sorts g's finished hypotheses, best first (stable), spells out their
+ * tokens from the grid, and notes the margin of the final choice. */
+static void finalise(const fy_translator *t, fy_segment *g, fy_sentence *sent)
+{
+    for (int i = 1; i < g->nhyp; i++) {
+        fy_hyp h = g->hyp[i];
+        int p = i;
+        for (; p > 0 && g->hyp[p - 1].score < h.score; p--) g->hyp[p] = g->hyp[p - 1];
+        g->hyp[p] = h;
+    }
+    for (int i = 0; i < g->nhyp; i++) {
+        fy_hyp *h = &g->hyp[i];
+        int at = h->len;
+        for (int node = h->node; node >= 0 && at > 0; node = g->nodes[node].parent)
+            h->tok[--at] = g->nodes[node].word;
+        h->ntok = h->len;
+        if (h->ntok > 0 && h->tok[h->ntok - 1] == t->trg_eos) h->ntok--;
+    }
+    if (g->nhyp > 1 && g->hyp[0].score - g->hyp[1].score < sent[g->sent].gap)
+        sent[g->sent].gap = g->hyp[0].score - g->hyp[1].score;
+    if (g->nhyp > 0) {
+        g->out = g->hyp[0].tok;
+        g->nout = g->hyp[0].ntok;
+    }
+}
+
+/* The first step's rows: one empty hypothesis per segment. */
+static void start_rows(const fy_translator *t, fy_worker *w, fy_segment *segs, const int *idx,
+                       int ns, int beam)
+{
+    fy_beam_scratch *bs = &w->beam;
+    size_t d = (size_t)t->cfg->dim_emb;
+    for (int l = 0; l < t->cfg->dec_depth; l++)
+        memset(w->state + (size_t)l * w->max_rows * d, 0, (size_t)ns * d * sizeof(float));
+    for (int r = 0; r < ns; r++) {
+        w->rows[r] = (fy_row){.seg = idx[r], .slot = r, .last = -1};
+        w->row_off[r] = w->off[r];
+        w->row_len[r] = w->len[r];
+        bs->score[r] = 0.0f;
+        bs->node[r] = -1;
+        bs->first[r] = r;
+        bs->count[r] = 1;
+        bs->width[r] = beam;
+        segs[idx[r]].nhyp = 0;
+        segs[idx[r]].nnodes = 0;
+    }
+}
+
+int fy_beam_decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
+                        const int *idx, int ns, int beam, fy_error *err)
+{
+    int ntok = fy_tr_encode_rows(t, w, sent, segs, idx, ns);
+    for (int r = 0; t->shortlist && r < ns; r++) {
+        int rc = fy_tr_shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
+        if (rc < 0) return rc;
+    }
+    start_rows(t, w, segs, idx, ns, beam);
+    int rows = ns;
+    for (int step = 0; rows > 0; step++) {
+        for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
+        fy_decoder_rows dr = {
+            .rows = rows,
+            .src_off = w->row_off,
+            .src_len = w->row_len,
+            .keys = w->keys,
+            .values = w->values,
+            .ntok = ntok,
+            .state = w->state,
+            .state_stride = w->max_rows,
+        };
+        fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
+        fy_tr_score_rows(t, w, rows);
+        int next = 0;
+        for (int s = 0; s < ns; s++)
+            if (w->beam.count[s]) advance_segment(t, w, sent, segs, s, step, &next);
+        rows = next_rows(t, w, next);
+    }
+    for (int s = 0; s < ns; s++) finalise(t, &segs[idx[s]], sent);
+    return 0;
+}

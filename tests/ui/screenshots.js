@@ -1,0 +1,114 @@
+// Remakes the README's pictures of the web UI (docs/img/ui-*.png) in headless Chromium.
+//
+//   node tests/ui/screenshots.js [--fanyi BIN] [--models DIR | --model DIR] [--out DIR]
+//
+// Default: build/src/fanyi with the synth_models fixture (zh-en, en-de, de-en under
+// build/models, random weights: the translations are nonsense, the page is real). With
+// real models (`fanyi model fetch`) pass --models ROOT for pictures with real output.
+'use strict';
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { chromium } = require('playwright-core');
+
+const REPO = path.resolve(__dirname, '..', '..');
+
+function args() {
+  const a = { fanyi: path.join(REPO, 'build/src/fanyi'), out: path.join(REPO, 'docs/img') };
+  const v = process.argv.slice(2);
+  for (let i = 0; i < v.length; i += 2) {
+    const k = v[i].replace(/^--/, '');
+    if (!['fanyi', 'models', 'model', 'out'].includes(k) || v[i + 1] === undefined) {
+      console.error('usage: node tests/ui/screenshots.js [--fanyi BIN] [--models DIR | --model DIR] [--out DIR]');
+      process.exit(2);
+    }
+    a[k] = v[i + 1];
+  }
+  return a;
+}
+
+// The fixture's three tiny models as a models root (symlinks in a temporary directory).
+function fixtureRoot() {
+  const models = path.join(REPO, 'build/models');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-shots-'));
+  for (const [dir, model] of [['zh-en', 'tiny-int8-sl'], ['en-de', 'tiny-en-de'], ['de-en', 'tiny-de-en']]) {
+    if (!fs.existsSync(path.join(models, model))) throw new Error(`no ${model} under ${models}: run ctest -R synth_models_setup`);
+    fs.symlinkSync(path.join(models, model), path.join(root, dir));
+  }
+  return root;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.on('error', reject);
+  });
+}
+
+async function serve(bin, modelArgs) {
+  const port = await freePort();
+  const proc = spawn(bin, ['serve', ...modelArgs, '--host', '127.0.0.1', '--port', String(port), '--quiet'], { stdio: 'ignore' });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200 && proc.exitCode === null; i++) {
+    try { if ((await fetch(`${base}/health`)).ok) return { proc, base }; } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  proc.kill('SIGKILL');
+  throw new Error('fanyi serve did not start');
+}
+
+async function shoot(browser, base, out, name, opts, act) {
+  const context = await browser.newContext({ viewport: opts.viewport, colorScheme: opts.scheme || 'light' });
+  const page = await context.newPage();
+  await page.goto(`${base}/${opts.hash || ''}`);
+  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
+  await act(page);
+  await page.waitForFunction(() => document.querySelector('#target').getAttribute('aria-busy') === 'false');
+  await page.screenshot({ path: path.join(out, `ui-${name}.png`) });
+  await context.close();
+}
+
+async function main() {
+  const a = args();
+  const root = a.models || a.model ? null : fixtureRoot();
+  const server = await serve(a.fanyi, a.model ? ['--model', a.model] : ['--models', a.models || root]);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    ignoreDefaultArgs: ['--hide-scrollbars'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  fs.mkdirSync(a.out, { recursive: true });
+  const text = '今天天气很好。我们去公园散步吧！\n\n北京是中国的首都。';
+  const type = (t) => async (page) => {
+    await page.fill('#source', t);
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() => document.querySelector('#target').textContent.length > 0);
+  };
+  try {
+    const desk = { viewport: { width: 1100, height: 620 } };
+    await shoot(browser, server.base, a.out, 'light', { ...desk, hash: '#sl=auto&tl=en' }, type(text));
+    await shoot(browser, server.base, a.out, 'dark', { ...desk, scheme: 'dark', hash: '#sl=zh&tl=en' }, async (page) => {
+      await type(text)(page);
+      await page.hover('#target .sent');
+    });
+    await shoot(browser, server.base, a.out, 'phone', { viewport: { width: 390, height: 760 }, scheme: 'dark', hash: '#sl=auto&tl=en' }, type(text));
+    await shoot(browser, server.base, a.out, 'swap', { ...desk, hash: '#sl=de&tl=en' }, async (page) => {
+      await type('Hallo Welt. Wie geht es dir?')(page);
+      await page.click('#swap');
+      await page.waitForFunction(() => document.querySelector('#target').getAttribute('aria-busy') === 'true' ||
+        document.querySelector('#target').textContent.length > 0);
+    });
+  } finally {
+    await browser.close();
+    server.proc.kill('SIGTERM');
+    await new Promise((r) => (server.proc.exitCode !== null ? r() : server.proc.on('exit', r)));
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  }
+  for (const f of fs.readdirSync(a.out).filter((x) => x.startsWith('ui-')))
+    console.log(`${path.join(a.out, f)}: ${fs.statSync(path.join(a.out, f)).size} bytes`);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
