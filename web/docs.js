@@ -54,6 +54,7 @@ function fromSchema(spec, schema, depth, key) {
     case 'integer': case 'number': return schema.default !== undefined ? schema.default : (schema.minimum !== undefined ? schema.minimum : 0);
     case 'boolean': return false;
     default:
+      if (schema.format === 'binary') return '@document.txt'; // curl -F uploads the file
       if (schema.enum) return schema.enum[0];
       if (typeof schema.default === 'string' && schema.default) return schema.default;
       return key in SAMPLES ? SAMPLES[key] : 'string';
@@ -78,7 +79,10 @@ function queryOf(spec, op) {
 function curlFor(base, path, method, body, contentType) {
   const parts = ['curl', '-sS'];
   if (method !== 'get') parts.push('-X', method.toUpperCase());
-  if (body !== undefined) {
+  if (body !== undefined && contentType === 'multipart/form-data') {
+    // Form fields as curl sends them; a file field uploads a file of yours.
+    for (const [k, v] of Object.entries(body)) parts.push('-F', shellQuote(`${k}=${v}`));
+  } else if (body !== undefined) {
     parts.push('-H', shellQuote(`Content-Type: ${contentType}`));
     const text = contentType === 'application/json' ? JSON.stringify(body)
       : new URLSearchParams(body).toString();

@@ -70,7 +70,9 @@ static void usage(FILE *out)
             "  --max-batch-items N  texts per request (FANYI_MAX_BATCH_ITEMS; 128)\n"
             "  --queue N            sentences that may wait; more -> 503 (FANYI_QUEUE; 1024)\n"
             "  --timeout-ms N       per-request deadline; later -> 504 (FANYI_TIMEOUT_MS; 30000)\n"
-            "  --cors-origin ORIGIN send CORS headers for ORIGIN, e.g. * (FANYI_CORS_ORIGIN)\n"
+            "  --cors-origin ORIGIN CORS headers for ORIGIN (e.g. *) on every route; '' for none\n"
+            "                       (default: LibreTranslate's routes, any origin) "
+            "(FANYI_CORS_ORIGIN)\n"
             "  --max-connections N  open connections (FANYI_MAX_CONNECTIONS; 1024)\n"
             "  --max-connections-per-ip N  per client address, 0 = no limit\n"
             "                       (FANYI_MAX_CONNECTIONS_PER_IP; 512)\n"
@@ -143,7 +145,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_MODELS_DIR")) && *v) c->models = v;
     if ((v = getenv("FANYI_API_TOKEN")) && *v) c->token = v;
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
-    if ((v = getenv("FANYI_CORS_ORIGIN")) && *v) c->cors = v;
+    if ((v = getenv("FANYI_CORS_ORIGIN"))) c->cors = v; /* "" turns CORS off */
     if ((v = getenv("FANYI_REDIS")) && *v) c->redis = v;
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;

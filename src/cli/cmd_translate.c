@@ -433,7 +433,8 @@ static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched,
     const char *texts[4096];
     size_t lens[4096];
     for (size_t i = 0; i < b->n; i++) texts[i] = b->p[i].text, lens[i] = b->p[i].len;
-    fy_request_options ro = {o->from, o->to, o->html, o->raw, 0, (int)o->beam, 0};
+    fy_request_options ro = {
+        .source = o->from, .target = o->to, .html = o->html, .raw = o->raw, .beam = (int)o->beam};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(reg, texts, lens, b->n, &ro, &bad, &err);

@@ -1,14 +1,19 @@
 /* api_kiss.c - Kiss Translator's custom API: POST /kiss
  * {"text", "from", "to"} -> {"text", "from", "to"}, and
- * {"texts": [...], "from", "to"} -> {"translations": [{"text", "src"}]}. */
+ * {"texts": [...], "from", "to"} -> {"translations": [{"text", "src"}]}
+ * (its default request and response shapes, custom-api_v2.md). Kiss
+ * Translator sends a page's text as escaped HTML with its placeholders
+ * ({1}, <i1>link</i1>): translated as HTML, the placeholders in place.
+ * Languages are its codes (zh-CN, zh-TW). */
 #include "server/internal.h"
+#include "server/prompt.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static json_t *kiss_item(req *r, size_t i, const char *translation)
 {
-    return json_pack("{s:s,s:s}", "text", translation, "src", task_lang(r, i));
+    return json_pack("{s:s,s:s}", "text", translation, "src", prompt_code_cn(task_lang(r, i)));
 }
 
 static enum MHD_Result kiss_finish(req *r)
@@ -17,7 +22,8 @@ static enum MHD_Result kiss_finish(req *r)
     if (!r->array) {
         char *s = task_join(r, 0);
         if (!s) return reply_error(r, 500, "out of memory");
-        json_t *body = json_pack("{s:s,s:s,s:s}", "text", s, "from", task_lang(r, 0), "to", to);
+        json_t *body = json_pack("{s:s,s:s,s:s}", "text", s, "from",
+                                 prompt_code_cn(task_lang(r, 0)), "to", to);
         free(s);
         return reply_json(r, 200, body);
     }
@@ -37,7 +43,8 @@ enum MHD_Result api_kiss(req *r)
     json_t *texts = json_object_get(in, "texts");
     if (texts && !json_is_array(texts))
         return reply_error(r, 400, "field 'texts' must be an array of strings");
-    int rc = texts ? task_texts(r, in, "texts", 1, 0, &lg) : task_texts(r, in, "text", 0, 0, &lg);
+    r->placeholders = 1;
+    int rc = texts ? task_texts(r, in, "texts", 1, 1, &lg) : task_texts(r, in, "text", 0, 1, &lg);
     if (rc) return REPLIED(r);
     return task_submit(r, kiss_finish);
 }

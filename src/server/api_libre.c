@@ -1,15 +1,64 @@
 /* api_libre.c - the LibreTranslate dialect: POST /translate with "q"
- * (JSON or form), GET /languages, POST /detect. Errors: {"error": "..."}. */
+ * (JSON, form or multipart form, as its web page sends it), GET /languages,
+ * POST /detect, GET /frontend/settings (its web page starts from it),
+ * POST /suggest (refused: suggestions are disabled here). Errors:
+ * {"error": "..."}. Chinese is written as LibreTranslate writes it:
+ * zh-Hans and zh-Hant. */
 #include "server/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "text/detect.h"
+#include "text/document.h"
+
+/* LibreTranslate's code for a tag: zh-Hans for Simplified Chinese. */
+static const char *libre_code(const char *tag)
+{
+    return strcmp(tag, "zh") ? tag : "zh-Hans";
+}
+
+int api_libre_path(const char *path)
+{
+    static const char *const paths[] = {"/translate",      "/languages",         "/detect",
+                                        "/suggest",        "/frontend/settings", "/spec",
+                                        "/translate_file", "/download_file"};
+    for (size_t k = 0; k < sizeof paths / sizeof *paths; k++) {
+        size_t n = strlen(paths[k]);
+        if (!strncmp(path, paths[k], n) && (path[n] == '\0' || path[n] == '/')) return 1;
+    }
+    return 0;
+}
 
 static json_t *detected(const char *lang, int percent)
 {
-    return json_pack("{s:f,s:s}", "confidence", (double)percent, "language", lang);
+    return json_pack("{s:f,s:s}", "confidence", (double)percent, "language", libre_code(lang));
+}
+
+/* Field "alternatives" of in: how many alternative translations the
+ * client wants (a number, or digits in a form; absent: 0). -1 when it is
+ * not a number from 0 to 100. */
+static int alternatives_value(json_t *in)
+{
+    json_t *v = json_object_get(in, "alternatives");
+    const char *s = json_string_value(v);
+    if (!v || json_is_null(v)) return 0;
+    long k = -1;
+    if (json_is_integer(v)) {
+        k = (long)json_integer_value(v);
+    } else if (s && *s) {
+        char *end;
+        k = strtol(s, &end, 10);
+        if (*end) k = -1;
+    }
+    return k >= 0 && k <= 100 ? (int)k : -1;
+}
+
+static int field_alternatives(req *r, json_t *in)
+{
+    if (alternatives_value(in) >= 0) return 0;
+    reply_error(r, 400, "Invalid request: alternatives parameter is not a number from 0 to 100");
+    return -1;
 }
 
 static enum MHD_Result libre_finish(req *r)
@@ -32,6 +81,15 @@ static enum MHD_Result libre_finish(req *r)
         }
         json_object_set_new(body, "detectedLanguage", d);
     }
+    /* As LibreTranslate: the list (a list per text) only when asked for. */
+    if (alternatives_value(r->in) > 0) {
+        json_t *a = task_alternatives_json(r);
+        if (!a) {
+            json_decref(body);
+            return reply_error(r, 500, "out of memory");
+        }
+        json_object_set_new(body, "alternatives", a);
+    }
     return reply_json(r, 200, body);
 }
 
@@ -41,9 +99,17 @@ enum MHD_Result api_libre(req *r, json_t *in)
     int html;
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
-        field_format(r, in, "text", &html) || task_langs(r, "source", src, "target", tgt, 1, &lg) ||
-        task_texts(r, in, "q", 1, html, &lg))
+        field_format(r, in, "text", &html) || field_alternatives(r, in) ||
+        task_langs(r, "source", src, "target", tgt, 1, &lg))
         return REPLIED(r);
+    /* Up to N alternatives from the engine's n-best lists: the beam is then
+     * at least N + 1, and N at most what --max-beam allows (LibreTranslate
+     * too gives what its model finds, up to N). */
+    int max_beam;
+    fy_registry_beam(r->srv->reg, &max_beam);
+    int want = alternatives_value(in);
+    r->alternatives = want < max_beam - 1 ? want : max_beam - 1;
+    if (task_texts(r, in, "q", 1, html, &lg)) return REPLIED(r);
     return task_submit(r, libre_finish);
 }
 
@@ -58,8 +124,9 @@ enum MHD_Result api_libre_languages(req *r)
     for (size_t i = 0; i < n; i++) {
         size_t m = fy_registry_targets(reg, all[i], tg, 64);
         json_t *targets = json_array();
-        for (size_t k = 0; k < m; k++) json_array_append_new(targets, json_string(tg[k]));
-        json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "code", all[i], "name",
+        for (size_t k = 0; k < m; k++)
+            json_array_append_new(targets, json_string(libre_code(tg[k])));
+        json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "code", libre_code(all[i]), "name",
                                               fy_lang_name(all[i]), "targets", targets));
     }
     return reply_json(r, 200, list);
@@ -85,4 +152,54 @@ enum MHD_Result api_libre_detect(req *r)
     for (int k = 0; k < d.n; k++)
         json_array_append_new(list, detected(d.top[k].lang, d.top[k].percent));
     return reply_json(r, 200, list);
+}
+
+/* The language the web page starts with: a name and a code. */
+static json_t *setting_lang(const char *code, const char *name)
+{
+    return json_pack("{s:s,s:s}", "code", code, "name", name);
+}
+
+/* The extensions /translate_file takes (".txt", ".md", ".docx", ...), as
+ * the web page lists them in its file picker. */
+static json_t *file_formats(void)
+{
+    json_t *list = json_array();
+    const fy_docfmt_info *f;
+    for (int k = 0; (f = fy_docfmt_get(k)); k++) {
+        for (const char *e = f->extensions; *e;) {
+            size_t n = strcspn(e, " ");
+            if (n) json_array_append_new(list, json_stringn(e, n));
+            e += n;
+            e += strspn(e, " ");
+        }
+    }
+    return list;
+}
+
+/* GET /frontend/settings: what LibreTranslate's web page reads before it
+ * shows anything (limits, whether a key is needed, the default pair). */
+enum MHD_Result api_libre_settings(req *r)
+{
+    fy_registry *reg = r->srv->reg;
+    char all[64][FY_LANG_MAX];
+    size_t n = fy_registry_languages(reg, all, 64);
+    const char *target = n ? all[0] : "en";
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i], "en")) target = "en";
+    int key = r->srv->token != NULL, files = route_exists("POST", "/translate_file");
+    json_t *formats = files ? file_formats() : json_array();
+    json_t *body = json_pack("{s:I,s:i,s:b,s:b,s:b,s:b,s:o,s:{s:o,s:o}}", "charLimit",
+                             (json_int_t)r->srv->o.max_chars, "frontendTimeout", 500, "apiKeys",
+                             key, "keyRequired", key, "suggestions", 0, "filesTranslation", files,
+                             "supportedFilesFormat", formats, "language", "source",
+                             setting_lang("auto", "Auto Detect"), "target",
+                             setting_lang(libre_code(target), fy_lang_name(target)));
+    return reply_json(r, 200, body);
+}
+
+/* POST /suggest: LibreTranslate's answer when suggestions are off. */
+enum MHD_Result api_libre_suggest(req *r)
+{
+    return reply_error(r, 403, "Suggestions are disabled on this server.");
 }

@@ -41,10 +41,12 @@ static const char *outer_token(req *r)
     return t;
 }
 
-/* The token in the body (LibreTranslate api_key, DeepL form auth_key). */
+/* The token in the body (LibreTranslate api_key, and apiKey as the npm
+ * libretranslate package sends it; DeepL form auth_key). */
 static const char *body_token(json_t *body)
 {
     const char *t = json_string_value(json_object_get(body, "api_key"));
+    if (!t) t = json_string_value(json_object_get(body, "apiKey"));
     if (!t) t = json_string_value(json_object_get(body, "auth_key"));
     if (!t) t = json_string_value(json_object_get(body, "token"));
     return t;

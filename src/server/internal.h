@@ -18,7 +18,7 @@
 #include "web_assets.h"
 
 /* Error body shapes: each client dialect has its own. */
-typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE } dialect;
+typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE, D_OPENAI } dialect;
 
 typedef struct req req;
 typedef enum MHD_Result (*handler_fn)(req *r);
@@ -101,6 +101,7 @@ struct req {
     int beam;                  /* the beam the request asked (0: the server's default) */
     int alternatives;          /* alternatives it asked per text (0: none) */
     int array;                 /* the texts came as an array */
+    int placeholders;          /* the dialect's texts carry plug-in placeholders ({0}, <b0></b0>) */
     const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
     int submitted;             /* r->q is submitted (guarded by lock) */
     enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
@@ -113,6 +114,13 @@ struct req {
     fy_buf ev;       /* events not yet sent start at ev_pos */
     size_t ev_pos;
     int ev_end;
+    /* A dialect's own state (api_openai.c), freed with the request. */
+    void *ctx;
+    void (*ctx_free)(void *ctx);
+    /* The per-sentence callback of a stream other than the native one. */
+    void (*on_sentence)(void *user, size_t text, size_t sentence, const char *before,
+                        size_t before_len, const char *rendered, size_t len);
+    const char *cors; /* Access-Control-Allow-Origin of the answer, NULL: none */
     int spans;              /* native "spans": where each sentence is (api_native.c) */
     size_t ev_byte, ev_u16; /* the stream's place in its text's source, for spans */
     size_t ev_text;
@@ -124,7 +132,8 @@ struct req {
 
 struct fy_server {
     fy_server_options o;
-    char *host, *token, *cors, *version;
+    char *host, *token, *cors, *version; /* cors NULL: LibreTranslate's routes only ("*") */
+    int cors_off;                        /* --cors-origin '': no CORS headers at all */
     fy_registry *reg;
     fy_scheduler *sched;
     fy_cache *cache;
@@ -168,6 +177,8 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp);
 json_t *req_body(req *r);
 /* The same without replying: NULL with *status and a message in msg. */
 json_t *req_body_parse(req *r, int *status, char *msg, size_t cap);
+/* Does the route table have method + path? */
+int route_exists(const char *method, const char *path);
 /* Query string argument or NULL. */
 const char *req_arg(req *r, const char *key);
 const char *req_header(req *r, const char *key);
@@ -273,10 +284,17 @@ enum MHD_Result api_deeplx_pro(req *r); /* POST /v1/translate */
 enum MHD_Result api_deeplx_body(req *r, json_t *in);
 enum MHD_Result api_google_languages(req *r);
 enum MHD_Result api_google(req *r);
+enum MHD_Result api_libre_settings(req *r);
+enum MHD_Result api_libre_suggest(req *r);
+/* Is path one of LibreTranslate's (CORS on by default, as LibreTranslate does)? */
+int api_libre_path(const char *path);
 enum MHD_Result api_google_detect(req *r);
 enum MHD_Result api_google_web(req *r); /* translate.googleapis.com/translate_a/single */
 enum MHD_Result api_imme(req *r);
 enum MHD_Result api_kiss(req *r);
+enum MHD_Result api_openai_chat(req *r);
+enum MHD_Result api_openai_responses(req *r);
+enum MHD_Result api_openai_models(req *r);
 enum MHD_Result api_translate_file(req *r);
 enum MHD_Result api_download_file(req *r);
 enum MHD_Result api_translate_document(req *r);

@@ -69,6 +69,12 @@ static const route routes[] = {
     {"POST", "/translate/document", "translate_document", D_NATIVE, 1, api_translate_document},
     {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
     {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
+    {"GET", "/frontend/settings", "libre_settings", D_LIBRE, 0, api_libre_settings},
+    {"POST", "/suggest", "libre_suggest", D_LIBRE, 0, api_libre_suggest},
+    {"GET", "/spec", "openapi", D_LIBRE, 0, op_openapi},
+    {"POST", "/v1/chat/completions", "openai_chat", D_OPENAI, 1, api_openai_chat},
+    {"POST", "/v1/responses", "openai_responses", D_OPENAI, 1, api_openai_responses},
+    {"GET", "/v1/models", "openai_models", D_OPENAI, 0, api_openai_models},
 };
 enum { NROUTES = sizeof routes / sizeof *routes };
 
@@ -124,10 +130,10 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
     fy_server *s = r->srv;
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "X-Request-Id", r->id);
-    if (s->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", s->cors);
+    if (r->cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
         MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
-        if (strcmp(s->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
+        if (strcmp(r->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
     }
     if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
     /* RFC 9110 §11.6.1: a 401 names the scheme that would be accepted. */
@@ -303,6 +309,12 @@ enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
         body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
                          msg, "status", google_status(status), "errors", "message", msg, "domain",
                          "global", "reason", google_reason(status));
+        break;
+    case D_OPENAI:
+        body = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
+                         status < 500 ? "invalid_request_error" : "server_error", "param", "code",
+                         status == 401 || status == 403 ? "invalid_api_key"
+                                                        : status_code_name(status));
         break;
     default:
         body =
@@ -611,6 +623,7 @@ static void req_free(req *r)
     pthread_mutex_unlock(&s->lock);
     fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
     json_decref(r->in);
+    if (r->ctx_free) r->ctx_free(r->ctx);
     free(r->body);
     fy_buf_free(&r->ev);
     doc_req_free(r);
@@ -665,6 +678,12 @@ static const route *find_route(const char *method, const char *url, const route 
     return NULL;
 }
 
+int route_exists(const char *method, const char *path)
+{
+    const route *any;
+    return find_route(method, path, &any) != NULL;
+}
+
 /* The Allow header of rt's path: the methods of its routes. */
 static const char *allowed(const route *rt)
 {
@@ -683,7 +702,7 @@ static enum MHD_Result reply_options(req *r, const route *rt)
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Allow", rt ? allowed(rt) : "OPTIONS");
-    if (r->srv->cors) {
+    if (r->cors) {
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                 "Content-Type, Authorization, X-API-Token, X-Request-Id");
@@ -703,6 +722,10 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method, co
         r->endpoint = path_rt->name;
         r->dialect = path_rt->dialect;
     }
+    /* CORS: every route with --cors-origin, none with --cors-origin '', and
+     * by default LibreTranslate's routes for any origin, as LibreTranslate
+     * does (its web page and browser clients call it from elsewhere). */
+    r->cors = s->cors_off ? NULL : s->cors ? s->cors : api_libre_path(url) ? "*" : NULL;
     char msg[300];
     int bad = req_strict(r->conn, method, version, msg, sizeof msg);
     if (bad) {
@@ -1100,6 +1123,7 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->host = strdup(o->host && *o->host ? o->host : "127.0.0.1");
     s->token = dup_or_null(o->api_token);
     s->cors = dup_or_null(o->cors_origin);
+    s->cors_off = o->cors_origin && !*o->cors_origin;
     s->version = strdup(o->version ? o->version : "");
     s->metrics = metrics_new();
     s->linger = linger_new();

@@ -26,7 +26,8 @@ typedef struct fy_server_options {
     size_t max_chars;        /* characters per request (default 5000) */
     size_t max_items;        /* texts per request (default 128) */
     int timeout_ms;          /* per-request deadline (default 30000) */
-    const char *cors_origin; /* NULL: no CORS headers */
+    const char *cors_origin; /* every route allows this origin; "": CORS off; NULL:
+                                LibreTranslate's routes allow any ("*"), as it does */
     int http_threads;        /* default 4 */
     int max_connections;     /* default 1024 */
     int max_per_ip;          /* default 512 (0: no per-address limit) */

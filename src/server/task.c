@@ -207,6 +207,7 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
                             .html = (mode & TEXT_HTML) != 0,
                             .raw = (mode & TEXT_RAW) != 0,
                             .deadline_ms = timeout > 0 ? fy_now_ms() + timeout : 0,
+                            .placeholders = r->placeholders,
                             .beam = r->beam,
                             .alternatives = r->alternatives};
     fy_error err = {0};
@@ -354,7 +355,10 @@ static void job_done(void *user, int status)
 
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
 {
-    fy_request_callbacks cb = {r->sse ? sse_sentence : NULL, job_done, r};
+    fy_request_callbacks cb = {r->on_sentence ? r->on_sentence
+                               : r->sse       ? sse_sentence
+                                              : NULL,
+                               job_done, r};
     fy_error err = {0};
     r->finish = finish;
     if (fy_request_submit(r->q, r->srv->sched, &cb, &err)) {

@@ -153,7 +153,7 @@ static char *sample(const char *text, size_t len, int html, size_t *out_len)
     fy_buf b = {0};
     const char *s = text;
     size_t n = len, c = 0;
-    if (html && fy_flatten(text, len, 1, &f)) return NULL;
+    if (html && fy_flatten(text, len, 1, 0, &f)) return NULL;
     if (html) s = f.text, n = f.len;
     if (n > SAMPLE_MAX) {
         n = SAMPLE_MAX;

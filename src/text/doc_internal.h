@@ -13,6 +13,7 @@ typedef struct anchor {
     size_t pos;      /* byte offset in the engine text */
     size_t src, len; /* source bytes it stands for */
     int kind;
+    int markup; /* A_WS: inline tags or placeholders inside the white space */
 } anchor;
 
 typedef struct pspan {

@@ -275,10 +275,19 @@ static size_t flat_markup(flat_state *st, const char *s, size_t len, size_t i, i
     return t.end;
 }
 
-int fy_flatten(const char *src, size_t len, int html, fy_flat *out)
+/* A placeholder at src[i] as an event; its length, or 0 if there is none. */
+static size_t flat_placeholder(flat_state *st, const char *src, size_t len, size_t i, int *rc)
+{
+    int kind;
+    size_t n = fy_placeholder_at(src, len, i, &kind);
+    if (n) *rc = event(st->f, st->b.n, i, n, kind);
+    return n;
+}
+
+int fy_flatten(const char *src, size_t len, int html, int placeholders, fy_flat *out)
 {
     memset(out, 0, sizeof *out);
-    if (!html) { /* plain text is its own flat text: one copy, no byte map */
+    if (!html && !placeholders) { /* plain text is its own flat text: one copy, no byte map */
         if (!(out->text = malloc(len + 1))) return FY_ENOMEM;
         if (len) memcpy(out->text, src, len);
         out->text[len] = '\0';
@@ -290,6 +299,12 @@ int fy_flatten(const char *src, size_t len, int html, fy_flat *out)
     size_t i = 0;
     while (i < len && !rc) {
         unsigned char c = (unsigned char)src[i];
+        size_t n;
+        if (placeholders && (c == '{' || c == '[' || c == '<') &&
+            (n = flat_placeholder(&st, src, len, i, &rc))) {
+            i += n;
+            continue;
+        }
         if (html && c == '<' && i + 1 < len &&
             (is_alpha((unsigned char)src[i + 1]) || src[i + 1] == '!' || src[i + 1] == '?' ||
              (src[i + 1] == '/' && i + 2 < len && is_alpha((unsigned char)src[i + 2])))) {
@@ -297,7 +312,6 @@ int fy_flatten(const char *src, size_t len, int html, fy_flat *out)
             continue;
         }
         uint32_t cp;
-        size_t n;
         if (html && c == '&' && (n = fy_html_entity(src, len, i, &cp))) {
             char one[4];
             rc = emit(&st, one, fy_utf8_put(one, cp), i, i + n);

@@ -312,13 +312,15 @@ static size_t nearest_space(const char *t, size_t l, size_t q, size_t lo)
 enum { A_PUT, A_REPLACE /* the space at its position */, A_DROP };
 
 /* Is the white-space anchor a layout the translation must keep (a line
- * break, or markup between the words)? Other runs (double spaces, tabs,
- * U+3000) belong to the source language: the translation's own spaces win. */
+ * break, or markup or a placeholder between the words)? Other runs (double
+ * spaces, tabs, U+3000) belong to the source language: the translation's
+ * own spaces win. */
 static int ws_matters(const fy_doc *d, const anchor *a)
 {
+    if (a->markup) return 1;
     for (size_t k = 0; k < a->len; k++) {
         char c = d->src[a->src + k];
-        if (c == '\n' || c == '\r' || c == '<') return 1;
+        if (c == '\n' || c == '\r') return 1;
     }
     return 0;
 }

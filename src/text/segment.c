@@ -93,7 +93,7 @@ static int add_piece(fy_doc *d, piece p)
 static int add_anchor(fy_doc *d, size_t pos, size_t src, size_t len, int kind)
 {
     if (fy_vec_reserve((void **)&d->an, &d->cap_an, d->nan + 1, sizeof *d->an)) return FY_ENOMEM;
-    d->an[d->nan++] = (anchor){pos, src, len, kind};
+    d->an[d->nan++] = (anchor){pos, src, len, kind, 0};
     return 0;
 }
 
@@ -152,11 +152,13 @@ static const fy_event *object_at(const fy_flat *f, size_t i)
 static int build_space(splitter *s, fy_buf *b, size_t i, size_t j)
 {
     const fy_flat *f = s->f;
-    size_t a = fy_flat_src0(f, i), e = fy_flat_src1(f, j - 1);
+    size_t a = fy_flat_src0(f, i), e = fy_flat_src1(f, j - 1), ev = s->ev;
     while (s->ev < f->nev && f->ev[s->ev].pos < j) s->ev++;
     fy_buf_putc(b, ' ');
     if (e - a == 1 && s->d->src[a] == ' ') return 0;
-    return add_anchor(s->d, b->n - 1, a, e - a, A_WS);
+    if (add_anchor(s->d, b->n - 1, a, e - a, A_WS)) return FY_ENOMEM;
+    s->d->an[s->d->nan - 1].markup = s->ev > ev;
+    return 0;
 }
 
 /* An untouched inline element (<code>, translate="no"): its text goes to
@@ -465,7 +467,7 @@ fy_doc *fy_doc_split(const char *text, size_t len, const fy_split_options *opt, 
         if (split_raw(d, opt)) goto fail;
         return d;
     }
-    if (fy_flatten(d->src, len, d->html, &f)) goto fail;
+    if (fy_flatten(d->src, len, d->html, opt->placeholders, &f)) goto fail;
     if (split_flat(d, &f, opt)) goto fail;
     fy_flat_free(&f);
     return d;

@@ -43,6 +43,15 @@
  * may become "50 percent"; `code` found without its backticks gets them
  * back). Latin identifiers are soft: repaired, never forced back in.
  *
+ * Placeholders (option placeholders, plain text or HTML): the numbered
+ * markers translation plug-ins put where a text had something that is not
+ * text ({0}, {{1}}, [2], [[3]], <b0></b0>, <b0/>; Immersive Translate,
+ * Kiss Translator) are inline markup: the engine never sees them, and
+ * fy_doc_join puts each back unchanged, where it stood relative to the
+ * words around it, like an inline tag (at the sentence's edges and
+ * between sentences exactly where it was). A numbered pair wrapping text
+ * (<i1>link</i1>) is an inline element whose text is translated.
+ *
  * Every function here is pure: no globals, a fy_doc is read-only after
  * fy_doc_split, so any number of threads may read one doc at the same time.
  */
@@ -70,6 +79,7 @@ typedef struct fy_split_options {
                            "de", "ja", ...; normalised here); NULL or "" means "zh" */
     const char *target; /* language the translations will be in; NULL or "" means "en" */
     int raw;            /* the text is exactly one sentence (see fy_doc_split) */
+    int placeholders;   /* keep translation plug-ins' placeholders in place (below) */
 } fy_split_options;
 
 /* Fills o with the defaults: plain text, max_tokens 128, estimated counts,

@@ -169,9 +169,18 @@ static inline size_t fy_flat_src1(const fy_flat *f, size_t i)
     return i;
 }
 
-/* Flattens src[0..len) (valid UTF-8). html selects the mode. 0 or
- * FY_ENOMEM; malformed HTML is not an error (unclosed tags run to the end). */
-int fy_flatten(const char *src, size_t len, int html, fy_flat *out);
+/* Flattens src[0..len) (valid UTF-8). html selects the mode; placeholders:
+ * the plug-ins' placeholders (fy_placeholder_at) become inline events, in
+ * plain text as in HTML. 0 or FY_ENOMEM; malformed HTML is not an error
+ * (unclosed tags run to the end). */
+int fy_flatten(const char *src, size_t len, int html, int placeholders, fy_flat *out);
+
+/* The placeholder a translation plug-in put at s[i], if there is one:
+ * {N}, {{N}}, [N], [[N]] and <xN></xN>, <xN/> (one FY_EV_OTHER each), or
+ * <xN> / </xN> of a pair wrapping text (FY_EV_OPEN / FY_EV_CLOSE), where N
+ * is 1-4 digits and x 1-8 ASCII letters. Returns its length in bytes and
+ * its event kind in *kind, or 0. */
+size_t fy_placeholder_at(const char *s, size_t len, size_t i, int *kind);
 void fy_flat_free(fy_flat *f);
 
 /* Decodes the HTML character reference at s[i] ('&'); on success returns

@@ -55,7 +55,8 @@ static int decide_languages(fy_docjob *j, const fy_docjob_options *o, fy_error *
     if (sample.oom) return fy_err(err, FY_ENOMEM, "out of memory");
     const char *text = sample.p ? sample.p : "";
     size_t len = sample.n;
-    fy_request_options ro = {o->source, o->target, html, 0, 0, 0, 0}; /* beam: the default */
+    /* beam: the default */
+    fy_request_options ro = {.source = o->source, .target = o->target, .html = html};
     fy_request *q = fy_request_new(j->reg, &text, &len, 1, &ro, NULL, err);
     fy_buf_free(&sample);
     if (!q) return err->code;
@@ -81,7 +82,8 @@ static int build(fy_docjob *j, batch *b, int timeout_ms, int64_t start, fy_error
     for (size_t k = 0; k < b->n; k++) texts[k] = fy_document_unit(j->doc, b->first + k, &lens[k], &html);
     /* Batches run one after the other: the last may start B timeouts in. */
     int64_t deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * (int64_t)(j->nb + 1) : 0;
-    fy_request_options ro = {j->source, j->target, html, 0, deadline, 0, 0};
+    fy_request_options ro = {
+        .source = j->source, .target = j->target, .html = html, .deadline_ms = deadline};
     size_t bad;
     b->q = fy_request_new(j->reg, texts, lens, b->n, &ro, &bad, err);
     free(texts);

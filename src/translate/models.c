@@ -477,6 +477,11 @@ const fy_translator *fy_lease_first(const fy_lease *l)
     return l->e[0]->t;
 }
 
+const fy_translator *fy_lease_last(const fy_lease *l)
+{
+    return l->e[l->route.n - 1]->t;
+}
+
 const char *fy_lease_name(const fy_lease *l)
 {
     return l->name;

@@ -123,6 +123,9 @@ const fy_route *fy_lease_route(const fy_lease *l);
 /* The translator of the first leg (for token counts while splitting). */
 const fy_translator *fy_lease_first(const fy_lease *l);
 
+/* The translator of the last leg (for token counts of translations). */
+const fy_translator *fy_lease_last(const fy_lease *l);
+
 /* "zh-en", or "de-en-zh" for a pivot (borrowed from the lease). */
 const char *fy_lease_name(const fy_lease *l);
 

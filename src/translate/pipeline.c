@@ -198,6 +198,7 @@ static int build_text(fy_request *q, size_t i, const char *s, size_t len, fy_err
     fy_split_options_default(&so);
     so.html = q->o.html;
     so.raw = q->o.raw;
+    so.placeholders = q->o.placeholders;
     so.source = t->source;
     so.target = t->target;
     so.count_tokens = count_tokens;
@@ -396,6 +397,52 @@ char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans,
     char *joined = fy_doc_join_ex(t->doc, out, 0, len, spans, err);
     free(out);
     return joined;
+}
+
+char *fy_request_text_partial(const fy_request *q, size_t i, size_t *len, size_t *ready,
+                              fy_error *err)
+{
+    const text *t = &q->t[i];
+    size_t m = t->doc ? fy_doc_sentence_count(t->doc) : 0, done = 0;
+    const char **out = calloc(m ? m : 1, sizeof *out);
+    size_t *spans = calloc(2 * (m ? m : 1), sizeof *spans);
+    char *joined = NULL;
+    if (!out || !spans) {
+        fy_err(err, FY_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (!t->doc) {
+        joined = fy_request_text(q, i, len, NULL, err);
+        if (joined) *ready = *len;
+        goto done;
+    }
+    for (size_t k = 0; q->job && k < m; k++) out[k] = fy_job_result(q->job, t->first + k);
+    while (done < m && out[done]) done++;
+    joined = fy_doc_join_ex(t->doc, out, 0, len, spans, err);
+    /* What the join writes before a sentence (the gap, a space it adds)
+     * depends on that sentence and the piece before it only: everything up
+     * to the end of a delivered sentence whose predecessors are all
+     * delivered is what the final text will hold. */
+    if (joined)
+        *ready = done == m ? *len : done ? spans[2 * (done - 1)] + spans[2 * (done - 1) + 1] : 0;
+done:
+    free(out);
+    free(spans);
+    return joined;
+}
+
+void fy_request_tokens(const fy_request *q, size_t i, long *in, long *out)
+{
+    const text *t = &q->t[i];
+    *in = *out = 0;
+    if (!t->doc) return;
+    const fy_translator *last = fy_lease_last(q->leases[t->lease]);
+    for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
+        *in += fy_doc_sentence_tokens(t->doc, k);
+        const char *r = q->job ? fy_job_result(q->job, t->first + k) : NULL;
+        long n = r ? fy_translator_count_target_tokens(last, r, strlen(r)) : 0;
+        if (n > 0) *out += n;
+    }
 }
 
 const char *fy_request_source(const fy_request *q, size_t i, int *percent)

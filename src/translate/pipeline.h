@@ -39,6 +39,8 @@ typedef struct fy_request_options {
                             max beam (--max-beam) */
     int alternatives;    /* alternative translations wanted per sentence and text, 0 ..
                             max beam - 1; N > 0 makes the beam at least N + 1 */
+    int placeholders;    /* plug-ins' placeholders ({0}, <b0></b0>) stay in place
+                            (fy_split_options.placeholders) */
 } fy_request_options;
 
 typedef struct fy_request fy_request;
@@ -105,6 +107,23 @@ size_t fy_request_sentences(const fy_request *q); /* sentences of all texts */
  * FY_ENOMEM. spans (if non-NULL, 2 per sentence of the text) receives each
  * sentence's byte offset and length in the result. */
 char *fy_request_text(const fy_request *q, size_t i, size_t *len, size_t *spans, fy_error *err);
+
+/* Text i as far as it is translated, while the request runs: a malloc'd
+ * string (*len its length) as fy_request_text would join it with the
+ * sentences delivered so far (the others as the engine got them), and in
+ * *ready the length of its start that is final: up to the end of the last
+ * sentence delivered with all the sentences before it (the whole text once
+ * they all are). Call it from the thread that submitted, after
+ * fy_request_submit returned. NULL with FY_ENOMEM. */
+char *fy_request_text_partial(const fy_request *q, size_t i, size_t *len, size_t *ready,
+                              fy_error *err);
+
+/* Engine tokens of text i once the request is done: *in, what its first
+ * model read (SentencePiece pieces + EOS of each sentence, as the splitter
+ * counted them), *out, its translation in its last model's target
+ * vocabulary (pieces + EOS per sentence); both 0 for a text passed through.
+ * For usage reports. */
+void fy_request_tokens(const fy_request *q, size_t i, long *in, long *out);
 
 /* Text i's source language: the one given, or detected (normalised tag; ""
  * when the text has no letters). *percent (if non-NULL): the detector's

@@ -171,6 +171,12 @@ long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t
     return n < 0 ? n : n + 1;
 }
 
+long fy_translator_count_target_tokens(const fy_translator *t, const char *text, size_t len)
+{
+    long n = fy_spm_encode(t->trg_spm, text, len, NULL, 0, NULL);
+    return n < 0 ? n : n + 1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Workers: one arena per thread, carved once                                */
 /* ------------------------------------------------------------------------ */

@@ -146,6 +146,10 @@ int fy_translate_beam(const fy_translator *t, fy_worker *w, const char *const *s
  * and length limits; a negative code if text cannot be encoded. */
 long fy_translator_count_tokens(const fy_translator *t, const char *text, size_t len);
 
+/* The same in the target vocabulary (a translation's length as the model
+ * would write it), for usage reports. */
+long fy_translator_count_target_tokens(const fy_translator *t, const char *text, size_t len);
+
 struct fy_engine;
 
 /* Fills *e so that a scheduler translates with t (borrowed: t must outlive

@@ -21,7 +21,7 @@ case $secs in
 esac
 build=${FANYI_FUZZ_BUILD:-$root/build-fuzz}
 all=(fuzz_marian fuzz_config fuzz_shortlist fuzz_spm_load fuzz_spm_encode fuzz_segment fuzz_cleanup
-     fuzz_document fuzz_http)
+     fuzz_document fuzz_http fuzz_prompt)
 harnesses=("$@")
 [ $# -gt 0 ] || harnesses=("${all[@]}")
 jobs=${FANYI_FUZZ_JOBS:-2}

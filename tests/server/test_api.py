@@ -62,6 +62,8 @@ def endpoints(s):
                  ("/language/translate/v2/languages", "post"), ("/translate_a/single", "get"),
                  ("/translate_a/single", "post"), ("/v2/glossaries", "get"),
                  ("/v2/glossary-language-pairs", "get"), ("/v2/document", "post"),
+                 ("/frontend/settings", "get"), ("/suggest", "post"), ("/spec", "get"),
+                 ("/v1/chat/completions", "post"), ("/v1/responses", "post"), ("/v1/models", "get"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get"), ("/translate_file", "post"),
                  ("/download_file/{file}", "get"), ("/translate/document", "post")]:
@@ -89,7 +91,9 @@ def endpoints(s):
                                 "/v1/translate", "/language/translate/v2/detect",
                                 "/translate_a/single",
                                 "/language/translate/v2", "/language/translate/v2/languages",
-                                "/imme", "/translate_file", "/download_file/{file}",
+                                "/imme", "/frontend/settings", "/suggest", "/spec",
+                                "/v1/chat/completions", "/v1/responses", "/v1/models",
+                                "/translate_file", "/download_file/{file}",
                                 "/translate/document",
                                 "/kiss", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
@@ -135,7 +139,7 @@ def endpoints(s):
     T.eq(st, 200, "libre status")
     shape(b, ["translatedText", "detectedLanguage"], "libre auto")
     T.eq(b["translatedText"], want, "libre = native")
-    T.eq(b["detectedLanguage"]["language"], "zh", "libre detectedLanguage")
+    T.eq(b["detectedLanguage"]["language"], "zh-Hans", "libre detectedLanguage (LibreTranslate's zh-Hans)")
     T.ok(50 <= b["detectedLanguage"]["confidence"] <= 100, "libre confidence is a percentage")
     st, _, b = s.post("/translate", {"q": [ZH[0], ZH[1]], "source": "zh", "target": "en",
                                      "format": "text", "api_key": ""})
@@ -153,9 +157,9 @@ def endpoints(s):
     T.eq(b.get("translatedText"), s.translate(ZH[0]), "libre multipart")
     st, _, b = s.get("/languages")
     T.eq((st, b), (200, [{"code": "en", "name": "English", "targets": []},
-                         {"code": "zh", "name": "Chinese", "targets": ["en"]}]), "/languages")
+                         {"code": "zh-Hans", "name": "Chinese", "targets": ["en"]}]), "/languages")
     st, _, b = s.post("/detect", {"q": ZH[2]})
-    T.eq((st, [d["language"] for d in b][:1]), (200, ["zh"]), "/detect zh")
+    T.eq((st, [d["language"] for d in b][:1]), (200, ["zh-Hans"]), "/detect zh-Hans")
     T.ok(all(0 <= d["confidence"] <= 100 for d in b), "/detect confidences are percentages")
     st, _, b = s.post("/detect", {"q": "Good morning, how are you today?"})
     T.eq([d["language"] for d in b][:1], ["en"], "/detect en")
@@ -211,15 +215,15 @@ def endpoints(s):
     st, _, b = s.get("/v2/glossariesX")
     T.eq(st, 404, "a prefix route matches whole path segments only")
 
-    # Immersive Translate, Kiss Translator.
+    # Immersive Translate, Kiss Translator: their own codes (zh-CN).
     st, _, b = s.post("/imme", {"source_lang": "zh", "target_lang": "en", "text_list": [TEXT, ZH[3]]})
-    T.eq((st, b), (200, {"translations": [{"detected_source_lang": "zh", "text": want},
-                                          {"detected_source_lang": "zh",
+    T.eq((st, b), (200, {"translations": [{"detected_source_lang": "zh-CN", "text": want},
+                                          {"detected_source_lang": "zh-CN",
                                            "text": s.translate(ZH[3])}]}), "imme")
     st, _, b = s.post("/kiss", {"text": TEXT, "from": "zh", "to": "en"})
-    T.eq((st, b), (200, {"text": want, "from": "zh", "to": "en"}), "kiss single")
+    T.eq((st, b), (200, {"text": want, "from": "zh-CN", "to": "en"}), "kiss single")
     st, _, b = s.post("/kiss", {"texts": [TEXT], "from": "auto", "to": "en"})
-    T.eq((st, b), (200, {"translations": [{"text": want, "src": "zh"}]}), "kiss list")
+    T.eq((st, b), (200, {"translations": [{"text": want, "src": "zh-CN"}]}), "kiss list")
 
     # Request ids: a sane incoming id is echoed, every response has one.
     st, h, _ = s.get("/health", {"X-Request-Id": "abc-123"})

@@ -76,7 +76,7 @@ def dialects(s):
     st, _, b = s.post("/translate", {"q": EN, "source": "en", "target": "zh-Hans"})
     T.eq((st, b.get("translatedText")), (200, want[("en", "zh")]), "libre en->zh-Hans")
     st, _, b = s.post("/translate", {"q": ZH, "source": "auto", "target": "en"})
-    T.eq(b.get("detectedLanguage", {}).get("language"), "zh", "libre auto detects zh")
+    T.eq(b.get("detectedLanguage", {}).get("language"), "zh-Hans", "libre auto detects zh-Hans")
     # DeepL and DeepLX: upper case, regions.
     st, _, b = s.post("/v2/translate", {"text": [EN], "source_lang": "EN", "target_lang": "ZH"})
     T.eq((st, b), (200, {"translations": [{"detected_source_language": "EN",
@@ -111,8 +111,8 @@ def dialects(s):
 def languages(s):
     st, _, b = s.get("/languages")
     got = {l["code"]: l["targets"] for l in b} if st == 200 else {}
-    T.eq(got, {"de": ["en", "zh"], "en": ["de", "zh"], "zh": ["de", "en"]},
-         "/languages: direct pairs and pivots through English")
+    T.eq(got, {"de": ["en", "zh-Hans"], "en": ["de", "zh-Hans"], "zh-Hans": ["de", "en"]},
+         "/languages: direct pairs and pivots through English (LibreTranslate's zh-Hans)")
     st, _, b = s.get("/v2/languages?type=target")
     T.eq(sorted(l["language"] for l in b), ["DE", "EN-GB", "EN-US", "ZH", "ZH-HANS"],
          "deepl target languages (DeepL's regional variants)")

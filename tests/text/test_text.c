@@ -651,6 +651,104 @@ static void test_html(void)
                 "<p>Fish &amp; chips &lt; 5 &gt; 3 &copy;.</p>");
 }
 
+/* ---- placeholders --------------------------------------------------------------------- */
+
+static fy_doc *split_ph(const char *s, int html, const char *source, const char *target)
+{
+    fy_split_options o;
+    fy_split_options_default(&o);
+    o.html = html;
+    o.placeholders = 1;
+    o.source = source;
+    o.target = target;
+    fy_error e = {0};
+    fy_doc *d = fy_doc_split(s, strlen(s), &o, &e);
+    if (!d) printf("  split error: %s\n", e.msg);
+    return d;
+}
+
+/* The engine text of every sentence of in, joined by "|". */
+static void expect_engine(const char *name, const char *in, int html, const char *want)
+{
+    fy_doc *d = split_ph(in, html, "zh", "en");
+    char got[512] = "";
+    for (size_t i = 0; d && i < fy_doc_sentence_count(d); i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? "|" : "",
+                 fy_doc_sentence(d, i, NULL));
+    check(d && !strcmp(got, want), "placeholders %s: engine text\n got  %s\n want %s", name, got,
+          want);
+    fy_doc_free(d);
+}
+
+static void expect_ph(const char *name, const char *in, int html, const char *source,
+                      const char *target, const char *const *tr, const char *want)
+{
+    fy_doc *d = split_ph(in, html, source, target);
+    char *out = d ? join(d, tr, 0) : NULL;
+    check(out && !strcmp(out, want), "placeholders %s:\n got  %s\n want %s", name,
+          out ? out : "(null)", want);
+    free(out);
+    char *same = d ? join(d, NULL, 0) : NULL;
+    check(same && !strcmp(same, in), "placeholders %s: identity join", name);
+    free(same);
+    fy_doc_free(d);
+}
+
+static void test_placeholders(void)
+{
+    int kind;
+    static const char *const one[] = {"{0}",       "{{12}}", "[3]",    "[[4]]",
+                                      "<b0></b0>", "<b0/>",  "<x12 />"};
+    for (size_t k = 0; k < sizeof one / sizeof *one; k++) {
+        char s[32];
+        snprintf(s, sizeof s, "%s tail", one[k]);
+        check(fy_placeholder_at(s, strlen(s), 0, &kind) == strlen(one[k]) && kind == FY_EV_OTHER,
+              "placeholder %s", one[k]);
+    }
+    static const char *const not_one[] = {"{}",   "{a}",       "{12345}", "{{1}",
+                                          "{1}}", "[[1]",      "<b></b>", "<b0></b1>",
+                                          "<b0>", "<0b></0b>", "<b0x>"};
+    for (size_t k = 0; k < sizeof not_one / sizeof *not_one; k++)
+        check(!fy_placeholder_at(not_one[k], strlen(not_one[k]), 0, &kind), "not a placeholder %s",
+              not_one[k]);
+    const char *pair = "<i1>link</i1>";
+    check(fy_placeholder_at(pair, strlen(pair), 0, &kind) == 4 && kind == FY_EV_OPEN &&
+              fy_placeholder_at(pair, strlen(pair), 8, &kind) == 5 && kind == FY_EV_CLOSE,
+          "a numbered pair is an inline element");
+
+    /* The engine never sees them. */
+    expect_engine("removed", "<b0></b0> 你好 <b1></b1> 世界", 0, "你好 世界");
+    expect_engine("inside words", "你好{0}世界{1}", 0, "你好世界");
+    expect_engine("html", "<p>你好{{1}}<b0></b0>世界</p>", 1, "你好世界");
+    expect_engine("pair", "点击<i1>这里</i1>。", 1, "点击这里。");
+
+    /* Immersive Translate's examples: each comes back unchanged, in place (at
+     * the edges and between sentences exactly, inside a sentence at the same
+     * relative position, on a word boundary). */
+    const char *t1[] = {"Hello world"};
+    expect_ph("edges and spaces", "{0} 你好 {1} 世界", 0, "zh", "en", t1, "{0} Hello {1} world");
+    expect_ph("tags", "<b0></b0> 你好 <b1></b1> 世界", 0, "zh", "en", t1,
+              "<b0></b0> Hello <b1></b1> world");
+    const char *t2[] = {"Hallo Welt"};
+    expect_ph("latin source", "{0} Hello {1} world", 0, "en", "de", t2, "{0} Hallo {1} Welt");
+    const char *t3[] = {"Hello world."};
+    expect_ph("no spaces, CJK source", "你好{0}世界{1}。", 0, "zh", "en", t3, "Hello{0} world.{1}");
+    const char *t4[] = {"你好。", "世界。"};
+    expect_ph("between sentences", "Hello.{0} World. [1]", 0, "en", "zh", t4,
+              "你好。{0} 世界。 [1]");
+    const char *t5[] = {"Click here to see more."};
+    expect_ph("kiss rich text", "点击<i1>这里</i1>查看{1}更多。", 1, "zh", "en", t5,
+              "Click <i1>here</i1> to {1}see more.");
+    const char *t6[] = {"Tom & Jerry"};
+    expect_ph("html escapes text, not placeholders", "汤姆&amp;杰瑞 {2}", 1, "zh", "en", t6,
+              "Tom &amp; Jerry {2}");
+    /* Without the option they are text like any other. */
+    fy_doc *d = split("你好{0}世界", 0, 0);
+    check(d && fy_doc_sentence_count(d) == 1 && !strcmp(fy_doc_sentence(d, 0, NULL), "你好{0}世界"),
+          "placeholders are text without the option");
+    fy_doc_free(d);
+}
+
 /* ---- round trips on files ----------------------------------------------------------- */
 
 static int round_trip_paragraphs(const char *text, size_t len, int *count)
@@ -957,6 +1055,7 @@ int main(int argc, char **argv)
     test_counter();
     test_join();
     test_html();
+    test_placeholders();
     test_files(dir);
     if (shared)
         test_wmt(shared);

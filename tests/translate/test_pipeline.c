@@ -151,7 +151,7 @@ static fy_request *request(fy_registry *reg, const char *const *texts, size_t n,
 {
     size_t lens[16];
     for (size_t i = 0; i < n; i++) lens[i] = strlen(texts[i]);
-    fy_request_options o = {src, tgt, 0, raw, 0, 0, 0};
+    fy_request_options o = {.source = src, .target = tgt, .raw = raw};
     return fy_request_new(reg, texts, lens, n, &o, bad, err);
 }
 
@@ -338,7 +338,8 @@ static fy_request *request_beam(fy_registry *reg, const char *const *texts, size
 {
     size_t lens[16], bad;
     for (size_t i = 0; i < n; i++) lens[i] = strlen(texts[i]);
-    fy_request_options o = {"zh", "en", 0, 0, 0, beam, alternatives};
+    fy_request_options o = {
+        .source = "zh", .target = "en", .beam = beam, .alternatives = alternatives};
     return fy_request_new(reg, texts, lens, n, &o, &bad, err);
 }
 
