@@ -19,9 +19,14 @@ packages=(
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
     nginx haproxy                           # load-balancer tests (tests/lb)
+    docker.io docker-compose debootstrap    # deploy tests: image, compose (tests/deploy start their own dockerd)
+    podman runc catatonit                   # deploy tests: kube play (catatonit: the pause image podman builds)
+    systemd systemd-container               # deploy tests: systemd-analyze, the unit under systemd-nspawn
     qemu-user                               # portability test: CPUs without AVX/AVX2
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
+# kubectl kustomize (deploy tests); Debian's kubectl when none is installed.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
