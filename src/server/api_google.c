@@ -25,7 +25,8 @@ static json_t *google_params(req *r)
     const char *bad;
     json_t *query = req_query(r, &bad);
     if (!query) {
-        if (bad && !*bad) return reply_error(r, 400, "a parameter name is not valid UTF-8 text"), NULL;
+        if (bad && !*bad)
+            return reply_error(r, 400, "a parameter name is not valid UTF-8 text"), NULL;
         if (bad) return reply_error(r, 400, "parameter '%.60s' is not valid UTF-8 text", bad), NULL;
         return reply_error(r, 500, "out of memory"), NULL;
     }
