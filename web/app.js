@@ -12,6 +12,9 @@ const ui = {
   sourceLabel: $('source-label'), targetLabel: $('target-label'),
   tokenDialog: $('token-dialog'), tokenForm: $('token-form'), tokenInput: $('token-input'),
   tokenReason: $('token-reason'), tokenCancel: $('token-cancel'),
+  alts: $('alts'), altsTitle: $('alts-title'), altsList: $('alts-list'), altsClose: $('alts-close'),
+  docDrop: $('doc-drop'), docFile: $('doc-file'), docProgress: $('doc-progress'), docStatus: $('doc-status'),
+  docDownload: $('doc-download'),
 };
 
 const DEBOUNCE_MS = 300;
@@ -22,6 +25,7 @@ const HISTORY_KEY = 'fanyi.history';
 const TOKEN_KEY = 'fanyi.token';
 const DRAFT_KEY = 'fanyi.draft';
 const HISTORY_MAX = 50;
+const ALTERNATIVES = 3;       // asked per sentence: the server's beam must be at least 4
 
 const state = {
   maxChars: 0,          // from the server (/version); 0 until known
@@ -41,6 +45,10 @@ const state = {
   syncFrom: null,       // the element whose scroll event we caused (scroll sync)
   langs: [],            // /languages: [{code, name, targets}]
   detected: '',         // the source language the server found for "Detect"
+  altSeq: 0,            // id of the newest alternatives request
+  altFor: null,         // data-i of the sentence whose alternatives are shown
+  doc: null,            // AbortController of the document in flight
+  docUrl: '',           // object URL of the last translated document
 };
 
 function chars(text) { return Array.from(text); }
@@ -212,8 +220,8 @@ function markStale(stale) { ui.target.classList.toggle('stale', stale); }
 
 // ---- requests ------------------------------------------------------------
 
-function headers() {
-  const h = { 'Content-Type': 'application/json', 'Accept': 'text/event-stream' };
+function headers(type, accept) {
+  const h = { 'Content-Type': type || 'application/json', 'Accept': accept || 'text/event-stream' };
   const token = storageGet(TOKEN_KEY, '');
   if (token) h.Authorization = `Bearer ${token}`;
   return h;
@@ -359,12 +367,16 @@ async function readEvents(resp, onEvent) {
 
 function sentence(text) { return /[.!?。！？]$/.test(text) ? text : `${text}.`; }
 
+function errorOf(body) {
+  return (body && ((body.error && (body.error.message || body.error)) || body.message)) || '';
+}
+
+async function errorText(resp) {
+  try { return errorOf(await resp.json()); } catch { return ''; }  // not JSON
+}
+
 async function showHttpError(resp, seq) {
-  let message = '';
-  try {
-    const body = await resp.json();
-    message = (body.error && (body.error.message || body.error)) || body.message || '';
-  } catch { /* not JSON */ }
+  const message = await errorText(resp);
   if (seq !== state.seq) return;
   markStale(Boolean(state.shown && state.shown.translation));
   const s = resp.status;
@@ -411,6 +423,10 @@ function renderSpans(container, text, spans, tag) {
     const el = document.createElement(tag);
     el.className = tag === 'mark' ? 'src' : 'sent';
     el.dataset.i = s.i;
+    if (tag === 'span') {
+      el.setAttribute('role', 'button');
+      el.tabIndex = container.querySelector('.sent') ? -1 : 0;
+    }
     el.textContent = text.slice(start, start + len);
     container.append(el);
     pos = start + len;
@@ -438,6 +454,7 @@ function fitBackdrop() {
 
 function show(result, streaming) {
   highlight(null);
+  closeAlternatives(false);
   state.shown = { source: result.source, translation: result.translation, spans: result.spans.slice() };
   markStale(false);
   renderSpans(ui.target, result.translation, result.spans.map((p) => ({ i: p.i, at: p.tr })), 'span');
@@ -472,6 +489,168 @@ function syncScroll(from, to) {
   const range = from.scrollHeight - from.clientHeight;
   const want = Math.round((range > 0 ? from.scrollTop / range : 0) * (to.scrollHeight - to.clientHeight));
   if (Math.abs(to.scrollTop - want) > 1) { state.syncFrom = to; to.scrollTop = want; }
+}
+
+// ---- alternatives --------------------------------------------------------
+
+// A shown sentence's n-best: its source sentence alone, decoded with a beam.
+async function showAlternatives(el) {
+  const s = state.shown;
+  const span = s && s.spans.find((p) => String(p.i) === el.dataset.i);
+  if (!span || state.controller || ui.target.classList.contains('stale')) return;
+  const seq = ++state.altSeq;
+  state.altFor = el.dataset.i;
+  const current = s.translation.substr(span.tr[0], span.tr[1]);
+  ui.alts.hidden = false;
+  ui.altsTitle.textContent = 'Finding alternatives…';
+  ui.altsList.textContent = '';
+  const from = ui.sourceLang.value === 'auto' ? state.detected || 'auto' : ui.sourceLang.value;
+  let answer;
+  try {
+    const resp = await fetch('/translate', {
+      method: 'POST', headers: headers('application/json', 'application/json'),
+      body: JSON.stringify({ text: s.source.substr(span.src[0], span.src[1]), alternatives: ALTERNATIVES,
+        source: from, ...(ui.targetLang.value ? { target: ui.targetLang.value } : {}) }),
+    });
+    answer = await resp.json().catch(() => ({}));
+    if (!resp.ok) throw new ServerError(errorOf(answer) || `status ${resp.status}`);
+  } catch (e) {
+    if (seq !== state.altSeq) return;
+    ui.altsTitle.textContent = `No alternatives: ${e instanceof ServerError ? e.message : 'the server cannot be reached'}`;
+    return;
+  }
+  if (seq !== state.altSeq || state.shown !== s) return;
+  const options = [...new Set([answer.translation, ...(answer.alternatives || [])])].filter((t) => t && t !== current);
+  ui.altsTitle.textContent = options.length ? `Alternatives for “${current}”` : 'No other translation found for this sentence.';
+  for (const t of options) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = t;
+    b.addEventListener('click', () => pickAlternative(span.i, t));
+    li.append(b);
+    ui.altsList.append(li);
+  }
+  const first = ui.altsList.querySelector('button');
+  if (first) first.focus();
+}
+
+function closeAlternatives(refocus) {
+  ++state.altSeq;
+  const was = state.altFor;
+  state.altFor = null;
+  ui.alts.hidden = true;
+  ui.altsList.textContent = '';
+  const el = was !== null && ui.target.querySelector(`.sent[data-i="${was}"]`);
+  if (refocus && el) el.focus();
+}
+
+// The pick replaces its sentence in the output; the spans after it move; Copy and the
+// history take the edited output.
+function pickAlternative(i, text) {
+  const s = state.shown;
+  const k = s.spans.findIndex((p) => p.i === i);
+  if (k < 0) return;
+  const [start, len] = s.spans[k].tr;
+  const delta = text.length - len;
+  const spans = s.spans.map((p, j) => (j < k ? p : { ...p, tr: j === k ? [start, text.length] : [p.tr[0] + delta, p.tr[1]] }));
+  const result = { source: s.source, translation: s.translation.slice(0, start) + text + s.translation.slice(start + len),
+    spans, sl: ui.sourceLang.value, tl: ui.targetLang.value };
+  show(result);
+  const el = ui.target.querySelector(`.sent[data-i="${i}"]`);
+  if (el) { el.classList.add('picked'); rove(el); el.focus(); }
+  clearTimeout(state.saveTimer);
+  state.pending = null;
+  remember(result);
+  setStatus('Alternative chosen: Copy and the history use it.', false);
+}
+
+// One sentence is in the tab order; arrows move between them.
+function rove(el) {
+  for (const x of ui.target.querySelectorAll('.sent')) x.tabIndex = x === el ? 0 : -1;
+}
+
+// ---- documents -----------------------------------------------------------
+
+function docStatus(text, isError) {
+  ui.docStatus.textContent = text;
+  ui.docStatus.classList.toggle('error', Boolean(isError));
+}
+
+// Reads an application/x-ndjson body, calling onEvent(object) per line.
+async function readLines(resp, onEvent) {
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    buf += done ? decoder.decode() : decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, cut).trim();
+      buf = buf.slice(cut + 1);
+      if (line) onEvent(JSON.parse(line));
+    }
+    if (done) break;
+  }
+  if (buf.trim()) onEvent(JSON.parse(buf));
+}
+
+function base64Blob(data, type) {
+  const bin = atob(data);
+  const bytes = new Uint8Array(bin.length);
+  for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
+  return new Blob([bytes], { type });
+}
+
+// Sends the file to POST /translate/document; its progress events drive the bar.
+async function translateDocument(file) {
+  if (!file) return;
+  if (state.doc) state.doc.abort();
+  const controller = new AbortController();
+  state.doc = controller;
+  if (state.docUrl) URL.revokeObjectURL(state.docUrl);
+  state.docUrl = '';
+  ui.docDownload.hidden = true;
+  ui.docProgress.hidden = false;
+  ui.docProgress.value = 0;
+  docStatus(`Sending ${file.name}…`, false);
+  const q = new URLSearchParams({ filename: file.name, source: ui.sourceLang.value });
+  if (ui.targetLang.value) q.set('target', ui.targetLang.value);
+  try {
+    const resp = await fetch(`/translate/document?${q}`, {
+      method: 'POST', body: file, signal: controller.signal,
+      headers: headers(file.type || 'application/octet-stream', 'application/x-ndjson'),
+    });
+    if (!resp.ok) {
+      const message = await errorText(resp);
+      if (resp.status === 401 || resp.status === 403) askToken('This server requires an API token for translations.');
+      throw new ServerError(`${file.name} was refused (${resp.status}): ${sentence(message || 'no reason given')}`);
+    }
+    let done = null;
+    await readLines(resp, (ev) => {
+      if (ev.event === 'start') docStatus(`Translating ${file.name} (${ev.sentences} sentences)…`, false);
+      else if (ev.event === 'progress') {
+        ui.docProgress.value = ev.total ? Math.round((100 * ev.done) / ev.total) : 100;
+        docStatus(`Translating ${file.name}: ${ev.done} of ${ev.total} sentences…`, false);
+      } else if (ev.event === 'done') done = ev;
+      else if (ev.event === 'error') throw new ServerError(`${file.name} failed: ${sentence(errorOf(ev) || 'translation failed')}`);
+    });
+    if (!done) throw new ServerError(`${file.name} failed: the server closed the stream early.`);
+    ui.docProgress.value = 100;
+    state.docUrl = done.data ? URL.createObjectURL(base64Blob(done.data, done.content_type || '')) : '';
+    ui.docDownload.href = state.docUrl || done.url;
+    ui.docDownload.download = done.filename;
+    ui.docDownload.textContent = `Download ${done.filename}`;
+    ui.docDownload.hidden = false;
+    docStatus(`${file.name} translated (${done.direction}).`, false);
+  } catch (e) {
+    if (e.name === 'AbortError') return;
+    ui.docProgress.hidden = true;
+    docStatus(e instanceof ServerError ? e.message : `${file.name}: cannot reach the Fanyi server.`, true);
+  } finally {
+    if (state.doc === controller) state.doc = null;
+  }
 }
 
 // ---- history -------------------------------------------------------------
@@ -606,6 +785,33 @@ ui.target.addEventListener('mouseover', (e) => {
   highlight(s ? s.dataset.i : null);
 });
 ui.target.addEventListener('mouseleave', () => highlight(null));
+ui.target.addEventListener('click', (e) => {
+  const el = e.target.closest('.sent');
+  const sel = document.getSelection();
+  if (el && (!sel || sel.isCollapsed)) { rove(el); showAlternatives(el); }
+});
+ui.target.addEventListener('keydown', (e) => {
+  const el = e.target.closest && e.target.closest('.sent');
+  if (!el) return;
+  const all = [...ui.target.querySelectorAll('.sent')];
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+  if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); showAlternatives(el); } else if (step) {
+    e.preventDefault();
+    const next = all[all.indexOf(el) + step];
+    if (next) { rove(next); next.focus(); }
+  }
+});
+ui.target.addEventListener('focusin', (e) => { if (e.target.dataset.i !== undefined) highlight(e.target.dataset.i); });
+ui.altsClose.addEventListener('click', () => closeAlternatives(true));
+ui.alts.addEventListener('keydown', (e) => { if (e.key === 'Escape') closeAlternatives(true); });
+ui.docFile.addEventListener('change', () => { translateDocument(ui.docFile.files[0]); ui.docFile.value = ''; });
+ui.docDrop.addEventListener('dragover', (e) => { e.preventDefault(); ui.docDrop.classList.add('over'); });
+ui.docDrop.addEventListener('dragleave', () => ui.docDrop.classList.remove('over'));
+ui.docDrop.addEventListener('drop', (e) => {
+  e.preventDefault();
+  ui.docDrop.classList.remove('over');
+  translateDocument(e.dataTransfer.files[0]);
+});
 document.addEventListener('selectionchange', () => {
   const sel = document.getSelection();
   if (!sel || !sel.anchorNode || !ui.target.contains(sel.anchorNode)) return;
