@@ -1,7 +1,7 @@
 // End-to-end test of the web UI in headless Chromium (Debian's), driven by playwright-core,
 // against a real `fanyi serve` with a synthetic model. Screenshots go to $FANYI_BUILD_DIR/ui-artifacts.
 'use strict';
-const { spawn } = require('node:child_process');
+const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
@@ -517,6 +517,10 @@ async function axeClean(browser, server) {
     if (url === '/') {
       await page.fill('#source', '今天天气很好。');
       await waitForText(page, '#target', await apiTranslate(server.base, '今天天气很好。'));
+      await page.setInputFiles('#doc-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('今天天气很好。\n') });
+      await page.waitForSelector('#doc-download:not([hidden])', { timeout: 30000 });
+      await page.click('#target .sent');
+      await page.waitForSelector('#alts-list button', { timeout: 10000 });
     } else {
       await page.waitForSelector('.endpoint pre code', { timeout: 20000 });
     }
@@ -587,6 +591,182 @@ async function directions(browser) {
   }
 }
 
+// ---- documents and alternatives (issue 17) ------------------------------------------
+
+// Debian's python3 with python3-docx (scripts/setup.sh): writes and reads real .docx files.
+function python(script, input) {
+  return execFileSync('/usr/bin/python3', ['-c', script], { input, maxBuffer: 64 << 20 });
+}
+
+const DOCX_WRITE = `
+import docx, io, sys
+d = docx.Document()
+d.add_heading('年度报告', level=1)
+p = d.add_paragraph('今年销售增长')
+p.add_run('很快').bold = True
+p.add_run('，成本下降了。')
+d.add_paragraph('北京是中国的首都。谢谢。')
+b = io.BytesIO(); d.save(b); sys.stdout.buffer.write(b.getvalue())`;
+const DOCX_READ = `
+import docx, io, json, sys
+d = docx.Document(io.BytesIO(sys.stdin.buffer.read()))
+print(json.dumps([[p.style.name, p.text, [bool(r.bold) for r in p.runs]] for p in d.paragraphs], ensure_ascii=False))`;
+// A .docx whose document.xml inflates 1000-fold: the server refuses it (413).
+const ZIP_BOMB = `
+import io, sys, zipfile
+b = io.BytesIO()
+with zipfile.ZipFile(b, 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('[Content_Types].xml', '<Types/>')
+    z.writestr('word/document.xml', '<w:document>' + ' ' * (48 << 20) + '</w:document>')
+sys.stdout.buffer.write(b.getvalue())`;
+
+// What the native document endpoint answers for these bytes: {status, message} or the done event.
+async function apiDocument(base, name, bytes) {
+  const r = await fetch(`${base}/translate/document?filename=${encodeURIComponent(name)}&target=en`, { method: 'POST', body: bytes });
+  if (!r.ok) return { status: r.status, message: (await r.json()).error.message };
+  const events = (await r.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const done = events.find((e) => e.event === 'done');
+  if (!done) return { status: 200, message: JSON.stringify(events[events.length - 1]) };
+  return { ...done, bytes: Buffer.from(done.data, 'base64') };
+}
+
+// The page's progress bar values, as they were set.
+async function watchProgress(page) {
+  await page.evaluate(() => {
+    // Each record's old value: the values set in one task are all seen (the last is read at the end).
+    window.progressSeen = [];
+    if (window.progressWatched) return;
+    window.progressWatched = true;
+    const bar = document.querySelector('#doc-progress');
+    new MutationObserver((records) => { for (const r of records) window.progressSeen.push(Number(r.oldValue)); })
+      .observe(bar, { attributes: true, attributeFilter: ['value'], attributeOldValue: true });
+  });
+}
+
+// Hands the file to the page (its file input, or a drop on the drop zone), then downloads the result.
+async function roundTrip(page, name, bytes, how) {
+  await watchProgress(page);
+  if (how === 'drop') {
+    await page.evaluate(([n, b64]) => {
+      const bin = atob(b64), data = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+      const dt = new DataTransfer();
+      dt.items.add(new File([data], n));
+      const zone = document.querySelector('#doc-drop');
+      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, [name, bytes.toString('base64')]);
+  } else {
+    await page.setInputFiles('#doc-file', { name, mimeType: '', buffer: bytes });
+  }
+  const ready = await page.waitForSelector('#doc-download:not([hidden])', { timeout: 30000 }).then(() => true, () => false);
+  check(ready, `document ${name}: a download is offered (${await page.textContent('#doc-status')})`);
+  if (!ready) return null;
+  const seen = await page.evaluate(() => [...window.progressSeen, document.querySelector('#doc-progress').value].slice(1));
+  check(seen[seen.length - 1] === 100 && seen.some((v) => v > 0 && v < 100) && seen.every((v, i) => i === 0 || v >= seen[i - 1]),
+    `document ${name}: the progress bar climbs to 100 (${seen})`);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#doc-download')]);
+  const file = fs.readFileSync(await download.path());
+  return { name: download.suggestedFilename(), file };
+}
+
+async function documents(browser, server) {
+  const { page, context, consoleErrors } = await newPage(browser, server.base, { acceptDownloads: true });
+  const txt = Buffer.from('今天天气很好。\n\n我们去公园散步吧！\n');
+  const srt = Buffer.from('1\n00:00:01,000 --> 00:00:02,500\n今天天气很好。\n\n2\n00:00:03,000 --> 00:00:04,000\n我们去公园散步吧！\n');
+  const html = Buffer.from('<!doctype html><html><body><h1>年度报告</h1><p>今天天气很好。<a href="https://example.com/x">我们去公园</a>散步吧！</p></body></html>\n');
+  const docx = python(DOCX_WRITE);
+  const tags = (b) => (b.toString().match(/<[^>]+>/g) || []).join('');
+
+  const t = await roundTrip(page, 'notes.txt', txt, 'input');
+  const apiTxt = await apiDocument(server.base, 'notes.txt', txt);
+  check(t && t.name === 'notes.en.txt' && apiTxt.filename === 'notes.en.txt', `txt: the download is named notes.en.txt (${t && t.name})`);
+  check(t && t.file.equals(apiTxt.bytes) && t.file.toString().split('\n\n').length === 2, 'txt: the API\'s translation, paragraphs kept');
+  await page.screenshot({ path: path.join(ART, 'document.png') });
+
+  const s = await roundTrip(page, 'film.srt', srt, 'drop');
+  const apiSrt = await apiDocument(server.base, 'film.srt', srt);
+  const lines = s ? s.file.toString().split('\n') : [];
+  check(s && s.name === 'film.en.srt', `srt (dropped): named film.en.srt (${s && s.name})`);
+  check(s && s.file.equals(apiSrt.bytes) && lines[0] === '1' && lines[1] === '00:00:01,000 --> 00:00:02,500' &&
+    lines.includes('00:00:03,000 --> 00:00:04,000') && !s.file.toString().includes('今天天气很好。'), `srt: translated, numbers and timings kept (${lines})`);
+
+  const h = await roundTrip(page, 'page.html', html, 'input');
+  const apiHtml = await apiDocument(server.base, 'page.html', html);
+  check(h && h.name === 'page.en.html' && h.file.equals(apiHtml.bytes), `html: named page.en.html, the API's translation (${h && h.name})`);
+  check(h && tags(h.file) === tags(html) && h.file.includes('href="https://example.com/x"') && !h.file.toString().includes('今天天气很好。'),
+    `html: translated, markup kept (${h && h.file})`);
+
+  const d = await roundTrip(page, 'report.docx', docx, 'input');
+  const apiDocx = await apiDocument(server.base, 'report.docx', docx);
+  check(d && d.name === 'report.en.docx', `docx: named report.en.docx (${d && d.name})`);
+  if (d) {
+    const got = JSON.parse(python(DOCX_READ, d.file)), want = JSON.parse(python(DOCX_READ, apiDocx.bytes));
+    check(JSON.stringify(got) === JSON.stringify(want), `docx: the API's translation (${JSON.stringify(got)})`);
+    check(JSON.stringify(got.map((p) => p[0])) === '["Heading 1","Normal","Normal"]' && got[1][2].includes(true) &&
+      got.every((p, i) => p[1] && p[1] !== ['年度报告', '今年销售增长很快，成本下降了。', '北京是中国的首都。谢谢。'][i]),
+      `docx: translated, styles and the bold run kept (${JSON.stringify(got)})`);
+  }
+
+  // Refused files: the server's own words.
+  for (const [name, bytes, status] of [['data.bin', Buffer.from([0, 1, 2, 3, 255, 254]), 415], ['bomb.docx', python(ZIP_BOMB), 413]]) {
+    const api = await apiDocument(server.base, name, bytes);
+    check(api.status === status, `${name}: the API answers ${status} (${api.status})`);
+    await page.setInputFiles('#doc-file', { name, mimeType: '', buffer: bytes });
+    const said = await waitFor(page, ([n, st, m]) => {
+      const el = document.querySelector('#doc-status');
+      return el.classList.contains('error') && el.textContent.startsWith(`${n} was refused (${st}): ${m}`);
+    }, [name, status, api.message]);
+    check(said && await page.$eval('#doc-download', (a) => a.hidden), `${name}: the page shows the server's error (${await page.textContent('#doc-status')})`);
+  }
+  await page.screenshot({ path: path.join(ART, 'document-refused.png') });
+  check(consoleErrors.length === 0, `documents: no page errors (${consoleErrors.join('; ')})`);
+  await context.close();
+}
+
+async function alternatives(browser, server) {
+  const { page, context, consoleErrors } = await newPage(browser, server.base, { viewport: { width: 1200, height: 800 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const src = '今天天气很好。我们去公园散步吧！';
+  const api = await apiAnswer(server.base, src);
+  await page.fill('#source', src);
+  check(await waitForText(page, '#target', api.translation), 'alternatives: translated');
+  check(api.sentences.length === 2, `alternatives: two sentences (${api.sentences.length})`);
+  const [start, len] = api.sentences[1].translation;
+  const current = api.translation.substr(start, len);
+  const r = await fetch(`${server.base}/translate`, { method: 'POST', body: JSON.stringify({
+    text: src.substr(...api.sentences[1].source), alternatives: 3, source: 'zh', target: 'en' }) });
+  const alt = await r.json();
+  const want = [...new Set([alt.translation, ...alt.alternatives])].filter((x) => x !== current);
+  check(want.length >= 2, `alternatives: the engine has some for the synthetic model (${want})`);
+  await page.click('#target .sent[data-i="1"]');
+  check(await waitFor(page, () => document.querySelectorAll('#alts-list button').length > 0), 'alternatives: a click shows a list');
+  const shown = await page.$$eval('#alts-list button', (b) => b.map((x) => x.textContent));
+  check(JSON.stringify(shown) === JSON.stringify(want), `alternatives: the server's n-best for that sentence (${shown})`);
+  await page.screenshot({ path: path.join(ART, 'alternatives.png') });
+  const pick = shown[shown.length - 1];
+  await page.click(`#alts-list li:last-child button`);
+  const edited = api.translation.slice(0, start) + pick + api.translation.slice(start + len);
+  check((await page.textContent('#target')) === edited && await page.$eval('#alts', (a) => a.hidden && getComputedStyle(a).display === 'none'),
+    'alternatives: the pick replaces the sentence, the list is gone');
+  await page.click('#copy');
+  check((await page.evaluate(() => navigator.clipboard.readText())) === edited, 'alternatives: Copy copies the pick');
+  check((await page.evaluate(() => JSON.parse(localStorage.getItem('fanyi.history'))[0].translation)) === edited, 'alternatives: the history has the pick');
+  // Keyboard only: Tab into the sentences, arrows between them, Enter lists, Escape returns.
+  await page.focus('#target');
+  await page.keyboard.press('Tab');
+  check(await page.evaluate(() => document.activeElement.dataset.i) === '1', 'alternatives: Tab reaches the sentence last used');
+  await page.keyboard.press('ArrowLeft');
+  check(await page.evaluate(() => document.activeElement.dataset.i) === '0', 'alternatives: an arrow moves to the previous sentence');
+  await page.keyboard.press('Enter');
+  check(await waitFor(page, () => document.activeElement.closest('#alts-list') !== null), 'alternatives: Enter lists them, focus on the first');
+  await page.keyboard.press('Escape');
+  check(await page.evaluate(() => document.querySelector('#alts').hidden && document.activeElement.dataset.i === '0'),
+    'alternatives: Escape closes the list, focus back on the sentence');
+  check(consoleErrors.length === 0, `alternatives: no page errors (${consoleErrors.join('; ')})`);
+  await context.close();
+}
+
 async function main() {
   fs.mkdirSync(ART, { recursive: true });
   const browser = await chromium.launch({
@@ -595,8 +775,10 @@ async function main() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  const server = await startServer([]);
+  const server = await startServer(['--max-beam', '4']);
   try {
+    await documents(browser, server);
+    await alternatives(browser, server);
     await mainFlows(browser, server);
     await layoutAndHighlight(browser, server);
     await imeComposition(browser, server);
