@@ -96,11 +96,27 @@ static int walk(xmlNode *n, const mk_sink *s, int depth, fy_error *err)
     return 0;
 }
 
+/* A model may emit control characters (a random or odd vocabulary); XML 1.0
+ * cannot carry them, not even as references, so they are dropped rather than
+ * failing the document. UTF-8 bytes below 0x20 are never part of another
+ * character. */
+static void put_xml_chars(fy_buf *b, const char *s, size_t len)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 || c == '\t' || c == '\n' || c == '\r') continue;
+        fy_buf_put(b, s + from, i - from);
+        from = i + 1;
+    }
+    fy_buf_put(b, s + from, len - from);
+}
+
 int mk_decode(const char *s, size_t len, const mk_sink *sink, fy_error *err)
 {
     fy_buf b = {0};
     fy_buf_put(&b, "<u>", 3);
-    fy_buf_put(&b, s, len);
+    put_xml_chars(&b, s, len);
     fy_buf_put(&b, "</u>", 4);
     if (b.oom) {
         fy_buf_free(&b);

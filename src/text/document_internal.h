@@ -88,7 +88,8 @@ typedef struct mk_sink {
 } mk_sink;
 
 /* Reads a translated fragment s[0..len) and calls the sink for its text,
- * elements and objects in order. Returns 0, a sink's error, FY_EINVAL when
+ * elements and objects in order; control characters XML cannot hold (C0
+ * but tab, LF, CR) are dropped. Returns 0, a sink's error, FY_EINVAL when
  * it is not such a fragment (an unknown element, a bad or out-of-range
  * data-k) or FY_ENOMEM. */
 int mk_decode(const char *s, size_t len, const mk_sink *sink, fy_error *err);

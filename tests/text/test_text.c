@@ -9,6 +9,7 @@
  */
 #include "text/segment.h"
 #include "text/text_internal.h"
+#include "text/document_internal.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -594,6 +595,39 @@ static const char *const html_docs[] = {
     "纯文本没有标签。第二句。",
 };
 
+static int collect_text(void *ctx, const char *s, size_t n)
+{
+    fy_buf_put(ctx, s, n);
+    return 0;
+}
+
+static int collect_slot(void *ctx, size_t k)
+{
+    (void)ctx, (void)k;
+    return 0;
+}
+
+static int collect_object(void *ctx, int kind, size_t k)
+{
+    (void)ctx, (void)kind, (void)k;
+    return 0;
+}
+
+/* A translation with a control character (a synthetic model emitted U+0013)
+ * still rebuilds its unit: the character is dropped, not the document. */
+static void test_markup_controls(void)
+{
+    const char *tr = "a\x13<span data-k=\"0\">b\x01" "c</span>\td";
+    fy_buf got = {0};
+    mk_sink sink = {collect_text, collect_slot, collect_slot, collect_object, &got, 1};
+    fy_error err = {0};
+    int rc = mk_decode(tr, strlen(tr), &sink, &err);
+    fy_buf_putc(&got, 0);
+    check(rc == 0 && !strcmp(got.p, "abc\td"), "markup with control characters decodes (%d %s): '%s'", rc, err.msg, got.p);
+    check(mk_check("x\x1fy", 3, 0, &err) == 0, "mk_check accepts a control character (%s)", err.msg);
+    fy_buf_free(&got);
+}
+
 static void test_html(void)
 {
     for (size_t k = 0; k < sizeof html_docs / sizeof *html_docs; k++) {
@@ -1055,6 +1089,7 @@ int main(int argc, char **argv)
     test_counter();
     test_join();
     test_html();
+    test_markup_controls();
     test_placeholders();
     test_files(dir);
     if (shared)
