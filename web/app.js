@@ -25,7 +25,7 @@ const HISTORY_KEY = 'fanyi.history';
 const TOKEN_KEY = 'fanyi.token';
 const DRAFT_KEY = 'fanyi.draft';
 const HISTORY_MAX = 50;
-const ALTERNATIVES = 3;       // asked per sentence: the server's beam must be at least 4
+const ALTERNATIVES = 3;       // asked per sentence: needs the server's --max-beam at least 4 (its default)
 
 const state = {
   maxChars: 0,          // from the server (/version); 0 until known

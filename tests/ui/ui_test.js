@@ -594,6 +594,8 @@ async function directions(browser) {
 // ---- documents and alternatives (issue 17) ------------------------------------------
 
 // Debian's python3 with python3-docx (scripts/setup.sh): writes and reads real .docx files.
+// The last paragraph makes the synthetic model emit U+0013, which once failed the whole
+// document (XML cannot hold it; doc_markup.c now drops it).
 function python(script, input) {
   return execFileSync('/usr/bin/python3', ['-c', script], { input, maxBuffer: 64 << 20 });
 }
@@ -605,7 +607,7 @@ d.add_heading('年度报告', level=1)
 p = d.add_paragraph('今年销售增长')
 p.add_run('很快').bold = True
 p.add_run('，成本下降了。')
-d.add_paragraph('北京是中国的首都。谢谢。')
+d.add_paragraph('第二段。它有两个句子。')
 b = io.BytesIO(); d.save(b); sys.stdout.buffer.write(b.getvalue())`;
 const DOCX_READ = `
 import docx, io, json, sys
@@ -704,7 +706,7 @@ async function documents(browser, server) {
     const got = JSON.parse(python(DOCX_READ, d.file)), want = JSON.parse(python(DOCX_READ, apiDocx.bytes));
     check(JSON.stringify(got) === JSON.stringify(want), `docx: the API's translation (${JSON.stringify(got)})`);
     check(JSON.stringify(got.map((p) => p[0])) === '["Heading 1","Normal","Normal"]' && got[1][2].includes(true) &&
-      got.every((p, i) => p[1] && p[1] !== ['年度报告', '今年销售增长很快，成本下降了。', '北京是中国的首都。谢谢。'][i]),
+      got.every((p, i) => p[1] && p[1] !== ['年度报告', '今年销售增长很快，成本下降了。', '第二段。它有两个句子。'][i]),
       `docx: translated, styles and the bold run kept (${JSON.stringify(got)})`);
   }
 
@@ -775,7 +777,7 @@ async function main() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  const server = await startServer(['--max-beam', '4']);
+  const server = await startServer([]);
   try {
     await documents(browser, server);
     await alternatives(browser, server);
