@@ -617,14 +617,17 @@ static int collect_object(void *ctx, int kind, size_t k)
  * still rebuilds its unit: the character is dropped, not the document. */
 static void test_markup_controls(void)
 {
-    const char *tr = "a\x13<span data-k=\"0\">b\x01" "c</span>\td";
+    const char *tr = "a\x13<span data-k=\"0\">b\x01"
+                     "c</span>\td";
     fy_buf got = {0};
     mk_sink sink = {collect_text, collect_slot, collect_slot, collect_object, &got, 1};
     fy_error err = {0};
     int rc = mk_decode(tr, strlen(tr), &sink, &err);
     fy_buf_putc(&got, 0);
-    check(rc == 0 && !strcmp(got.p, "abc\td"), "markup with control characters decodes (%d %s): '%s'", rc, err.msg, got.p);
-    check(mk_check("x\x1fy", 3, 0, &err) == 0, "mk_check accepts a control character (%s)", err.msg);
+    check(rc == 0 && !strcmp(got.p, "abc\td"),
+          "markup with control characters decodes (%d %s): '%s'", rc, err.msg, got.p);
+    check(mk_check("x\x1fy", 3, 0, &err) == 0, "mk_check accepts a control character (%s)",
+          err.msg);
     fy_buf_free(&got);
 }
 
