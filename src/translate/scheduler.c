@@ -278,13 +278,12 @@ static int job_dequeue(fy_scheduler *s, fy_job *j)
     return drop;
 }
 
-/* Fails job j with code; scheduler lock held. Returns refs to drop. */
 /* Tells each worker whose batch in flight no one waits for any more (every
  * sentence's job done: cancelled, expired, failed) to stop it. Scheduler
  * lock held; the batch's jobs live while their items are in flight. */
 static void abort_orphans(fy_scheduler *s)
 {
-    for (int k = 0; k < s->o.threads + s->o.express; k++) {
+    for (int k = 0; s->workers && k < s->o.threads + s->o.express; k++) {
         worker *w = &s->workers[k];
         int orphan = w->nbatch > 0;
         for (size_t i = 0; orphan && i < w->nbatch; i++) {
@@ -297,6 +296,7 @@ static void abort_orphans(fy_scheduler *s)
     }
 }
 
+/* Fails job j with code; scheduler lock held. Returns refs to drop. */
 static int job_expire(fy_scheduler *s, fy_job *j, int code, const char *msg)
 {
     int drop = job_dequeue(s, j);
