@@ -807,6 +807,9 @@ ui.alts.addEventListener('keydown', (e) => { if (e.key === 'Escape') closeAltern
 ui.docFile.addEventListener('change', () => { translateDocument(ui.docFile.files[0]); ui.docFile.value = ''; });
 ui.docDrop.addEventListener('dragover', (e) => { e.preventDefault(); ui.docDrop.classList.add('over'); });
 ui.docDrop.addEventListener('dragleave', () => ui.docDrop.classList.remove('over'));
+// A file dropped beside the drop zone would make the browser leave the page for it.
+for (const name of ['dragover', 'drop'])
+  document.addEventListener(name, (e) => { if (e.dataTransfer && [...e.dataTransfer.types].includes('Files')) e.preventDefault(); });
 ui.docDrop.addEventListener('drop', (e) => {
   e.preventDefault();
   ui.docDrop.classList.remove('over');

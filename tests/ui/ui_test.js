@@ -724,6 +724,19 @@ async function documents(browser, server) {
   await page.screenshot({ path: path.join(ART, 'document-refused.png') });
   check(consoleErrors.length === 0, `documents: no page errors (${consoleErrors.join('; ')})`);
   await context.close();
+  // Over --max-document-mb: refused from Content-Length, and the page still reads the answer.
+  const small = await startServer(['--max-document-mb', '1']);
+  try {
+    const big = Buffer.alloc(3 << 20, 'a');
+    const api = await apiDocument(small.base, 'big.txt', big);
+    const other = await newPage(browser, small.base);
+    await other.page.setInputFiles('#doc-file', { name: 'big.txt', mimeType: '', buffer: big });
+    check(api.status === 413 && await waitFor(other.page, (m) => document.querySelector('#doc-status').textContent === `big.txt was refused (413): ${m}.`, api.message),
+      `big.txt: the page shows the server's 413 (${await other.page.textContent('#doc-status')})`);
+    await other.context.close();
+  } finally {
+    await stopServer(small);
+  }
 }
 
 async function alternatives(browser, server) {
