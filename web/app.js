@@ -421,7 +421,7 @@ function renderSpans(container, text, spans, tag) {
     if (start < pos || start + len > text.length) continue;
     if (start > pos) container.append(text.slice(pos, start));
     const el = document.createElement(tag);
-    el.className = tag === 'mark' ? 'src' : 'sent';
+    el.className = tag === 'mark' ? 'src' : s.picked ? 'sent picked' : 'sent';
     el.dataset.i = s.i;
     if (tag === 'span') {
       el.setAttribute('role', 'button');
@@ -457,7 +457,7 @@ function show(result, streaming) {
   closeAlternatives(false);
   state.shown = { source: result.source, translation: result.translation, spans: result.spans.slice() };
   markStale(false);
-  renderSpans(ui.target, result.translation, result.spans.map((p) => ({ i: p.i, at: p.tr })), 'span');
+  renderSpans(ui.target, result.translation, result.spans.map((p) => ({ i: p.i, at: p.tr, picked: p.picked })), 'span');
   renderBackdrop();
   ui.copy.disabled = streaming || !result.translation;
 }
@@ -553,12 +553,12 @@ function pickAlternative(i, text) {
   if (k < 0) return;
   const [start, len] = s.spans[k].tr;
   const delta = text.length - len;
-  const spans = s.spans.map((p, j) => (j < k ? p : { ...p, tr: j === k ? [start, text.length] : [p.tr[0] + delta, p.tr[1]] }));
+  const spans = s.spans.map((p, j) => (j < k ? p : j === k ? { ...p, tr: [start, text.length], picked: true } : { ...p, tr: [p.tr[0] + delta, p.tr[1]] }));
   const result = { source: s.source, translation: s.translation.slice(0, start) + text + s.translation.slice(start + len),
     spans, sl: ui.sourceLang.value, tl: ui.targetLang.value };
   show(result);
   const el = ui.target.querySelector(`.sent[data-i="${i}"]`);
-  if (el) { el.classList.add('picked'); rove(el); el.focus(); }
+  if (el) { rove(el); el.focus(); }
   clearTimeout(state.saveTimer);
   state.pending = null;
   remember(result);

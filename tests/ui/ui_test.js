@@ -778,6 +778,16 @@ async function alternatives(browser, server) {
   await page.keyboard.press('Escape');
   check(await page.evaluate(() => document.querySelector('#alts').hidden && document.activeElement.dataset.i === '0'),
     'alternatives: Escape closes the list, focus back on the sentence');
+  // A pick before another moves the later sentence's span: both picks stand, each in its place.
+  await page.keyboard.press('Enter');
+  await waitFor(page, () => document.activeElement.closest('#alts-list') !== null);
+  const first = await page.evaluate(() => document.activeElement.textContent);
+  await page.keyboard.press('Enter');
+  const [s0, l0] = api.sentences[0].translation;
+  const both = api.translation.slice(0, s0) + first + edited.slice(s0 + l0);
+  const spans = await page.$$eval('#target .sent', (e) => e.map((x) => [x.textContent, x.classList.contains('picked')]));
+  check((await page.textContent('#target')) === both && JSON.stringify(spans) === JSON.stringify([[first, true], [pick, true]]),
+    `alternatives: a second pick by keyboard, the first one kept (${JSON.stringify(spans)})`);
   check(consoleErrors.length === 0, `alternatives: no page errors (${consoleErrors.join('; ')})`);
   await context.close();
 }
