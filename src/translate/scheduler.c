@@ -104,6 +104,7 @@ typedef struct worker {
     int index;
     int express;      /* takes only small jobs' sentences (fy_scheduler_options.express) */
     size_t nbatch;    /* the batch in flight's size, 0 when none (scheduler lock) */
+    int big;          /* that batch holds a sentence of a job that is not small */
     atomic_int abort; /* set when no one waits for that batch any more (engine's worker_abort) */
     pthread_t thread;
     item **cand;      /* [4 * max_batch_sentences] candidates */
@@ -131,6 +132,7 @@ struct fy_scheduler {
     size_t depth;
     size_t urgent; /* queued items of a wave > 0 */
     size_t small;  /* queued items an express worker may take */
+    int big_busy;  /* regular workers busy with a batch holding a big job's sentences */
     long queued_tokens;
     size_t in_flight;
     int idle; /* workers waiting for work */
@@ -691,8 +693,9 @@ static void expire_head(fy_scheduler *s)
 }
 
 /* Waits for work and the batching window (an express worker: for small
- * jobs' sentences, no window); returns the batch size, 0 to stop. Only the
- * regular workers count as idle: they share the queue between them. */
+ * jobs' sentences while a big job's batch holds a regular worker, no
+ * window); returns the batch size, 0 to stop. Only the regular workers
+ * count as idle: they share the queue between them. */
 static size_t wait_batch(fy_scheduler *s, worker *w)
 {
     pthread_mutex_lock(&s->lock);
@@ -701,7 +704,10 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
     for (;;) {
         if (s->stop) break;
         expire_head(s);
-        if (!s->head || (w->express && !s->small)) {
+        /* An express worker runs only while a small job would otherwise wait
+         * behind a big job's batch: with small jobs alone the regular
+         * workers keep up, and the cores stay theirs (and the HTTP threads'). */
+        if (!s->head || (w->express && (!s->small || !s->big_busy))) {
             pthread_cond_wait(&s->work, &s->lock);
             continue;
         }
@@ -715,6 +721,10 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
         }
         size_t n = pick_batch(s, w);
         w->nbatch = n;
+        w->big = 0;
+        for (size_t i = 0; regular && i < n; i++) w->big |= !w->batch[i]->small;
+        s->big_busy += w->big;
+        if (w->big && s->small) pthread_cond_broadcast(&s->work); /* an express worker's turn */
         atomic_store(&w->abort, 0);
         s->idle -= regular;
         s->in_flight += n;
@@ -984,6 +994,8 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
     w->nbatch = 0;
+    s->big_busy -= w->big;
+    w->big = 0;
     record_batch(s, p, n, tokens);
     pthread_mutex_unlock(&s->lock);
     int failed = 0;

@@ -22,8 +22,9 @@
  * sentences of big requests queued before it, and big ones take turns;
  * batches fill up with the oldest other sentences, so none starves. Express
  * workers (fy_scheduler_options.express) take only small jobs and a
- * stream's first sentences: the operating system shares the cores with
- * them at once instead of after a regular worker's batch of 100-300 ms.
+ * stream's first sentences, while a big job's batch holds a regular worker:
+ * the operating system shares the cores with them at once instead of after
+ * that batch's 100-300 ms. With small jobs alone they stay idle.
  *
  * The scheduler is generic over the engine (function pointers), so it can
  * be tested with a fake one.
@@ -112,8 +113,9 @@ typedef struct fy_sentence_in {
 typedef struct fy_scheduler_options {
     int threads;             /* worker threads; <= 0: online CPUs */
     int express;             /* more workers that take only small jobs (at most 4 sentences) and
-                                a stream's first sentences, so that these do not wait for a
-                                regular worker's batch to end; they share the cores (default 0) */
+                                a stream's first sentences, and only while a big job's batch
+                                holds a regular worker, so that these do not wait for it to
+                                end; they share the cores (default 0) */
     size_t queue_max;        /* most sentences waiting (default 1024) */
     int max_batch_tokens;    /* padded token budget of a batch (default 2048) */
     int max_batch_sentences; /* default 32 */
