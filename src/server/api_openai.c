@@ -32,11 +32,13 @@ typedef struct oa {
     char model[64];
     char id[64], item_id[64]; /* chatcmpl-..., resp_... and its message msg_... */
     long long created;
-    int usage;     /* chat stream: stream_options.include_usage */
-    size_t text;   /* streaming: the text being sent */
-    size_t sent;   /* bytes of it sent */
-    long long seq; /* responses stream: the next event's sequence_number */
-    fy_buf whole;  /* responses stream: the content so far (for the *.done events) */
+    int usage;            /* chat stream: stream_options.include_usage */
+    size_t text;          /* streaming: the text being sent */
+    size_t sent;          /* bytes of it sent */
+    long long seq;        /* responses stream: the next event's sequence_number */
+    fy_buf whole;         /* responses stream: the content so far (for the *.done events) */
+    long tok_in, tok_out; /* usage, once counted (count_usage) */
+    int counted;
 } oa;
 
 static void oa_free(void *ctx)
@@ -238,10 +240,18 @@ static void usage_counts(req *r, long *in, long *out)
     }
 }
 
+/* Counts the usage once. Takes the job's lock: never call it with r->lock
+ * held (a sentence callback takes r->lock under the job's). */
+static void count_usage(req *r, oa *o)
+{
+    if (!o->counted) usage_counts(r, &o->tok_in, &o->tok_out);
+    o->counted = 1;
+}
+
 static json_t *usage_json(req *r, oa *o)
 {
-    long in, out;
-    usage_counts(r, &in, &out);
+    count_usage(r, o); /* counted already when r->lock is held (stream_more) */
+    long in = o->tok_in, out = o->tok_out;
     if (o->api == OA_CHAT)
         return json_pack("{s:I,s:I,s:I}", "prompt_tokens", (json_int_t)in, "completion_tokens",
                          (json_int_t)out, "total_tokens", (json_int_t)(in + out));
@@ -465,6 +475,7 @@ static int stream_more(req *r, oa *o, int done, int status)
     }
     int end = done && (status || o->text == n);
     if (end && !status) prompt_answer_close(&o->p, &b);
+    if (end && !status) count_usage(r, o); /* before r->lock: it takes the job's */
     pthread_mutex_lock(&r->lock);
     if (b.oom) r->ev.oom = 1;
     put_delta(r, o, b.p ? b.p : "", b.n);

@@ -34,7 +34,7 @@ typedef struct fake {
     pthread_cond_t cond;
     int gate_closed;
     char gate_only; /* when set, the gate holds only batches whose first sentence starts so */
-    const atomic_int *abort;   /* the last worker's abort flag (worker_abort) */
+    const atomic_int *abort;   /* the last worker's abort flag (worker_abort; under lock) */
     atomic_int abort_at_entry; /* *abort when the last batch came in */
     int delay_us;
     char open, close; /* brackets it puts around a sentence: "[...]" */
@@ -51,7 +51,18 @@ static fake *current;
 static void fake_worker_abort(void *worker, const atomic_int *flag)
 {
     (void)worker;
+    pthread_mutex_lock(&current->lock);
     current->abort = flag;
+    pthread_mutex_unlock(&current->lock);
+}
+
+/* The last worker's abort flag (NULL before the first batch). */
+static const atomic_int *abort_flag(fake *f)
+{
+    pthread_mutex_lock(&f->lock);
+    const atomic_int *a = f->abort;
+    pthread_mutex_unlock(&f->lock);
+    return a;
 }
 
 static void *fake_worker_new(void *ctx, fy_error *err)
@@ -97,7 +108,8 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
     fake *f = ctx;
     if (!worker) return fy_err(err, FY_EINVAL, "no worker state");
     for (size_t i = 0; i < n; i++) gap[i] = (float)strlen(src[i]);
-    if (f->abort) atomic_store(&f->abort_at_entry, atomic_load(f->abort));
+    const atomic_int *abort = abort_flag(f);
+    if (abort) atomic_store(&f->abort_at_entry, atomic_load(abort));
     atomic_fetch_add(&f->entered, 1);
     fake_log(f, src, n);
     pthread_mutex_lock(&f->lock);
@@ -902,9 +914,9 @@ static void test_abort(void)
     waiter_init(&wa);
     waiter_init(&wb);
     fy_job *ja = submit(s, a, 2, 0, &wa, NULL);
-    CHECK(ja && wait_entered(&f, 1) && f.abort && !atomic_load(f.abort));
+    CHECK(ja && wait_entered(&f, 1) && abort_flag(&f) && !atomic_load(abort_flag(&f)));
     fy_job_cancel(ja);
-    CHECK(atomic_load(f.abort) == 1);
+    CHECK(atomic_load(abort_flag(&f)) == 1);
     fake_gate(&f, 0);
     fy_job *jb = submit(s, b, 1, 0, &wb, NULL);
     CHECK(jb && waiter_wait(&wb) == 0 && atomic_load(&f.abort_at_entry) == 0);
