@@ -714,8 +714,11 @@ static void check_error_shape(enum kind k, json_t *b, int status)
 {
     int ok;
     switch (k) {
-    case K_TRANSLATE: /* native, or LibreTranslate when the body has q and no text */
-        ok = shape_native(b, status) || shape_libre(b);
+    case K_TRANSLATE: /* native, LibreTranslate when the body has q and no text, DeepLX
+                         when it has source_lang or target_lang (JSON or form) */
+        ok = shape_native(b, status) || shape_libre(b) ||
+             (json_integer_value(json_object_get(b, "code")) == status &&
+              json_is_string(json_object_get(b, "message")) && json_object_size(b) == 2);
         break;
     case K_DETECT:
     case K_LANGUAGES:
