@@ -209,20 +209,7 @@ int fy_beam_decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent,
     start_rows(t, w, segs, idx, ns, beam);
     int rows = ns;
     for (int step = 0; rows > 0; step++) {
-        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
-        for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
-        fy_decoder_rows dr = {
-            .rows = rows,
-            .src_off = w->row_off,
-            .src_len = w->row_len,
-            .keys = w->keys,
-            .values = w->values,
-            .ntok = ntok,
-            .state = w->state,
-            .state_stride = w->max_rows,
-        };
-        fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
-        fy_tr_score_rows(t, w, rows);
+        if (fy_tr_step_rows(t, w, rows, ntok, step, err)) return FY_ECANCELED;
         int next = 0;
         for (int s = 0; s < ns; s++)
             if (w->beam.count[s]) advance_segment(t, w, sent, segs, s, step, &next);

@@ -584,6 +584,26 @@ static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sen
     }
 }
 
+int fy_tr_step_rows(const fy_translator *t, fy_worker *w, int rows, int ntok, int step,
+                    fy_error *err)
+{
+    if (fy_tr_aborted(w, err)) return FY_ECANCELED;
+    for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
+    fy_decoder_rows dr = {
+        .rows = rows,
+        .src_off = w->row_off,
+        .src_len = w->row_len,
+        .keys = w->keys,
+        .values = w->values,
+        .ntok = ntok,
+        .state = w->state,
+        .state_stride = w->max_rows,
+    };
+    fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
+    fy_tr_score_rows(t, w, rows);
+    return 0;
+}
+
 /* Translates segments idx[0..ns) into their out buffers. */
 static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
                        const int *idx, int ns, fy_error *err)
@@ -605,20 +625,7 @@ static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, 
     }
     int rows = ns;
     for (int step = 0; rows > 0; step++) {
-        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
-        for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
-        fy_decoder_rows dr = {
-            .rows = rows,
-            .src_off = w->row_off,
-            .src_len = w->row_len,
-            .keys = w->keys,
-            .values = w->values,
-            .ntok = ntok,
-            .state = w->state,
-            .state_stride = w->max_rows,
-        };
-        fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
-        fy_tr_score_rows(t, w, rows);
+        if (fy_tr_step_rows(t, w, rows, ntok, step, err)) return FY_ECANCELED;
         choose_tokens(t, w, sent, segs, rows, step, w->done);
         rows = compact_rows(t, w, rows, w->done);
     }

@@ -159,6 +159,11 @@ void fy_tr_embed_row(const fy_translator *t, fy_worker *w, int r, int step);
 /* Logits of rows [0, rows): row r's start at r·trg_vocab, over its
  * shortlist's columns (w->cols of its slot) or the whole vocabulary. */
 void fy_tr_score_rows(const fy_translator *t, fy_worker *w, int rows);
+/* One decoder step of the first rows active rows (greedy and beam alike):
+ * embeds each row's last token, runs the decoder, scores. FY_ECANCELED
+ * when w's abort flag is set, else 0. */
+int fy_tr_step_rows(const fy_translator *t, fy_worker *w, int rows, int ntok, int step,
+                    fy_error *err);
 
 /* The normalised score of a hypothesis of len steps with path score path. */
 float fy_tr_normalise(const fy_translator *t, float path, int len);
