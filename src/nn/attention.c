@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nn/cpu.h"
 #include "nn/ops.h"
-#include "nn/vec4.h"
 
 /* ------------------------------------------------------------------------ */
 /* Binding                                                                   */
@@ -144,113 +144,23 @@ void fy_nn_ffn_free(fy_nn_ffn *f)
 /* Forward                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* scores[j] = (q·k_j)·scale for nb·4 keys from kt (element c of key j at
- * kt[c·ldkt + j]): each score summed over c in order, as a plain dot
- * product would be; the lanes hold different keys, so nb independent
- * accumulators run side by side. nb is a constant where this is inlined. */
-static inline __attribute__((always_inline)) void scores_block(const float *q, int dk,
-                                                               const float *kt, size_t ldkt, int nb,
-                                                               float scale, float *scores)
-{
-    v4f acc[12] = {0};
-    for (int c = 0; c < dk; c++) {
-        const float *k = kt + (size_t)c * ldkt;
-#pragma GCC unroll 12
-        for (int b = 0; b < nb; b++) acc[b] = acc[b] + q[c] * load4(k + 4 * b);
-    }
-#pragma GCC unroll 12
-    for (int b = 0; b < nb; b++) store4(scores + 4 * b, acc[b] * scale);
-}
-
-/* The score of one key in four partial sums, element c in sum c % 4, added
- * as (s0 + s1) + (s2 + s3), then the rest of the elements (dk % 4) in order:
- * the order of the reference's GEMM kernel (Eigen's gebp) for a key of the
- * last, incomplete block of four keys against a query of a complete block
- * of four queries (see fy_nn_attend). */
-static float dot_split4(const float *q, int dk, const float *k, size_t ldk)
-{
-    float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
-    int c = 0;
-    for (; c + 4 <= dk; c += 4) {
-        p0 = p0 + q[c] * k[(size_t)c * ldk];
-        p1 = p1 + q[c + 1] * k[(size_t)(c + 1) * ldk];
-        p2 = p2 + q[c + 2] * k[(size_t)(c + 2) * ldk];
-        p3 = p3 + q[c + 3] * k[(size_t)(c + 3) * ldk];
-    }
-    float acc = (p0 + p1) + (p2 + p3);
-    for (; c < dk; c++) acc = acc + q[c] * k[(size_t)c * ldk];
-    return acc;
-}
-
-/* The scores of one query against tk keys. split: the query is in a
- * complete block of four queries, so the keys past the last multiple of
- * four are summed by dot_split4; every other score is summed in order. */
-static void attn_scores(const float *q, int dk, const float *kt, int ldkt, int tk, float scale,
-                        int split, float *scores)
-{
-    int j = 0;
-    for (; j + 32 <= tk; j += 32) scores_block(q, dk, kt + j, (size_t)ldkt, 8, scale, scores + j);
-    for (; j + 16 <= tk; j += 16) scores_block(q, dk, kt + j, (size_t)ldkt, 4, scale, scores + j);
-    for (; j + 4 <= tk; j += 4) scores_block(q, dk, kt + j, (size_t)ldkt, 1, scale, scores + j);
-    if (j == tk) return;
-    int rest = tk - j;
-    if (split) {
-        for (int i = 0; i < rest; i++)
-            scores[j + i] = dot_split4(q, dk, kt + j + i, (size_t)ldkt) * scale;
-        return;
-    }
-    float s[3] = {0.0f, 0.0f, 0.0f}; /* the last 1-3 keys, side by side too */
-    for (int c = 0; c < dk; c++)
-        for (int i = 0; i < rest; i++) s[i] = s[i] + q[c] * kt[(size_t)c * ldkt + j + i];
-    for (int i = 0; i < rest; i++) scores[j + i] = s[i] * scale;
-}
-
-/* out[c] = sum over j in order of w[j]·v[j][c] for nb·4 columns: each
- * column's sum keeps its order; lanes and accumulators hold different
- * columns. */
-static inline __attribute__((always_inline)) void mix_block(const float *w, int tk, const float *v,
-                                                            size_t ldv, int nb, float *out)
-{
-    v4f acc[12] = {0};
-    for (int j = 0; j < tk; j++) {
-        const float *vj = v + (size_t)j * ldv;
-#pragma GCC unroll 12
-        for (int b = 0; b < nb; b++) acc[b] = acc[b] + w[j] * load4(vj + 4 * b);
-    }
-#pragma GCC unroll 12
-    for (int b = 0; b < nb; b++) store4(out + 4 * b, acc[b]);
-}
-
-static void attn_mix(const float *w, int tk, const float *v, int ldv, int dk, float *out)
-{
-    int c = 0;
-    for (; c + 48 <= dk; c += 48) mix_block(w, tk, v + c, (size_t)ldv, 12, out + c);
-    for (; c + 32 <= dk; c += 32) mix_block(w, tk, v + c, (size_t)ldv, 8, out + c);
-    for (; c + 16 <= dk; c += 16) mix_block(w, tk, v + c, (size_t)ldv, 4, out + c);
-    for (; c + 4 <= dk; c += 4) mix_block(w, tk, v + c, (size_t)ldv, 1, out + c);
-    for (; c < dk; c++) {
-        float acc = 0.0f;
-        for (int j = 0; j < tk; j++) acc = acc + w[j] * v[(size_t)j * ldv + c];
-        out[c] = acc;
-    }
-}
+#define ATTEND_VW   4
+#define ATTEND_NAME attend_sse
+static void attend_sse(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
+                       int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
+#include "nn/attend_kernel.h"
 
 void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo)
 {
-    int dk = d / heads;
-    float scale = 1.0f / sqrtf((float)dk);
-    int blocked = tq / 4 * 4; /* queries in complete blocks of four */
-    for (int i = 0; i < tq; i++) {
-        const float *qi = q + (size_t)i * ldq;
-        float *oi = out + (size_t)i * ldo;
-        for (int h = 0; h < heads; h++) {
-            attn_scores(qi + h * dk, dk, kt + (size_t)h * dk * ldkt, ldkt, tk, scale, i < blocked,
-                        scores);
-            fy_softmax(scores, tk);
-            attn_mix(scores, tk, v + h * dk, ldv, dk, oi + h * dk);
-        }
+#if defined(__x86_64__) || defined(__i386__)
+    /* the same bits either way (attend_kernel.h); the choice is speed */
+    if (fy_cpu_isa() >= FY_ISA_AVX2) {
+        fy_nn_attend_avx2(q, tq, ldq, kt, ldkt, v, ldv, tk, heads, d, scores, out, ldo);
+        return;
     }
+#endif
+    attend_sse(q, tq, ldq, kt, ldkt, v, ldv, tk, heads, d, scores, out, ldo);
 }
 
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln)

@@ -67,8 +67,14 @@ fy_decoder *fy_decoder_bind(const fy_marian *m, int d, int dffn, int depth, int 
 
 /* The int8 output layer's weights from int8 embeddings e (count values):
  * exactly fy_i8_quantize of their float values (float)q·inv with *mult =
- * fy_i8_weight_mult of them, without making the floats. */
-void fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, float *mult);
+ * fy_i8_weight_mult of them, without making the floats; written to q
+ * unless q is NULL. Returns 1 when they equal e's bytes (intgemm's
+ * max|q| = 127: the output layer can read e's bytes in place), else 0. */
+int fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, float *mult);
+
+/* Bytes of int8 output-layer weights dec allocated: 0 when the layer reads
+ * the embeddings in place (fy_decoder_requantize_i8 found them unchanged). */
+size_t fy_decoder_output_bytes(const fy_decoder *dec);
 
 /* Frees dec; NULL is harmless. */
 void fy_decoder_free(fy_decoder *dec);

@@ -1016,21 +1016,35 @@ static void watch_once(fy_server *s)
 /* Freed request memory mostly stays in glibc's per-thread arenas, out of
  * the operating system's reach: a burst of large requests would leave the
  * process that much bigger for good. Once requests have released
- * TRIM_BYTES of their charge, at most once a second, malloc_trim hands
- * the free pages of every arena back. */
+ * TRIM_BYTES of their charge, or any once none is left in progress (the
+ * end of a burst: up to TRIM_BYTES would stay otherwise), at most once a
+ * second, malloc_trim hands the free pages of every arena back. */
 #define TRIM_BYTES ((size_t)16 << 20)
 
 static void mem_trim(fy_server *s)
 {
     int64_t now = fy_now_ms();
     pthread_mutex_lock(&s->lock);
-    int trim = s->mem_freed >= TRIM_BYTES && now - s->trimmed_ms >= 1000;
+    int due = s->mem_freed >= TRIM_BYTES || (s->mem_freed && !s->mem_used);
+    int trim = due && now - s->trimmed_ms >= 1000;
     if (trim) {
         s->mem_freed = 0;
         s->trimmed_ms = now;
     }
     pthread_mutex_unlock(&s->lock);
     if (trim) malloc_trim(0);
+}
+
+/* glibc raises its mmap and trim thresholds after each large free (a model
+ * load frees tables of tens of MB), up to 32 and 64 MB; then request bodies
+ * come from the arenas, and what is freed at the top of a thread's arena
+ * stays resident, beyond malloc_trim's reach (measured: 15 MB after a
+ * burst). Fixed thresholds keep large blocks in their own mappings and
+ * let the arenas shrink. */
+static void mem_policy(void)
+{
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
+    mallopt(M_TRIM_THRESHOLD, 1 << 20);
 }
 
 static void *watcher_main(void *arg)
@@ -1111,6 +1125,7 @@ static int tls_setup(fy_server *s, const fy_server_options *o, fy_error *err)
 fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_scheduler *sched,
                            fy_cache *cache, fy_error *err)
 {
+    mem_policy();
     fy_server *s = calloc(1, sizeof *s);
     if (!s) goto nomem;
     s->o = *o;

@@ -38,12 +38,9 @@ static int trie_init(spm_trie *t, size_t total_bytes)
     memset(t, 0, sizeof *t);
     for (int i = 0; i < 256; i++) t->root[i] = -1;
     t->cap_nodes = total_bytes + 1;
-    size_t slots = 16;
-    unsigned bits = 4;
-    while (slots < total_bytes + total_bytes / 4 + 16) slots *= 2, bits++;
-    t->edges = calloc(slots, sizeof *t->edges);
-    t->mask = (uint32_t)(slots - 1);
-    t->shift = 32 - bits;
+    /* every byte may be an edge; trie_compact sizes it to the real count */
+    t->nslots = (uint32_t)(total_bytes + total_bytes / 4 + 16);
+    t->edges = calloc(t->nslots, sizeof *t->edges);
     t->normal_id = malloc(t->cap_nodes * sizeof *t->normal_id);
     t->reserved_id = malloc(t->cap_nodes * sizeof *t->reserved_id);
     t->viterbi_id = malloc(t->cap_nodes * sizeof *t->viterbi_id);
@@ -64,6 +61,33 @@ static void trie_free(spm_trie *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Stores edge e = key << 32 | child in the table slots (t's size). */
+static void edge_put(uint64_t *slots, const spm_trie *t, uint64_t e)
+{
+    uint32_t h = spm_trie_slot(t, (uint32_t)(e >> 32));
+    while (slots[h]) h = h + 1 == t->nslots ? 0 : h + 1;
+    slots[h] = e;
+}
+
+/* Moves the edges into a table of twice their number (a shared prefix is
+ * one edge, so there are far fewer than the bytes the table was sized for:
+ * 8 MB -> 3 MB for a 64000-piece vocabulary). */
+static int trie_compact(spm_trie *t)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < t->nslots; i++) n += t->edges[i] != 0;
+    spm_trie small = *t;
+    small.nslots = (uint32_t)(2 * n + 16);
+    uint64_t *slots = calloc(small.nslots, sizeof *slots);
+    if (!slots) return FY_ENOMEM;
+    for (uint32_t i = 0; i < t->nslots; i++)
+        if (t->edges[i]) edge_put(slots, &small, t->edges[i]);
+    free(t->edges);
+    t->edges = slots;
+    t->nslots = small.nslots;
+    return 0;
+}
+
 /* The node for s (created as needed). */
 static int32_t trie_insert(spm_trie *t, const uint8_t *s, size_t len)
 {
@@ -77,9 +101,7 @@ static int32_t trie_insert(spm_trie *t, const uint8_t *s, size_t len)
                 t->root[s[i]] = next;
             } else {
                 uint32_t key = (uint32_t)node * 256u + s[i] + 1u;
-                uint32_t h = (key * 0x9E3779B1u) >> t->shift;
-                while (t->edges[h]) h = (h + 1) & t->mask;
-                t->edges[h] = (uint64_t)key << 32 | (uint32_t)next;
+                edge_put(t->edges, t, (uint64_t)key << 32 | (uint32_t)next);
             }
         }
         node = next;
@@ -173,6 +195,7 @@ static int load_pieces(fy_spm *s, const spm_proto *m, fy_error *err)
         }
     }
     s->off[n] = (uint32_t)pos;
+    if (trie_compact(&s->trie)) return fy_err(err, FY_ENOMEM, "%s: out of memory", s->name);
     return 0;
 }
 
@@ -314,6 +337,20 @@ void fy_spm_free(fy_spm *s)
 int fy_spm_vocab_size(const fy_spm *s)
 {
     return s->n;
+}
+
+size_t fy_spm_memory_bytes(const fy_spm *s)
+{
+    size_t n = (size_t)s->n;
+    size_t pieces =
+        s->off[n] + (n + 1) * sizeof *s->off +
+        n * (sizeof *s->score + sizeof *s->type + sizeof *s->canon + sizeof *s->byte_value);
+    size_t trie =
+        s->trie.nslots * sizeof *s->trie.edges + s->trie.n_nodes * (3 * sizeof(int32_t) + 1);
+    size_t chars = s->chars.slots ? s->chars.nslots * sizeof *s->chars.slots : 0;
+    size_t norm = s->norm.n_units * sizeof *s->norm.units + s->norm.n_strings +
+                  s->denorm.n_units * sizeof *s->denorm.units + s->denorm.n_strings;
+    return sizeof *s + pieces + trie + chars + norm;
 }
 int fy_spm_unk_id(const fy_spm *s)
 {

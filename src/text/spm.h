@@ -34,6 +34,9 @@ void fy_spm_free(fy_spm *spm);
 /* Number of pieces (ids are 0 .. size-1). */
 int fy_spm_vocab_size(const fy_spm *spm);
 
+/* Bytes the handle's tables take (pieces, tries, normaliser). */
+size_t fy_spm_memory_bytes(const fy_spm *spm);
+
 /* Special ids from the trainer spec, or -1 when the model has none. */
 int fy_spm_unk_id(const fy_spm *spm);
 int fy_spm_bos_id(const fy_spm *spm);

@@ -74,8 +74,7 @@ void spm_proto_free(spm_proto *m);
 typedef struct spm_trie {
     int32_t root[256];     /* child of the root per byte, -1 if none */
     uint64_t *edges;       /* (key << 32 | child); key = node * 256 + byte + 1, 0 = empty */
-    uint32_t mask;         /* edges has mask + 1 slots, a power of two */
-    unsigned shift;        /* 32 - log2(mask + 1): the hash keeps the top bits */
+    uint32_t nslots;       /* edges' slots: about twice the edges once loaded */
     int32_t *normal_id;    /* [nodes] normal/user-defined/unused piece ending here, -1 */
     int32_t *reserved_id;  /* [nodes] control/unknown/byte piece ending here, -1 */
     int32_t *viterbi_id;   /* [nodes] normal_id unless that piece is unused, -1 */
@@ -83,18 +82,24 @@ typedef struct spm_trie {
     size_t n_nodes, cap_nodes;
 } spm_trie;
 
+/* The home slot of an edge key: its hash scaled to the table, so that any
+ * table size works (a power of two would waste up to half of it). */
+static inline uint32_t spm_trie_slot(const spm_trie *t, uint32_t key)
+{
+    return (uint32_t)((uint64_t)(key * 0x9E3779B1u) * t->nslots >> 32);
+}
+
 /* The child of node by byte b, or -1. */
 static inline int32_t spm_trie_next(const spm_trie *t, int32_t node, uint8_t b)
 {
     if (node == 0) return t->root[b];
     uint32_t key = (uint32_t)node * 256u + b + 1u;
-    uint32_t h = (key * 0x9E3779B1u) >> t->shift;
-    for (;;) {
+    for (uint32_t h = spm_trie_slot(t, key);;) {
         uint64_t e = t->edges[h];
         uint32_t k = (uint32_t)(e >> 32);
         if (k == key) return (int32_t)(uint32_t)e;
         if (k == 0) return -1;
-        h = (h + 1) & t->mask;
+        h = h + 1 == t->nslots ? 0 : h + 1;
     }
 }
 
@@ -183,14 +188,11 @@ typedef struct spm_chars_slot {
     uint64_t key;  /* parent node << 32 | the character's bytes, little-endian */
     int32_t child; /* -1: empty slot */
     int32_t id;    /* piece ending at child, -1 if none (or unused) */
-    float score;   /* its score */
-    int32_t user;  /* it is user-defined */
 } spm_chars_slot;
 
 typedef struct spm_chars {
     spm_chars_slot *slots;
-    uint64_t mask;
-    unsigned shift; /* 64 - log2(slots) */
+    uint64_t nslots; /* about twice the edges */
 } spm_chars;
 
 struct fy_spm {

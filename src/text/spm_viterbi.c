@@ -17,16 +17,22 @@
 
 #include "text/spm_impl.h"
 
+/* The home slot of key: its hash scaled to the table's size. */
 static inline uint64_t chars_hash(const spm_chars *c, uint64_t key)
 {
-    return (key * 0x9E3779B97F4A7C15ull) >> c->shift;
+    return (uint64_t)(uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) * c->nslots >> 32;
+}
+
+static inline uint64_t chars_step(const spm_chars *c, uint64_t h)
+{
+    return h + 1 == c->nslots ? 0 : h + 1;
 }
 
 /* The slot of the edge (node, ch), or NULL. */
 static inline const spm_chars_slot *chars_next(const spm_chars *c, int32_t node, uint32_t ch)
 {
     uint64_t key = (uint64_t)(uint32_t)node << 32 | ch;
-    for (uint64_t h = chars_hash(c, key);; h = (h + 1) & c->mask) {
+    for (uint64_t h = chars_hash(c, key);; h = chars_step(c, h)) {
         const spm_chars_slot *e = &c->slots[h];
         if (e->child < 0) return NULL;
         if (e->key == key) return e;
@@ -64,6 +70,40 @@ static int in_viterbi(const fy_spm *s, int id)
     return s->type[id] == SPM_NORMAL || s->type[id] == SPM_USER_DEFINED;
 }
 
+/* Stores the edge (key, child) in c, or returns the slot it already has. */
+static spm_chars_slot *chars_put(spm_chars *c, uint64_t key, int32_t child)
+{
+    uint64_t h = chars_hash(c, key);
+    while (c->slots[h].child >= 0 && c->slots[h].key != key) h = chars_step(c, h);
+    spm_chars_slot *e = &c->slots[h];
+    if (e->child < 0) *e = (spm_chars_slot){key, child, -1};
+    return e;
+}
+
+static int chars_alloc(spm_chars *c, size_t nslots)
+{
+    c->nslots = nslots;
+    c->slots = malloc(nslots * sizeof *c->slots);
+    if (!c->slots) return FY_ENOMEM;
+    for (size_t i = 0; i < nslots; i++) c->slots[i].child = -1;
+    return 0;
+}
+
+/* Moves c's edges into a table of twice their number: shared prefixes make
+ * far fewer edges than the characters it was sized for (a 64000-piece
+ * vocabulary's table: 25 MB -> about 8 MB). */
+static int chars_compact(spm_chars *c, size_t edges)
+{
+    spm_chars small;
+    if (chars_alloc(&small, 2 * edges + 16)) return FY_ENOMEM;
+    for (uint64_t i = 0; i < c->nslots; i++)
+        if (c->slots[i].child >= 0)
+            *chars_put(&small, c->slots[i].key, c->slots[i].child) = c->slots[i];
+    free(c->slots);
+    *c = small;
+    return 0;
+}
+
 int spm_chars_build(fy_spm *s)
 {
     spm_chars *c = &s->chars;
@@ -76,14 +116,7 @@ int spm_chars_build(fy_spm *s)
         if (!whole_chars(p, len)) return 0; /* the byte trie it is */
         edges += len;
     }
-    size_t slots = 16;
-    unsigned bits = 4;
-    while (slots < edges + edges / 2 + 16) slots *= 2, bits++;
-    c->slots = malloc(slots * sizeof *c->slots);
-    if (!c->slots) return FY_ENOMEM;
-    for (size_t i = 0; i < slots; i++) c->slots[i].child = -1;
-    c->mask = slots - 1;
-    c->shift = 64 - bits;
+    if (chars_alloc(c, edges + edges / 2 + 16)) return FY_ENOMEM;
     int32_t nodes = 1; /* 0 is the root */
     for (int i = 0; i < s->n; i++) {
         if (!in_viterbi(s, i)) continue;
@@ -94,19 +127,15 @@ int spm_chars_build(fy_spm *s)
         for (size_t k = 0; k < len;) {
             size_t cl = spm_one_char_len(p[k]);
             uint64_t key = (uint64_t)(uint32_t)node << 32 | pack_char(p + k, cl);
-            uint64_t h = chars_hash(c, key);
-            while (c->slots[h].child >= 0 && c->slots[h].key != key) h = (h + 1) & c->mask;
-            e = &c->slots[h];
-            if (e->child < 0) *e = (spm_chars_slot){key, nodes++, -1, 0.0f, 0};
+            e = chars_put(c, key, nodes);
+            if (e->child == nodes) nodes++;
             node = e->child;
             k += cl;
         }
         /* Pieces are unique, so no other piece ends at this edge. */
         e->id = i;
-        e->score = s->score[i];
-        e->user = s->type[i] == SPM_USER_DEFINED;
     }
-    return 0;
+    return chars_compact(c, (size_t)nodes - 1);
 }
 
 /* Offers the piece (id, score, user) spanning [start, end) to best[end]. */
@@ -147,7 +176,8 @@ static void viterbi_chars(const fy_spm *s, const uint8_t *t, int32_t size, spm_b
             node = e->child;
             k += cl;
             if (e->id < 0) continue;
-            relax(s, best, start, k, e->id, e->score, e->user, till_here);
+            relax(s, best, start, k, e->id, s->score[e->id], s->type[e->id] == SPM_USER_DEFINED,
+                  till_here);
             if (k - start == mblen) has_single = 1;
         }
         if (!has_single) relax_unk(s, best, start, start + mblen, till_here);

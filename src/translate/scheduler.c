@@ -29,6 +29,7 @@ typedef struct slot {
     const fy_engine *e;
     void **state; /* [threads] each worker's, made on its first batch */
     size_t queued, in_flight;
+    int pins; /* workers trimming their state (trim_previous) */
     fy_engine_stats st;
     struct slot *prev, *next;
 } slot;
@@ -119,6 +120,7 @@ typedef struct worker {
     char **next_in;   /* [max_batch_sentences] their inputs */
     char **final;     /* [max_batch_sentences] what the cache answered for them */
     lookup_buf lb;    /* [max_batch_sentences] */
+    slot *resident;   /* the engine it ran last (scheduler lock) */
     int started;
 } worker;
 
@@ -876,10 +878,29 @@ static void *worker_state(fy_scheduler *s, worker *w, slot *p, fy_error *err)
     return st;
 }
 
+/* A thread runs one batch at a time: when it goes on to another engine, the
+ * state of the one it ran last gives its memory back (engine's worker_trim),
+ * so that serving several models keeps one model's scratch per thread. */
+static void trim_previous(fy_scheduler *s, worker *w, slot *p)
+{
+    pthread_mutex_lock(&s->lock);
+    slot *q = w->resident;
+    void *st = q && q != p && q->e->worker_trim ? q->state[w->index] : NULL;
+    if (st) q->pins++; /* fy_scheduler_forget waits for it */
+    w->resident = p;
+    pthread_mutex_unlock(&s->lock);
+    if (!st) return;
+    q->e->worker_trim(st);
+    pthread_mutex_lock(&s->lock);
+    if (!--q->pins) pthread_cond_broadcast(&s->settled);
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* Runs the engine, or records why it could not run for every sentence. */
 static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n, int beam)
 {
     fy_error err = {0};
+    trim_previous(s, w, p);
     void *st = worker_state(s, w, p, &err);
     if (st || !p->e->worker_new) {
         translate_batch(p->e, st, w, n, beam);
@@ -1064,7 +1085,9 @@ void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *f
         drop_refs(j, job_expire(s, j, FY_ECANCELED, "the model was unloaded"));
         job_unref(j);
     }
-    while (p->in_flight) pthread_cond_wait(&s->settled, &s->lock);
+    while (p->in_flight || p->pins) pthread_cond_wait(&s->settled, &s->lock);
+    for (int i = 0; i < s->o.threads + s->o.express; i++)
+        if (s->workers[i].resident == p) s->workers[i].resident = NULL;
     if (final) *final = p->st;
     FY_LIST_UNLINK(s->slots, p);
     pthread_mutex_unlock(&s->lock);

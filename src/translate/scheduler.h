@@ -82,6 +82,10 @@ typedef struct fy_engine {
     /* optional: the worker's translations stop early while *flag is set
      * (the scheduler sets it when no one waits for the batch any more) */
     void (*worker_abort)(void *worker, const atomic_int *flag);
+    /* optional: gives a worker's scratch memory back; called when its thread
+     * goes on to another engine's batch, so that a thread keeps one engine's
+     * scratch resident however many engines it serves */
+    void (*worker_trim)(void *worker);
 } fy_engine;
 
 #define FY_ROUTE_MAX 2

@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h> /* madvise */
+#include <unistd.h>   /* sysconf */
 
 #include "nn/ops.h"
 #include "text/spm.h"
@@ -283,10 +285,13 @@ size_t fy_translator_worker_bytes(const fy_translator *t)
 size_t fy_translator_heap_bytes(const fy_translator *t)
 {
     size_t d = (size_t)t->cfg->dim_emb, table = (size_t)t->npos * d * sizeof(float);
-    /* int8 weights are read in place; the output layer is a requantised
-     * copy. Float weights are repacked into panels: about the file again. */
-    if (t->cfg->int8) return table + (size_t)t->trg_vocab * d;
-    return table + (size_t)t->b->model_bytes;
+    size_t vocabs = fy_spm_memory_bytes(t->src_spm);
+    if (t->trg_spm != t->src_spm) vocabs += fy_spm_memory_bytes(t->trg_spm);
+    /* int8 weights are read in place, the output layer too unless it had
+     * to be requantised. Float weights are repacked into panels: about the
+     * file again. */
+    if (t->cfg->int8) return table + vocabs + fy_decoder_output_bytes(t->dec);
+    return table + vocabs + (size_t)t->b->model_bytes;
 }
 
 fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
@@ -298,8 +303,10 @@ fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
     w->max_rows = worker_rows(t);
     fy_arena a = {NULL, 0};
     worker_layout(w, &a);
-    w->arena_bytes = (a.used + 63) & ~(size_t)63;
-    w->arena = aligned_alloc(64, w->arena_bytes);
+    /* Whole pages, so that fy_worker_trim can give them back. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    w->arena_bytes = (a.used + page - 1) / page * page;
+    w->arena = aligned_alloc(page, w->arena_bytes);
     if (!w->arena) goto oom;
     a = (fy_arena){w->arena, 0};
     worker_layout(w, &a);
@@ -315,6 +322,12 @@ void fy_worker_free(fy_worker *w)
     if (!w) return;
     free(w->arena);
     free(w);
+}
+
+void fy_worker_trim(fy_worker *w)
+{
+    /* Nothing in the arena outlives a call: its pages come back zeroed. */
+    if (w && w->arena) madvise(w->arena, w->arena_bytes, MADV_DONTNEED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -807,6 +820,11 @@ static void engine_worker_abort(void *w, const atomic_int *flag)
     fy_worker_set_abort(w, flag);
 }
 
+static void engine_worker_trim(void *w)
+{
+    fy_worker_trim(w);
+}
+
 static void *engine_worker_new(void *ctx, fy_error *err)
 {
     return fy_worker_new(ctx, err);
@@ -830,6 +848,7 @@ void fy_translator_engine(const fy_translator *t, const char *name, fy_engine *e
         .worker_new = engine_worker_new,
         .worker_abort = engine_worker_abort,
         .worker_free = engine_worker_free,
+        .worker_trim = engine_worker_trim,
         .count_tokens = engine_count,
         .ctx = (void *)t, /* the engine's hooks only read through it */
         .name = name,

@@ -75,6 +75,11 @@ fy_worker *fy_worker_new(const fy_translator *t, fy_error *err);
 /* Frees w; NULL is harmless. */
 void fy_worker_free(fy_worker *w);
 
+/* Gives w's scratch pages back to the system until its next translation
+ * touches them again (each page then costs a fault). For a thread that
+ * moves to another model's worker: only one of them need stay resident. */
+void fy_worker_trim(fy_worker *w);
+
 /* While *flag is non-zero, a translation running on w stops at its next
  * decoder step and fails with FY_ECANCELED (so a cancelled request or a
  * shutdown does not wait for a long batch). flag must outlive w; NULL: none. */

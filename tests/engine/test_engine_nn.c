@@ -11,6 +11,7 @@
 
 #include "model/marian.h"
 #include "model/synth.h"
+#include "nn/cpu.h"
 #include "nn/decoder.h"
 #include "nn/encoder.h"
 #include "nn/ops.h"
@@ -267,7 +268,7 @@ static void test_attend_alone(void)
 static void eigen_attend_head(const float *q, int tq, const float *k, const float *v, int tk,
                               int ld, int dk, float *out)
 {
-    float scale = 1.0f / sqrtf((float)dk), s[64];
+    float scale = 1.0f / sqrtf((float)dk), s[128];
     int peeled_rows = tk / 4 * 4, panel_cols = tq / 4 * 4;
     for (int i = 0; i < tq; i++) {
         for (int j = 0; j < tk; j++) {
@@ -293,12 +294,14 @@ static void eigen_attend_head(const float *q, int tq, const float *k, const floa
 }
 
 /* fy_nn_attend bit for bit against eigen_attend_head: self-attention of
- * 1..40 tokens (tk % 4 != 0 is where the kernel's order is not the plain
+ * 1..72 tokens (tk % 4 != 0 is where the kernel's order is not the plain
  * one: 27 tokens of a firefox-zh-en sentence decided its translation) and
- * one query over 1..40 keys (the decoder), for head widths 64 and 8. */
+ * one query over 1..72 keys (the decoder), for head widths 64, 48 and 8,
+ * on every vector width this CPU runs (4 lanes, and AVX2's 8: blocks of
+ * 64, 32, 8 and 4 keys or columns, and what is left past them). */
 static void test_attend_order(void)
 {
-    enum { MAXN = 40, WIDE = 512 };
+    enum { MAXN = 72, WIDE = 512 };
     static float q[MAXN * WIDE], k[MAXN * WIDE], kt[MAXN * WIDE], v[MAXN * WIDE];
     static float got[MAXN * WIDE], want[MAXN * WIDE], sc[MAXN];
     unsigned x = 987654321u;
@@ -310,31 +313,40 @@ static void test_attend_order(void)
         x = x * 1103515245u + 12345u;
         v[i] = (float)((x >> 8) % 20001) / 10000.0f - 1.0f;
     }
-    const int widths[2] = {WIDE, D};
-    int self_bad = 0, one_bad = 0;
-    for (int w = 0; w < 2; w++) {
-        int d = widths[w], dk = d / HEADS;
-        for (int n = 1; n <= MAXN; n++) {
-            fy_transpose(k, n, d, kt);
-            for (int one = 0; one < 2; one++) {
-                int tq = one ? 1 : n;
-                fy_nn_attend(q, tq, d, kt, n, v, d, n, HEADS, d, sc, got, d);
-                for (int h = 0; h < HEADS; h++)
-                    eigen_attend_head(q + h * dk, tq, k + h * dk, v + h * dk, n, d, dk,
-                                      want + h * dk);
-                if (memcmp(got, want, sizeof(float) * (size_t)tq * d) != 0) {
-                    if (one)
-                        one_bad++;
-                    else
-                        self_bad++;
-                    printf("  differs: width %d, %d queries over %d keys\n", d, tq, n);
+    const int widths[3] = {WIDE, 384, D};
+    const fy_isa paths[2] = {FY_ISA_REF, FY_ISA_AVX2};
+    fy_isa was = fy_cpu_isa();
+    int self_bad = 0, one_bad = 0, ran = 0;
+    for (int p = 0; p < 2; p++) {
+        if (fy_cpu_force_isa(paths[p]) != 0) continue;
+        ran++;
+        for (int w = 0; w < 3; w++) {
+            int d = widths[w], dk = d / HEADS;
+            for (int n = 1; n <= MAXN; n++) {
+                fy_transpose(k, n, d, kt);
+                for (int one = 0; one < 2; one++) {
+                    int tq = one ? 1 : n;
+                    fy_nn_attend(q, tq, d, kt, n, v, d, n, HEADS, d, sc, got, d);
+                    for (int h = 0; h < HEADS; h++)
+                        eigen_attend_head(q + h * dk, tq, k + h * dk, v + h * dk, n, d, dk,
+                                          want + h * dk);
+                    if (memcmp(got, want, sizeof(float) * (size_t)tq * d) != 0) {
+                        if (one)
+                            one_bad++;
+                        else
+                            self_bad++;
+                        printf("  differs (%s): width %d, %d queries over %d keys\n",
+                               fy_isa_name(paths[p]), d, tq, n);
+                    }
                 }
             }
         }
     }
+    fy_cpu_force_isa(was);
     check(self_bad == 0,
-          "self-attention == the reference's GEMM order, bit for bit (1..40 tokens)");
-    check(one_bad == 0, "one query == the reference's GEMM order, bit for bit (1..40 keys)");
+          "self-attention == the reference's GEMM order, bit for bit (1..72 tokens)");
+    check(one_bad == 0, "one query == the reference's GEMM order, bit for bit (1..72 keys)");
+    printf("  (attention checked on %d vector width%s)\n", ran, ran == 1 ? "" : "s");
 }
 
 /* The output layer's int8 weights made from int8 embeddings equal the
@@ -348,7 +360,7 @@ static void test_requantize(void)
     const int maxima[] = {127, 128, 100, 3, 0};
     const float invs[] = {1.0f / 127.0f, 0.0123f, 1.0f / 3.3f};
     uint32_t x = 12345;
-    int ok = 1;
+    int ok = 1, sound = 1, viewed = 0;
     for (size_t a = 0; a < sizeof maxima / sizeof *maxima; a++) {
         for (size_t b = 0; b < sizeof invs / sizeof *invs; b++) {
             int mx = maxima[a];
@@ -359,14 +371,20 @@ static void test_requantize(void)
             }
             fy_nn_embedding e = {.i8 = in, .inv = invs[b]};
             float mg, mw;
-            fy_decoder_requantize_i8(&e, N, got, &mg);
+            int same = fy_decoder_requantize_i8(&e, N, got, &mg);
             for (int i = 0; i < N; i++) f[i] = (float)in[i] * invs[b];
             mw = fy_i8_weight_mult(f, N);
             fy_i8_quantize(f, N, mw, want);
             ok &= memcmp(&mg, &mw, sizeof mg) == 0 && memcmp(got, want, N) == 0;
+            sound &= !same || memcmp(in, want, N) == 0;
+            viewed += same && mx == 127;
+            float m0;
+            ok &= fy_decoder_requantize_i8(&e, N, NULL, &m0) == same && m0 == mg;
         }
     }
     check(ok, "int8 embeddings requantised exactly as their floats would be");
+    check(sound, "requantisation says the bytes are unchanged only when they are");
+    check(viewed == (int)(sizeof invs / sizeof *invs), "max|q| = 127 (intgemm's) keeps every byte");
 }
 
 int main(void)

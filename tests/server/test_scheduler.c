@@ -41,6 +41,7 @@ typedef struct fake {
     atomic_int calls, workers, freed, max_batch, mixed, entered;
     char log[512];                     /* batches as "a,b|c|", each sorted (under lock) */
     atomic_int beam_calls, wrong_beam; /* translate_beam calls; batches of mixed beams */
+    atomic_int trims;                  /* worker_trim calls on its workers' states */
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
@@ -65,12 +66,25 @@ static const atomic_int *abort_flag(fake *f)
     return a;
 }
 
+/* Per-worker state the engine would own. */
+typedef struct fake_state {
+    fake *f;
+} fake_state;
+
 static void *fake_worker_new(void *ctx, fy_error *err)
 {
     (void)err;
     fake *f = ctx;
     atomic_fetch_add(&f->workers, 1);
-    return malloc(16); /* per-worker state the engine would own */
+    fake_state *st = malloc(sizeof *st);
+    if (st) st->f = f;
+    return st;
+}
+
+static void fake_worker_trim(void *w)
+{
+    fake_state *st = w;
+    atomic_fetch_add(&st->f->trims, 1);
 }
 
 static atomic_int freed_states;
@@ -173,8 +187,8 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     pthread_cond_init(&f->cond, NULL);
     f->open = open;
     f->close = close;
-    f->engine = (fy_engine){fake_translate, fake_worker_new,  fake_worker_free, NULL, f, name,
-                            NULL,           fake_worker_abort};
+    f->engine = (fy_engine){fake_translate, fake_worker_new,   fake_worker_free, NULL, f, name,
+                            NULL,           fake_worker_abort, fake_worker_trim};
     f->route = (fy_route){{&f->engine}, 1, NULL};
 }
 
@@ -791,6 +805,36 @@ static void test_forget(void)
     fy_scheduler_free(s);
 }
 
+/* One thread serving two engines keeps only the state of the one it runs
+ * resident: going on to the other trims the last one's, never the running
+ * one's, and a forgotten engine's state is not trimmed after it is freed. */
+static void test_trim(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    fy_scheduler *s = open_sched(&a, 1, 100, NULL);
+    const char *one[] = {"x"};
+    const fake *order[] = {&a, &a, &b, &b, &a, &b};
+    const int want_a[] = {0, 0, 1, 1, 1, 2}, want_b[] = {0, 0, 0, 0, 1, 1};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        waiter w;
+        waiter_init(&w);
+        fy_job *j = submit_via(s, &order[i]->route, one, 1, 0, &w, NULL);
+        CHECK(waiter_wait(&w) == 0);
+        fy_job_release(j);
+        CHECK(atomic_load(&a.trims) == want_a[i] && atomic_load(&b.trims) == want_b[i]);
+    }
+    fy_scheduler_forget(s, &b.engine, NULL); /* b ran last: its state is freed, not trimmed */
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit_via(s, &a.route, one, 1, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == 0);
+    fy_job_release(j);
+    CHECK(atomic_load(&a.trims) == 2 && atomic_load(&b.trims) == 1);
+    fy_scheduler_free(s);
+}
+
 /* A stream's urgent waves go before the sentences waiting in turn, the
  * lower wave first, each in a batch of its own wave only; what follows
  * them is batched as ever. */
@@ -1047,6 +1091,7 @@ int main(void)
     test_cache_calls();
     test_cache_pivot_calls();
     test_forget();
+    test_trim();
     test_waves();
     test_fair();
     test_express();
