@@ -138,8 +138,8 @@ static void attn_mix(const float *w, int tk, const float *v, int ldv, int dk, fl
 }
 
 /* fy_nn_attend (attention.h) at this width. */
-void ATTEND_NAME(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v, int ldv,
-                 int tk, int heads, int d, float *scores, float *out, int ldo)
+void ATTEND_NAME(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
+                 int ldv, int tk, int heads, int d, float *scores, float *out, int ldo)
 {
     int dk = d / heads;
     float scale = 1.0f / sqrtf((float)dk);
