@@ -524,32 +524,17 @@ static ssize_t nd_read(void *cls, uint64_t pos, char *buf, size_t max)
     docreq *dr = r->doc;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        if (dr->out.oom || r->gone) {
+        ssize_t got = stream_take(&dr->out, &dr->out_pos, dr->ended, r->gone, buf, max);
+        if (got) {
             pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
+            return got;
         }
-        if (dr->out_pos < dr->out.n) {
-            size_t n = dr->out.n - dr->out_pos;
-            if (n > max) n = max;
-            memcpy(buf, dr->out.p + dr->out_pos, n);
-            dr->out_pos += n;
-            pthread_mutex_unlock(&r->lock);
-            return (ssize_t)n;
-        }
-        if (dr->ended) {
-            pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        }
-        if (!r->job_done) break;
+        if (!r->job_done) return stream_sleep(r);
         r->job_done = 0;
         pthread_mutex_unlock(&r->lock); /* callbacks take it, and may run inside the step */
         nd_step(r);
         pthread_mutex_lock(&r->lock);
     }
-    r->suspended = 1;
-    MHD_suspend_connection(r->conn);
-    pthread_mutex_unlock(&r->lock);
-    return 0;
 }
 
 enum MHD_Result api_translate_document(req *r)
@@ -568,13 +553,7 @@ enum MHD_Result api_translate_document(req *r)
     r->job_done = 1; /* the reader's first call submits the first batch */
     r->sse = 1;      /* a stream: the log counts a cut one as 499 */
     pthread_mutex_unlock(&r->lock);
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, nd_read, r, NULL);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "application/x-ndjson; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    return reply_queue(r, 200, resp);
+    return reply_stream(r, "application/x-ndjson; charset=utf-8", 65536, nd_read);
 }
 
 /* ---- GET /download_file/<id>.<name> ---------------------------------------------------- */

@@ -279,43 +279,22 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     req *r = cls;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        if (r->ev.oom) { /* an event was lost: better no stream end than a wrong one */
+        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, 0, buf, max);
+        if (got) {
             pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
+            return got;
         }
-        if (r->ev_pos < r->ev.n) {
-            size_t n = r->ev.n - r->ev_pos;
-            if (n > max) n = max;
-            memcpy(buf, r->ev.p + r->ev_pos, n);
-            r->ev_pos += n;
-            pthread_mutex_unlock(&r->lock);
-            return (ssize_t)n;
-        }
-        if (r->ev_end) {
-            pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        }
-        if (!r->job_done) break;
+        if (!r->job_done) return stream_sleep(r);
         int st = r->job_status;
         pthread_mutex_unlock(&r->lock); /* joining reads the job: not under r->lock */
         sse_final(r, st);
         pthread_mutex_lock(&r->lock);
     }
-    r->suspended = 1;
-    MHD_suspend_connection(r->conn);
-    pthread_mutex_unlock(&r->lock);
-    return 0;
 }
 
 static enum MHD_Result stream_start(req *r)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, r, NULL);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    return reply_queue(r, 200, resp);
+    return reply_stream(r, "text/event-stream; charset=utf-8", 4096, sse_read);
 }
 
 enum MHD_Result api_native_stream(req *r)

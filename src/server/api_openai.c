@@ -509,25 +509,10 @@ static ssize_t oa_read(void *cls, uint64_t pos, char *buf, size_t max)
     oa *o = r->ctx;
     for (;;) {
         pthread_mutex_lock(&r->lock);
-        if (r->ev.oom) { /* a lost event: better no end than a wrong one */
+        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, r->gone, buf, max);
+        if (got) {
             pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        }
-        if (r->ev_pos < r->ev.n) {
-            size_t n = r->ev.n - r->ev_pos;
-            if (n > max) n = max;
-            memcpy(buf, r->ev.p + r->ev_pos, n);
-            r->ev_pos += n;
-            pthread_mutex_unlock(&r->lock);
-            return (ssize_t)n;
-        }
-        if (r->ev_end) {
-            pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        }
-        if (r->gone) {
-            pthread_mutex_unlock(&r->lock);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
+            return got;
         }
         int done = r->job_done, status = r->job_status;
         size_t before = r->ev.n, wakes = r->ev_count;
@@ -535,12 +520,8 @@ static ssize_t oa_read(void *cls, uint64_t pos, char *buf, size_t max)
         int end = stream_more(r, o, done, status);
         pthread_mutex_lock(&r->lock);
         int more = r->ev.n > before || end || r->ev.oom || r->ev_count != wakes;
-        if (!more && !r->job_done) { /* nothing new: sleep until a sentence or the end */
-            r->suspended = 1;
-            MHD_suspend_connection(r->conn);
-            pthread_mutex_unlock(&r->lock);
-            return 0;
-        }
+        /* nothing new: sleep until a sentence or the end */
+        if (!more && !r->job_done) return stream_sleep(r);
         pthread_mutex_unlock(&r->lock);
     }
 }
@@ -550,13 +531,7 @@ static enum MHD_Result oa_stream_start(req *r)
     pthread_mutex_lock(&r->lock);
     stream_open(r, r->ctx);
     pthread_mutex_unlock(&r->lock);
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, oa_read, r, NULL);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    return reply_queue(r, 200, resp);
+    return reply_stream(r, "text/event-stream; charset=utf-8", 4096, oa_read);
 }
 
 /* ---- the endpoints ----------------------------------------------------------------------- */

@@ -172,6 +172,19 @@ enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Adds X-Request-Id, CORS and the like, queues, records the status. */
 enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp);
+/* A 200 whose body reader produces as it goes (SSE, NDJSON), of content
+ * type ctype, read block bytes at a time, with the headers that keep
+ * caches and proxies from holding it back. */
+enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
+                             MHD_ContentReaderCallback reader);
+/* For a stream reader, r->lock held: up to max of out's bytes past *pos
+ * copied into buf (their count); else MHD_CONTENT_READER_END_WITH_ERROR if
+ * a part was lost (out->oom) or failed is set, END_OF_STREAM once ended;
+ * else 0: nothing to send yet. */
+ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max);
+/* Ends a stream reader's call with nothing to send: r's connection sleeps
+ * until a producer resumes it. Takes r->lock held and releases it. */
+ssize_t stream_sleep(req *r);
 /* The request body as a JSON object (JSON, or form fields: repeated keys
  * become arrays). NULL after a 400/415 reply. Borrowed (r->in). */
 json_t *req_body(req *r);

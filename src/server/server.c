@@ -147,6 +147,40 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
     return ret;
 }
 
+enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
+                             MHD_ContentReaderCallback reader)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, reader, r, NULL);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no"); /* nginx: pass it on as it comes */
+    return reply_queue(r, 200, resp);
+}
+
+ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max)
+{
+    if (out->oom || failed)
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* no end rather than a wrong one */
+    if (*pos < out->n) {
+        size_t n = out->n - *pos;
+        if (n > max) n = max;
+        memcpy(buf, out->p + *pos, n);
+        *pos += n;
+        return (ssize_t)n;
+    }
+    return ended ? MHD_CONTENT_READER_END_OF_STREAM : 0;
+}
+
+ssize_t stream_sleep(req *r)
+{
+    r->suspended = 1;
+    MHD_suspend_connection(r->conn);
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}
+
 enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len)
 {
     struct MHD_Response *resp =

@@ -5,29 +5,11 @@
 #ifndef FY_TESTS_TEXT_HARNESS_H
 #define FY_TESTS_TEXT_HARNESS_H
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-
-/* Counts a check; prints the message of a failed one. */
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL: ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
+#include "../check.h"
 
 /* The whole file (NUL-terminated, *len its length), or NULL. */
 static char *read_all(const char *path, size_t *len)
