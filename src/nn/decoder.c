@@ -46,12 +46,6 @@ static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_lay
     return 0;
 }
 
-/* The int8 output layer from int8 embeddings without their float copy:
- * max|(float)q·inv| is (float)max|q|·inv (scaling by a positive float is
- * monotonic and symmetric), and each output byte depends only on its input
- * byte, so a 256-entry table gives exactly what quantising the floats with
- * fy_i8_quantize gives. Where the table maps every byte but -128 to itself
- * (max|q| = 127, as intgemm's own quantisation leaves it), a copy does. */
 /* The smallest and largest of count int8 values. */
 static void i8_range(const int8_t *v8, size_t count, int *lo_out, int *hi_out)
 {
@@ -78,9 +72,13 @@ static void i8_range(const int8_t *v8, size_t count, int *lo_out, int *hi_out)
     *hi_out = mx;
 }
 
-/* What requantising e gives each byte value (table[v + 128]) and its scale;
- * 1 when every byte e holds keeps its value (then e's bytes are the output
- * layer's as they are), which is what intgemm's max|q| = 127 leaves. */
+/* The int8 output layer from int8 embeddings without their float copy:
+ * max|(float)q·inv| is (float)max|q|·inv (scaling by a positive float is
+ * monotonic and symmetric), and each output byte depends only on its input
+ * byte, so a 256-entry table gives exactly what quantising the floats with
+ * fy_i8_quantize gives: table[v + 128] and its scale. Returns 1 when every
+ * byte e holds keeps its value (max|q| = 127, as intgemm's own
+ * quantisation leaves it): then e's bytes are the output layer's as they are. */
 static int requant_table(const fy_nn_embedding *e, size_t count, int8_t table[256], float *mult)
 {
     int mn, mx;
