@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nn/cpu.h"
+#include "nn/gemm_impl.h"
 #include "nn/ops.h"
 
 /* ------------------------------------------------------------------------ */
@@ -144,23 +144,11 @@ void fy_nn_ffn_free(fy_nn_ffn *f)
 /* Forward                                                                   */
 /* ------------------------------------------------------------------------ */
 
-#define ATTEND_VW   4
-#define ATTEND_NAME attend_sse
-static void attend_sse(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
-                       int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
-#include "nn/attend_kernel.h"
-
 void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    /* the same bits either way (attend_kernel.h); the choice is speed */
-    if (fy_cpu_isa() >= FY_ISA_AVX2) {
-        fy_nn_attend_avx2(q, tq, ldq, kt, ldkt, v, ldv, tk, heads, d, scores, out, ldo);
-        return;
-    }
-#endif
-    attend_sse(q, tq, ldq, kt, ldkt, v, ldv, tk, heads, d, scores, out, ldo);
+    /* the same bits on every path (attend_kernel.h); the choice is speed */
+    fy_gemm_kernels_current()->attend(q, tq, ldq, kt, ldkt, v, ldv, tk, heads, d, scores, out, ldo);
 }
 
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln)

@@ -103,11 +103,6 @@ void fy_nn_ffn_free(fy_nn_ffn *f);
 void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 
-/* fy_nn_attend in AVX2 vectors (x86 only; the CPU must have AVX2): the same
- * bits. fy_nn_attend uses it on the avx2 and avx512vnni kernel paths. */
-void fy_nn_attend_avx2(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
-                       int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
-
 /* x = LayerNorm(x + y) row-wise, rows of d floats. */
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln);
 

@@ -278,4 +278,5 @@ const fy_gemm_kernels fy_gemm_avx2 = {
     .quantize_u8 = avx2_quantize_u8,
     .i8_gemm = avx2_i8_gemm,
     .f32_gemm = avx2_f32_gemm,
+    .attend = fy_attend_avx2,
 };

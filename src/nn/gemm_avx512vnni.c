@@ -221,4 +221,5 @@ const fy_gemm_kernels fy_gemm_avx512vnni = {
     .quantize_u8 = avx512_quantize_u8,
     .i8_gemm = avx512_i8_gemm,
     .f32_gemm = avx512_f32_gemm,
+    .attend = fy_attend_avx2,
 };

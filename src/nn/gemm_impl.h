@@ -37,13 +37,23 @@ typedef struct fy_gemm_kernels {
      * bias is non-NULL. */
     void (*f32_gemm)(const float *x, int m, int k, const float *panels, int ncols,
                      const float *bias, float *y, int ldy);
+    /* fy_nn_attend (attention.h) in this path's vectors: one lane per score
+     * and output element, so every path gives the same bits. */
+    void (*attend)(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
+                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 } fy_gemm_kernels;
+
+/* The attention kernels (attend_kernel.h at 4 and 8 lanes). */
+void fy_attend_v4(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
+                  int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 
 extern const fy_gemm_kernels fy_gemm_ref;
 #if defined(__x86_64__) || defined(__i386__)
 #define FY_NN_X86 1
 extern const fy_gemm_kernels fy_gemm_avx2;
 extern const fy_gemm_kernels fy_gemm_avx512vnni;
+void fy_attend_avx2(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
+                    int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 #endif
 
 /* The table for the selected path (cpu.c). */

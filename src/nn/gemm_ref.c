@@ -68,4 +68,5 @@ const fy_gemm_kernels fy_gemm_ref = {
     .quantize_u8 = ref_quantize_u8,
     .i8_gemm = ref_i8_gemm,
     .f32_gemm = ref_f32_gemm,
+    .attend = fy_attend_v4,
 };

@@ -7,8 +7,9 @@ Disassembles BINARY (objdump -d) and checks that every instruction beyond the
 x86-64 baseline (SSE2) - anything VEX/EVEX-encoded (AVX, AVX2, FMA,
 AVX-512), any use of a ymm/zmm/opmask register, and the SSE3..SSE4.2, POPCNT,
 LZCNT, BMI, MOVBE and ADX instructions - lies in a function compiled from one
-of the ISA-specific kernel files (src/nn/gemm_avx2.c, gemm_avx512vnni.c),
-whose code runs only after src/nn/cpu.c has checked cpuid and XGETBV. A local
+of the ISA-specific kernel files (src/nn/gemm_avx2.c, gemm_avx512vnni.c,
+attend_avx2.c), whose code runs only after src/nn/cpu.c has checked cpuid
+and XGETBV. A local
 (static) function's file is read from the symbol table (each STT_FILE symbol
 precedes its file's locals); a global function counts as a kernel function
 only if one of the OBJECTs that are kernel files' objects defines it (other
@@ -24,12 +25,13 @@ then outside the binary. Prints the kernel functions found and a final
 --kernel-files replaces the list of kernel source files (for the test's
 negative control).
 """
+import bisect
 import os
 import re
 import subprocess
 import sys
 
-KERNEL_FILES = {"gemm_avx2.c", "gemm_avx512vnni.c"}
+KERNEL_FILES = {"gemm_avx2.c", "gemm_avx512vnni.c", "attend_avx2.c"}
 
 # Legacy-encoded instructions newer than SSE2 (mnemonics as objdump prints
 # them, AT&T syntax, suffix-free forms). `tzcnt` is absent on purpose: gcc
@@ -60,7 +62,7 @@ NOT_AVX = set(
 )
 WIDE_REGISTER = re.compile(r"%(?:[yz]mm\d+|k[0-7])\b")
 FUNC_HEADER = re.compile(r"^([0-9a-f]+) <(.+)>:$")
-DIRECT_BRANCH = re.compile(r"^(?:call|jmp)q?\s+[0-9a-f]+ <([^+>]+)(?:\+0x[0-9a-f]+)?>")
+DIRECT_BRANCH = re.compile(r"^(?:call|jmp)q?\s+([0-9a-f]+) <[^>]+>")
 INSN = re.compile(r"^\s*([0-9a-f]+):\s+(.*)$")
 PREFIXES = {"lock", "rep", "repz", "repnz", "repe", "repne", "data16", "addr32", "notrack", "bnd",
             "cs", "ds", "es", "ss", "fs", "gs", "rex", "rex.W", "{vex}", "{evex}", "{vex3}"}
@@ -147,24 +149,34 @@ def main(argv):
     globals_ = global_kernel_functions(objects)
 
     disassembly = run(["objdump", "-d", "--no-show-raw-insn", "-w", binary]).splitlines()
-    kernel_names = set(globals_)
+    # Functions by address: two files' static functions may share a name.
+    starts, kernel_starts = [], set()
     for line in disassembly:
         m = FUNC_HEADER.match(line)
-        if m and locals_.get(int(m.group(1), 16)) in KERNEL_FILES:
-            kernel_names.add(m.group(2))
+        if not m:
+            continue
+        addr = int(m.group(1), 16)
+        starts.append(addr)
+        if locals_.get(addr) in KERNEL_FILES or (addr not in locals_ and m.group(2) in globals_):
+            kernel_starts.add(addr)
+    starts.sort()
+
+    def in_kernel_function(target):
+        i = bisect.bisect_right(starts, target) - 1
+        return i >= 0 and starts[i] in kernel_starts
 
     kernel_funcs, offenders, calls, func, in_kernel, functions = {}, {}, {}, None, False, 0
     for line in disassembly:
         m = FUNC_HEADER.match(line)
         if m:
             func, functions = m.group(2), functions + 1
-            in_kernel = func in kernel_names
+            in_kernel = int(m.group(1), 16) in kernel_starts
             continue
         m = INSN.match(line)
         if not m or func is None:
             continue
         b = DIRECT_BRANCH.match(m.group(2).strip())
-        if b and b.group(1) in kernel_names and not in_kernel:
+        if b and in_kernel_function(int(b.group(1), 16)) and not in_kernel:
             calls.setdefault(func, f"{m.group(1)}: {m.group(2).strip()}")
         why = beyond_baseline(m.group(2))
         if not why:
