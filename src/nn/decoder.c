@@ -95,6 +95,12 @@ static int requant_table(const fy_nn_embedding *e, size_t count, int8_t table[25
     return same;
 }
 
+static void requant_apply(const fy_nn_embedding *e, size_t count, const int8_t table[256],
+                          int8_t *q)
+{
+    for (size_t i = 0; i < count; i++) q[i] = table[e->i8[i] + 128];
+}
+
 int fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, float *mult)
 {
     int8_t table[256];
@@ -103,7 +109,7 @@ int fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, 
     if (same)
         memcpy(q, e->i8, count);
     else
-        for (size_t i = 0; i < count; i++) q[i] = table[e->i8[i] + 128];
+        requant_apply(e, count, table, q);
     return same;
 }
 
@@ -163,9 +169,10 @@ static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_e
         snprintf(name, sizeof name, "%s_QuantMultA", tied);
         if (fy_model_read_scalar(m, name, &alpha, err)) return NULL;
         float mult;
+        int8_t table[256];
         /* Embeddings intgemm quantised keep their bytes: the layer views
          * them in the mapped file (32 MB less for a 64000 x 512 vocabulary). */
-        if (emb->i8 && fy_decoder_requantize_i8(emb, count, NULL, &mult)) {
+        if (emb->i8 && requant_table(emb, count, table, &mult)) {
             l = fy_linear_view_i8(emb->i8, vocab, d, mult, alpha, bias, err);
             if (!l) fy_err_prefix(err, "%s: output layer", fy_marian_path(m));
             return l;
@@ -174,7 +181,7 @@ static fy_linear *bind_output(const fy_marian *m, int d, int int8, const fy_nn_e
         int8_t *q = aligned_alloc(64, (count + 63) / 64 * 64);
         if (!q) goto oom;
         if (emb->i8) {
-            fy_decoder_requantize_i8(emb, count, q, &mult);
+            requant_apply(emb, count, table, q);
         } else {
             mult = fy_i8_weight_mult(emb->f32, count);
             fy_i8_quantize(emb->f32, count, mult, q);

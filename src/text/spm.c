@@ -352,6 +352,7 @@ size_t fy_spm_memory_bytes(const fy_spm *s)
                   s->denorm.n_units * sizeof *s->denorm.units + s->denorm.n_strings;
     return sizeof *s + pieces + trie + chars + norm;
 }
+
 int fy_spm_unk_id(const fy_spm *s)
 {
     return s->api_unk;

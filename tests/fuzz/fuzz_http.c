@@ -709,6 +709,12 @@ static int shape_libre(json_t *b)
     return json_is_string(json_object_get(b, "error"));
 }
 
+static int shape_deeplx(json_t *b, int status)
+{
+    return json_integer_value(json_object_get(b, "code")) == status &&
+           json_is_string(json_object_get(b, "message"));
+}
+
 /* The error body of each dialect (docs/api.md, Errors and limits). */
 static void check_error_shape(enum kind k, json_t *b, int status)
 {
@@ -717,8 +723,7 @@ static void check_error_shape(enum kind k, json_t *b, int status)
     case K_TRANSLATE: /* native, LibreTranslate when the body has q and no text, DeepLX
                          when it has source_lang or target_lang (JSON or form) */
         ok = shape_native(b, status) || shape_libre(b) ||
-             (json_integer_value(json_object_get(b, "code")) == status &&
-              json_is_string(json_object_get(b, "message")) && json_object_size(b) == 2);
+             (shape_deeplx(b, status) && json_object_size(b) == 2);
         break;
     case K_DETECT:
     case K_LANGUAGES:
@@ -728,8 +733,7 @@ static void check_error_shape(enum kind k, json_t *b, int status)
         ok = json_is_string(json_object_get(b, "message")) && json_object_size(b) == 1;
         break;
     case K_DEEPLX:
-        ok = json_integer_value(json_object_get(b, "code")) == status &&
-             json_is_string(json_object_get(b, "message"));
+        ok = shape_deeplx(b, status);
         break;
     case K_GOOGLE: {
         json_t *e = json_object_get(b, "error");
