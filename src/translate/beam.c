@@ -35,31 +35,22 @@ typedef struct cand {
 
 /* The k + 1 best candidates of rows [first, first + count) into top, best
  * first, ties in row-then-column order (a candidate enters only when it
- * beats the last one kept). Returns how many there are (at most k + 1):
- * the first k are kept, top[k] is the best one dropped. */
-static int best_candidates(const fy_translator *t, const fy_worker *w, int first, int count, int k,
-                           cand *top)
+ * beats the last one kept). Each row's own best (the backend's selection,
+ * w->topk of them, best first, ties in column order) are enough: a
+ * candidate below a row's w->topk >= k + 1 best cannot be among the
+ * segment's k + 1. Returns how many there are (at most k + 1): the first
+ * k are kept, top[k] is the best one dropped. */
+static int best_candidates(const fy_worker *w, int first, int count, int k, cand *top)
 {
-    size_t V = (size_t)t->trg_vocab;
-    int n = 0, cap = k + 1;
+    int n = 0, cap = k + 1, K = w->topk;
     for (int r = first; r < first + count; r++) {
-        const float *lg = w->logits + r * V;
-        const int32_t *cols = NULL;
-        int ncols = t->trg_vocab;
-        if (t->shortlist) {
-            int slot = w->rows[r].slot;
-            cols = w->cols + slot * V;
-            ncols = w->ncols[slot];
-        }
-        float base = w->beam.score[r];
-        for (int c = 0; c < ncols; c++) {
-            int32_t id = cols ? cols[c] : c;
-            if (id == t->trg_unk) continue;
-            float v = base + lg[c];
-            if (n == cap && !(v > top[n - 1].score)) continue;
+        const float *v = w->topv + (size_t)r * K;
+        const int32_t *id = w->topi + (size_t)r * K;
+        for (int c = 0; c < K && id[c] >= 0; c++) {
+            if (n == cap && !(v[c] > top[n - 1].score)) break; /* the rest are no better */
             int p = n < cap ? n++ : n - 1;
-            for (; p > 0 && top[p - 1].score < v; p--) top[p] = top[p - 1];
-            top[p] = (cand){v, r, id};
+            for (; p > 0 && top[p - 1].score < v[c]; p--) top[p] = top[p - 1];
+            top[p] = (cand){v[c], r, id[c]};
         }
     }
     return n;
@@ -96,7 +87,7 @@ static void advance_segment(const fy_translator *t, fy_worker *w, fy_sentence *s
     const fy_row *rows = w->rows;
     fy_segment *g = &segs[rows[bs->first[s]].seg];
     cand top[FY_BEAM_MAX + 1];
-    int n = best_candidates(t, w, bs->first[s], bs->count[s], k, top);
+    int n = best_candidates(w, bs->first[s], bs->count[s], k, top);
     if (n == 0) {
         finish_rows(t, w, g, s, step);
         return;
@@ -127,27 +118,20 @@ static void advance_segment(const fy_translator *t, fy_worker *w, fy_sentence *s
     bs->count[s] = live;
 }
 
-/* Makes the next step's rows current: each takes its parent's SSRU cells.
- * Returns the row count. */
-static int next_rows(const fy_translator *t, fy_worker *w, int rows)
+/* Makes the next step's rows current: each continues its parent's
+ * hypothesis (the backend moves the SSRU cells). Returns the row count or
+ * a negative code. */
+static int next_rows(fy_worker *w, int rows, fy_error *err)
 {
     fy_beam_scratch *bs = &w->beam;
-    size_t d = (size_t)t->cfg->dim_emb, plane = (size_t)w->max_rows * d;
-    for (int l = 0; l < t->cfg->dec_depth; l++)
-        for (int j = 0; j < rows; j++)
-            memcpy(bs->state2 + l * plane + j * d, w->state + l * plane + bs->parent[j] * d,
-                   d * sizeof(float));
-    float *swap = w->state;
-    w->state = bs->state2;
-    bs->state2 = swap;
     for (int j = 0; j < rows; j++) {
         w->rows[j] = bs->next[j];
         bs->score[j] = bs->next_score[j];
         bs->node[j] = bs->next_node[j];
-        w->row_off[j] = w->off[bs->next[j].slot];
-        w->row_len[j] = w->len[bs->next[j].slot];
     }
-    return rows;
+    if (!rows) return 0;
+    int rc = w->be->rows_keep(w->run, bs->parent, rows, err);
+    return rc < 0 ? rc : rows;
 }
 
 /* Sorts g's finished hypotheses, best first (stable), spells out their
@@ -177,17 +161,13 @@ static void finalise(const fy_translator *t, fy_segment *g, fy_sentence *sent)
 }
 
 /* The first step's rows: one empty hypothesis per segment. */
-static void start_rows(const fy_translator *t, fy_worker *w, fy_segment *segs, const int *idx,
-                       int ns, int beam)
+static int start_rows(fy_worker *w, fy_segment *segs, const int *idx, int ns, int beam,
+                      fy_error *err)
 {
     fy_beam_scratch *bs = &w->beam;
-    size_t d = (size_t)t->cfg->dim_emb;
-    for (int l = 0; l < t->cfg->dec_depth; l++)
-        memset(w->state + (size_t)l * w->max_rows * d, 0, (size_t)ns * d * sizeof(float));
     for (int r = 0; r < ns; r++) {
         w->rows[r] = (fy_row){.seg = idx[r], .slot = r, .last = -1};
-        w->row_off[r] = w->off[r];
-        w->row_len[r] = w->len[r];
+        w->slot[r] = r;
         bs->score[r] = 0.0f;
         bs->node[r] = -1;
         bs->first[r] = r;
@@ -196,25 +176,32 @@ static void start_rows(const fy_translator *t, fy_worker *w, fy_segment *segs, c
         segs[idx[r]].nhyp = 0;
         segs[idx[r]].nnodes = 0;
     }
+    return w->be->rows_begin(w->run, w->slot, ns, err);
 }
 
 int fy_beam_decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
                         const int *idx, int ns, int beam, fy_error *err)
 {
-    int ntok = fy_tr_encode_rows(t, w, sent, segs, idx, ns);
-    for (int r = 0; t->shortlist && r < ns; r++) {
-        int rc = fy_tr_shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
-        if (rc < 0) return rc;
-    }
-    start_rows(t, w, segs, idx, ns, beam);
+    int rc = fy_tr_encode_slots(t, w, sent, segs, idx, ns, err);
+    if (rc >= 0) rc = start_rows(w, segs, idx, ns, beam, err);
     int rows = ns;
-    for (int step = 0; rows > 0; step++) {
-        if (fy_tr_step_rows(t, w, rows, ntok, step, err)) return FY_ECANCELED;
+    for (int step = 0; rc >= 0 && rows > 0; step++) {
+        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
+        for (int r = 0; r < rows; r++) w->last[r] = w->rows[r].last;
+        fy_nn_step st = {.rows = rows,
+                         .step = step,
+                         .last = w->last,
+                         .k = w->topk,
+                         .path = w->beam.score,
+                         .topv = w->topv,
+                         .topi = w->topi};
+        if ((rc = w->be->step(w->run, &st, err)) < 0) break;
         int next = 0;
         for (int s = 0; s < ns; s++)
             if (w->beam.count[s]) advance_segment(t, w, sent, segs, s, step, &next);
-        rows = next_rows(t, w, next);
+        rc = rows = next_rows(w, next, err);
     }
+    if (rc < 0) return rc;
     for (int s = 0; s < ns; s++) finalise(t, &segs[idx[s]], sent);
     return 0;
 }

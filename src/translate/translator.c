@@ -12,10 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h> /* madvise */
-#include <unistd.h>   /* sysconf */
 
-#include "nn/ops.h"
 #include "text/spm.h"
 #include "translate/translator_impl.h"
 
@@ -56,28 +53,6 @@ static int check_options(const fy_translator_options *o, fy_error *err)
     return 0;
 }
 
-/* The float embedding table name: borrowed from the mapping when float32,
- * dequantised (q·(1/mult), as Marian's loader) when intgemm8. */
-static int bind_embedding(fy_translator *t, const char *name, int vocab, int slot, fy_error *err)
-{
-    int d = t->cfg->dim_emb;
-    const fy_tensor *e = fy_marian_find(t->b->model, name);
-    if (!e) return fy_err(err, FY_EFORMAT, "%s: tensor %s is missing", t->b->files.model, name);
-    if (e->ndim != 2 || e->shape[0] != vocab || e->shape[1] != d)
-        return fy_err(err, FY_EFORMAT, "%s: tensor %s has shape [%d, %d], expected [%d, %d]",
-                      t->b->files.model, name, e->shape[0], e->ndim > 1 ? e->shape[1] : 0, vocab,
-                      d);
-    if (e->type == FY_DT_F32) {
-        t->emb[slot] = (fy_nn_embedding){.f32 = e->data};
-        return 0;
-    }
-    if (e->type != FY_DT_INTGEMM8)
-        return fy_err(err, FY_EUNSUPPORTED, "%s: tensor %s has type %s", t->b->files.model, name,
-                      fy_dtype_name(e->type));
-    t->emb[slot] = (fy_nn_embedding){.i8 = e->data, .inv = 1.0f / e->quant_mult};
-    return 0;
-}
-
 /* Views of the bundle's vocabularies and shortlist. */
 static void bind_bundle(fy_translator *t)
 {
@@ -94,32 +69,28 @@ static void bind_bundle(fy_translator *t)
     t->trg_unk = b->trg_unk;
 }
 
+/* The network on the CPU, made now so that a bad model fails at open; other
+ * devices get theirs at first use (fy_worker_new_on). */
 static int open_network(fy_translator *t, fy_error *err)
 {
-    const fy_model_config *c = t->cfg;
-    int d = c->dim_emb;
-    const char *src_name = c->separate_embeddings ? "encoder_Wemb" : "Wemb";
-    const char *trg_name = c->separate_embeddings ? "decoder_Wemb" : "Wemb";
-    if (bind_embedding(t, src_name, t->src_vocab, 0, err) < 0) return err->code;
-    t->trg_slot = c->separate_embeddings ? 1 : 0;
-    if (c->separate_embeddings && bind_embedding(t, trg_name, t->trg_vocab, 1, err) < 0)
-        return err->code;
-    t->emb_scale = sqrtf((float)d);
-
-    /* Positions: source tokens 0..127 and decoder steps 0..max_out-1. */
     t->max_out = (int)ceilf(t->opt.max_length_factor * (float)FY_SEGMENT_TOKENS);
     if (t->max_out < 1) t->max_out = 1;
-    t->npos = t->max_out > FY_SEGMENT_TOKENS ? t->max_out : FY_SEGMENT_TOKENS;
-    t->pos = malloc((size_t)t->npos * d * sizeof *t->pos);
-    if (!t->pos) return fy_err(err, FY_ENOMEM, "out of memory for the position table");
-    fy_positional_fill(t->pos, t->npos, d, 0);
-
-    t->enc = fy_encoder_bind(t->b->model, d, c->dim_ffn, c->enc_depth, c->heads, err);
-    if (!t->enc) return err->code;
-    t->dec = fy_decoder_bind(t->b->model, d, c->dim_ffn, c->dec_depth, c->heads, c->int8,
-                             &t->emb[t->trg_slot], t->trg_vocab, err);
-    if (!t->dec) return err->code;
-    return 0;
+    t->spec = (fy_nn_spec){
+        .model = t->b->model,
+        .cfg = t->cfg,
+        .src_vocab = t->src_vocab,
+        .trg_vocab = t->trg_vocab,
+        .trg_unk = t->trg_unk,
+        .max_src_len = FY_SEGMENT_TOKENS,
+        .max_steps = t->max_out,
+    };
+    t->places = calloc(1, sizeof *t->places);
+    if (!t->places) return fy_err(err, FY_ENOMEM, "out of memory");
+    pthread_mutex_init(&t->places->lock, NULL);
+    fy_tr_place *cpu = &t->places->at[t->places->n++];
+    cpu->dev = fy_nn_cpu_device();
+    cpu->net = fy_nn_cpu.net_new(cpu->dev, &t->spec, err);
+    return cpu->net ? 0 : err->code;
 }
 
 fy_translator *fy_translator_open(const char *model_dir, const fy_translator_options *o,
@@ -150,9 +121,12 @@ fail:
 void fy_translator_free(fy_translator *t)
 {
     if (!t) return;
-    fy_encoder_free(t->enc);
-    fy_decoder_free(t->dec);
-    free(t->pos);
+    for (int i = 0; t->places && i < t->places->n; i++) {
+        fy_tr_place *p = &t->places->at[i];
+        if (p->net) p->dev->be->net_free(p->net);
+    }
+    if (t->places) pthread_mutex_destroy(&t->places->lock);
+    free(t->places);
     fy_bundle_free(t->b);
     free(t);
 }
@@ -180,7 +154,7 @@ long fy_translator_count_target_tokens(const fy_translator *t, const char *text,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Workers: one arena per thread, carved once                                */
+/* Workers: the search's scratch, carved once, and a run on a device         */
 /* ------------------------------------------------------------------------ */
 
 typedef struct fy_arena {
@@ -195,50 +169,27 @@ static void *carve(fy_arena *a, size_t bytes)
     return a->base ? a->base + off : NULL;
 }
 
-/* Lays the worker's buffers out in a (sizes only while a->base is NULL). */
+/* Lays the worker's search buffers out in a (sizes only while a->base is
+ * NULL). */
 static void worker_layout(fy_worker *w, fy_arena *a)
 {
     const fy_translator *t = w->t;
-    size_t d = (size_t)t->cfg->dim_emb, dffn = (size_t)t->cfg->dim_ffn;
     size_t T = (size_t)w->max_tokens, B = (size_t)w->max_rows, V = (size_t)t->trg_vocab;
-    size_t depth = (size_t)t->cfg->dec_depth, f = sizeof(float);
+    size_t K = (size_t)t->opt.max_beam + 1, f = sizeof(float);
 
     w->ids = carve(a, T * sizeof(int32_t));
-    w->off = carve(a, B * sizeof(int));
     w->len = carve(a, B * sizeof(int));
-    w->x = carve(a, T * d * f);
-    w->enc.q = carve(a, T * d * f); /* also fy_decoder_prepare's tmp */
-    w->enc.hidden = carve(a, FY_NN_FFN_BLOCK * dffn * f);
-    w->enc.out = carve(a, FY_NN_FFN_BLOCK * d * f);
-    w->enc.scores = carve(a, FY_SEGMENT_TOKENS * f);
-    /* The cross-attention keys and values are written only after the
-     * encoder has finished, from x and enc.q: until then their planes hold
-     * the encoder's other scratch (12 MB less per worker for base-memory). */
-    size_t planes = 2 * depth < 4 ? 4 : 2 * depth;
-    float *kv = carve(a, planes * T * d * f);
-    w->keys = kv;
-    w->values = a->base ? kv + depth * T * d : NULL;
-    w->enc.k = kv;
-    w->enc.v = a->base ? kv + T * d : NULL;
-    w->enc.ctx = a->base ? kv + 2 * T * d : NULL;
-    w->enc.kt = a->base ? kv + 3 * T * d : NULL;
-    w->state = carve(a, depth * B * d * f);
-    w->dx = carve(a, B * d * f);
-    w->dec.xw = carve(a, B * d * f);
-    w->dec.f = carve(a, B * d * f);
-    w->dec.q = carve(a, B * d * f);
-    w->dec.ctx = carve(a, B * d * f);
-    w->dec.o = carve(a, B * d * f);
-    w->dec.hidden = carve(a, B * dffn * f);
-    w->dec.scores = carve(a, FY_SEGMENT_TOKENS * f);
-    w->logits = carve(a, B * V * f);
     w->rows = carve(a, B * sizeof(fy_row));
-    w->row_off = carve(a, B * sizeof(int));
-    w->row_len = carve(a, B * sizeof(int));
+    w->from = carve(a, B * sizeof(int));
+    w->slot = carve(a, B * sizeof(int));
+    w->last = carve(a, B * sizeof(int32_t));
+    w->pick = carve(a, B * sizeof(fy_nn_pick));
     w->done = carve(a, B);
+    w->topk = (int)K;
     if (t->opt.max_beam > 1) {
         fy_beam_scratch *bs = &w->beam;
-        bs->state2 = carve(a, depth * B * d * f);
+        w->topv = carve(a, B * K * f);
+        w->topi = carve(a, B * K * sizeof(int32_t));
         bs->score = carve(a, B * f);
         bs->node = carve(a, B * sizeof(int));
         bs->next = carve(a, B * sizeof(fy_row));
@@ -251,83 +202,105 @@ static void worker_layout(fy_worker *w, fy_arena *a)
     }
     w->bitmap_bytes = (V + 7) / 8;
     if (t->shortlist) {
-        w->cols = carve(a, B * V * sizeof(int32_t));
-        w->ncols = carve(a, B * sizeof(int));
-        w->allowed = carve(a, B * w->bitmap_bytes);
+        w->cols = carve(a, V * sizeof(int32_t));
+        w->bits = carve(a, w->bitmap_bytes);
         w->sl_out = carve(a, V * sizeof(int32_t));
         w->sl_seen = carve(a, fy_shortlist_scratch_bytes(t->shortlist, t->trg_vocab));
     }
-    size_t lin = fy_encoder_linear_scratch(t->enc, w->max_tokens);
-    size_t dl = fy_decoder_linear_scratch(t->dec, w->max_rows);
-    size_t proj = fy_decoder_linear_scratch(t->dec, w->max_tokens);
-    if (dl > lin) lin = dl;
-    if (proj > lin) lin = proj;
-    w->lin = carve(a, lin);
-    w->enc.lin = w->lin;
-    w->dec.lin = w->lin;
 }
 
-/* Decoder rows of a worker: a batch's segments, or one segment's beam. */
-static int worker_rows(const fy_translator *t)
+/* A worker's limits on dev: the options on the CPU (a batch's sentences,
+ * or one segment's beam), the device's own where it wants bigger batches. */
+static void worker_limits(const fy_translator *t, const fy_nn_dev *dev, int *tokens, int *rows)
 {
-    int b = t->opt.max_batch_sentences;
-    return b > t->opt.max_beam ? b : t->opt.max_beam;
+    int b = t->opt.max_batch_sentences, beam = t->opt.max_beam;
+    *tokens = t->opt.max_batch_tokens;
+    *rows = b > beam ? b : beam;
+    if (dev->be == &fy_nn_cpu) return;
+    if (dev->max_tokens > *tokens) *tokens = dev->max_tokens;
+    if (dev->max_rows > *rows) *rows = dev->max_rows;
 }
 
-size_t fy_translator_worker_bytes(const fy_translator *t)
+static size_t search_bytes(const fy_translator *t, int tokens, int rows)
 {
-    fy_worker w = {.t = t, .max_tokens = t->opt.max_batch_tokens, .max_rows = worker_rows(t)};
+    fy_worker w = {.t = t, .max_tokens = tokens, .max_rows = rows};
     fy_arena a = {NULL, 0};
     worker_layout(&w, &a);
     return (a.used + 63) & ~(size_t)63;
 }
 
-size_t fy_translator_heap_bytes(const fy_translator *t)
+size_t fy_translator_worker_bytes(const fy_translator *t)
 {
-    size_t d = (size_t)t->cfg->dim_emb, table = (size_t)t->npos * d * sizeof(float);
-    size_t vocabs = fy_spm_memory_bytes(t->src_spm);
-    if (t->trg_spm != t->src_spm) vocabs += fy_spm_memory_bytes(t->trg_spm);
-    /* int8 weights are read in place, the output layer too unless it had
-     * to be requantised. Float weights are repacked into panels: about the
-     * file again. */
-    if (t->cfg->int8) return table + vocabs + fy_decoder_output_bytes(t->dec);
-    return table + vocabs + (size_t)t->b->model_bytes;
+    int tokens, rows;
+    fy_tr_place *cpu = &t->places->at[0];
+    worker_limits(t, cpu->dev, &tokens, &rows);
+    return search_bytes(t, tokens, rows) + fy_nn_cpu.run_bytes(cpu->net, tokens, rows);
 }
 
-fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
+size_t fy_translator_heap_bytes(const fy_translator *t)
+{
+    size_t vocabs = fy_spm_memory_bytes(t->src_spm);
+    if (t->trg_spm != t->src_spm) vocabs += fy_spm_memory_bytes(t->trg_spm);
+    return vocabs + fy_nn_cpu.net_bytes(t->places->at[0].net);
+}
+
+/* The network on dev: made on first use there (the model is "placed"). */
+static fy_nn_net *place_on(const fy_translator *t, fy_nn_dev *dev, fy_error *err)
+{
+    fy_tr_places *pl = t->places;
+    pthread_mutex_lock(&pl->lock);
+    fy_tr_place *p = NULL;
+    for (int i = 0; i < pl->n && !p; i++)
+        if (pl->at[i].dev == dev) p = &pl->at[i];
+    if (!p && pl->n < FY_NN_DEV_MAX + 1) p = &pl->at[pl->n++], p->dev = dev;
+    fy_nn_net *net = p ? p->net : NULL;
+    if (p && !net) net = p->net = dev->be->net_new(dev, &t->spec, err);
+    if (!p) fy_err(err, FY_ELIMIT, "a model on more than %d devices", FY_NN_DEV_MAX);
+    pthread_mutex_unlock(&pl->lock);
+    if (!net) fy_err_prefix(err, "%s", dev->name);
+    return net;
+}
+
+fy_worker *fy_worker_new_on(const fy_translator *t, fy_nn_dev *dev, fy_error *err)
 {
     fy_worker *w = calloc(1, sizeof *w);
     if (!w) goto oom;
     w->t = t;
-    w->max_tokens = t->opt.max_batch_tokens;
-    w->max_rows = worker_rows(t);
+    w->dev = dev ? dev : fy_nn_cpu_device();
+    w->be = w->dev->be;
+    worker_limits(t, w->dev, &w->max_tokens, &w->max_rows);
     fy_arena a = {NULL, 0};
     worker_layout(w, &a);
-    /* Whole pages, so that fy_worker_trim can give them back. */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    w->arena_bytes = (a.used + page - 1) / page * page;
-    w->arena = aligned_alloc(page, w->arena_bytes);
-    if (!w->arena) goto oom;
+    if (!(w->arena = aligned_alloc(64, (a.used + 63) & ~(size_t)63))) goto oom;
     a = (fy_arena){w->arena, 0};
     worker_layout(w, &a);
+    fy_nn_net *net = place_on(t, w->dev, err);
+    if (!net) goto fail;
+    if (!(w->run = w->be->run_new(net, w->max_tokens, w->max_rows, err))) goto fail;
     return w;
 oom:
     fy_err(err, FY_ENOMEM, "out of memory for a translation worker");
+fail:
     fy_worker_free(w);
     return NULL;
+}
+
+fy_worker *fy_worker_new(const fy_translator *t, fy_error *err)
+{
+    return fy_worker_new_on(t, NULL, err);
 }
 
 void fy_worker_free(fy_worker *w)
 {
     if (!w) return;
+    if (w->run) w->be->run_free(w->run);
     free(w->arena);
     free(w);
 }
 
 void fy_worker_trim(fy_worker *w)
 {
-    /* Nothing in the arena outlives a call: its pages come back zeroed. */
-    if (w && w->arena) madvise(w->arena, w->arena_bytes, MADV_DONTNEED);
+    if (w && w->run && w->be->run_trim) w->be->run_trim(w->run);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -410,67 +383,29 @@ static int make_segments(const fy_translator *t, const char *const *src, size_t 
 /* Shortlist                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Fills slot r's bitmap and ascending id list with its sentence's shortlist
- * (the sentence's pieces and EOS, as the reference generates it for a
- * one-sentence batch). Ascending, like the reference's sorted list, so that
- * pick() meets ties in the same order. */
-int fy_tr_shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
-                        fy_error *err)
+/* Gives slot r the shortlist of sentence s as its columns (the sentence's
+ * pieces and EOS, as the reference generates it for a one-sentence batch).
+ * Ascending, like the reference's sorted list, so that the selection meets
+ * ties in the same order. */
+static int shortlist_slot(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
+                          fy_error *err)
 {
     long n =
         fy_shortlist_select_ex(t->shortlist, s->ids, (size_t)s->npieces + 1, t->trg_vocab,
                                t->shared_vocab, w->sl_out, (size_t)t->trg_vocab, w->sl_seen, err);
     if (n < 0) return (int)n;
-    uint8_t *bits = w->allowed + (size_t)r * w->bitmap_bytes;
+    uint8_t *bits = w->bits;
     memset(bits, 0, w->bitmap_bytes);
     for (long i = 0; i < n; i++) bits[w->sl_out[i] >> 3] |= (uint8_t)(1u << (w->sl_out[i] & 7));
-    int32_t *cols = w->cols + (size_t)r * t->trg_vocab;
     int nc = 0;
     for (int id = 0; id < t->trg_vocab; id++)
-        if (bits[id >> 3] & (1u << (id & 7))) cols[nc++] = id;
-    w->ncols[r] = nc;
-    return 0;
+        if (bits[id >> 3] & (1u << (id & 7))) w->cols[nc++] = id;
+    return w->be->set_columns(w->run, r, w->cols, nc, err);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Greedy decoding of one sub-batch                                          */
 /* ------------------------------------------------------------------------ */
-
-/* fy_nn_embed from embedding slot 0 (source) or 1 (target, = 0 when tied):
- * int8 rows are dequantised as they are used, (float)q·inv, the floats the
- * reference's dequantised matrix holds. */
-static void embed(const fy_translator *t, int slot, float *x, const int32_t *ids, int rows,
-                  const float *pos, int pos_stride)
-{
-    int d = t->cfg->dim_emb;
-    const int8_t *q = t->emb[slot].i8;
-    if (!q) {
-        fy_nn_embed(x, t->emb[slot].f32, ids, rows, d, t->emb_scale, pos, pos_stride);
-        return;
-    }
-    float inv = t->emb[slot].inv, scale = t->emb_scale;
-    for (int r = 0; r < rows; r++) {
-        float *xr = x + (size_t)r * d;
-        const float *pr = pos + (size_t)r * pos_stride;
-        if (!ids) {
-            for (int i = 0; i < d; i++) xr[i] = 0.0f * scale + pr[i];
-            continue;
-        }
-        const int8_t *qr = q + (size_t)ids[r] * d;
-        for (int i = 0; i < d; i++) {
-            float e = (float)qr[i] * inv;
-            xr[i] = e * scale + pr[i];
-        }
-    }
-}
-
-void fy_tr_embed_row(const fy_translator *t, fy_worker *w, int r, int step)
-{
-    size_t d = (size_t)t->cfg->dim_emb;
-    const fy_row *row = &w->rows[r];
-    embed(t, t->trg_slot, w->dx + r * d, row->last < 0 ? NULL : &row->last, 1,
-          t->pos + (size_t)step * d, 0);
-}
 
 /* Marian's History: (path - word-penalty·L) / L^normalize, in float. */
 float fy_tr_normalise(const fy_translator *t, float path, int len)
@@ -481,109 +416,50 @@ float fy_tr_normalise(const fy_translator *t, float path, int len)
     return (path - t->opt.word_penalty * l) / lp;
 }
 
-int fy_tr_encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
-                      const fy_segment *segs, const int *idx, int ns)
+int fy_tr_encode_slots(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
+                       const fy_segment *segs, const int *idx, int ns, fy_error *err)
 {
-    int d = t->cfg->dim_emb, ntok = 0;
+    int ntok = 0;
     for (int r = 0; r < ns; r++) {
         const fy_segment *g = &segs[idx[r]];
-        w->off[r] = ntok;
         w->len[r] = g->npieces + 1;
         memcpy(w->ids + ntok, sent[g->sent].ids + g->first, (size_t)g->npieces * sizeof(int32_t));
         w->ids[ntok + g->npieces] = t->src_eos;
-        embed(t, 0, w->x + (size_t)ntok * d, w->ids + ntok, w->len[r], t->pos, d);
         ntok += w->len[r];
     }
-    fy_encoder_forward(t->enc, w->x, ntok, w->off, w->len, ns, &w->enc);
-    fy_decoder_prepare(t->dec, w->x, ntok, w->off, w->len, ns, w->keys, w->values, w->enc.q,
-                       w->lin);
-    return ntok;
+    int rc = w->be->encode(w->run, w->ids, w->len, ns, err);
+    for (int r = 0; rc >= 0 && t->shortlist && r < ns; r++)
+        rc = shortlist_slot(t, w, &sent[segs[idx[r]].sent], r, err);
+    return rc;
 }
 
-/* The best allowed column of one row of logits (first one on ties, as the
- * reference's partial_sort), never <unk>; *value = its logit, *gap = best -
- * second best. */
-static int32_t pick(const fy_translator *t, const float *lg, const int32_t *cols, int ncols,
-                    const uint8_t *bits, float *value, float *gap)
+/* Drops finished rows (done[r] != 0), keeping the others in order; the
+ * backend moves their SSRU cells. Returns the new row count. */
+static int compact_rows(fy_worker *w, int rows, const uint8_t *done, fy_error *err)
 {
-    int32_t best = -1;
-    float b1 = -INFINITY, b2 = -INFINITY;
-    for (int c = 0; c < ncols; c++) {
-        int32_t id = cols ? cols[c] : c;
-        if (id == t->trg_unk) continue;
-        if (bits && !(bits[id >> 3] & (1u << (id & 7)))) continue;
-        float v = lg[c];
-        if (v > b1) {
-            b2 = b1;
-            b1 = v;
-            best = id;
-        } else if (v > b2) {
-            b2 = v;
-        }
-    }
-    *value = b1;
-    *gap = b1 - b2;
-    return best;
-}
-
-/* Drops finished rows (done[r] != 0), keeping the others in order together
- * with their SSRU cells. Returns the new row count. */
-static int compact_rows(const fy_translator *t, fy_worker *w, int rows, const uint8_t *done)
-{
-    int d = t->cfg->dim_emb, depth = t->cfg->dec_depth, j = 0;
+    int j = 0;
     for (int r = 0; r < rows; r++) {
         if (done[r]) continue;
-        if (j != r) {
-            w->rows[j] = w->rows[r];
-            w->row_off[j] = w->row_off[r];
-            w->row_len[j] = w->row_len[r];
-            for (int l = 0; l < depth; l++) {
-                float *plane = w->state + (size_t)l * w->max_rows * d;
-                memcpy(plane + (size_t)j * d, plane + (size_t)r * d, (size_t)d * sizeof(float));
-            }
-        }
-        j++;
+        w->rows[j] = w->rows[r];
+        w->from[j++] = r;
     }
-    return j;
+    if (j == rows || j == 0) return j;
+    int rc = w->be->rows_keep(w->run, w->from, j, err);
+    return rc < 0 ? rc : j;
 }
 
-/* Scores every row: on its own shortlist (one row at a time), else on the
- * whole vocabulary (all rows at once). Row r's logits start at r·V. */
-void fy_tr_score_rows(const fy_translator *t, fy_worker *w, int rows)
-{
-    size_t d = (size_t)t->cfg->dim_emb, V = (size_t)t->trg_vocab;
-    if (!t->shortlist) {
-        fy_decoder_logits(t->dec, w->dx, rows, NULL, t->trg_vocab, w->lin, w->logits);
-        return;
-    }
-    for (int r = 0; r < rows; r++) {
-        int slot = w->rows[r].slot;
-        fy_decoder_logits(t->dec, w->dx + r * d, 1, w->cols + slot * V, w->ncols[slot], w->lin,
-                          w->logits + r * V);
-    }
-}
-
-/* Chooses each row's next token and records it; marks finished rows. */
+/* Records each row's chosen token; marks finished rows. */
 static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
                           int rows, int step, uint8_t *done)
 {
-    size_t V = (size_t)t->trg_vocab;
     for (int r = 0; r < rows; r++) {
         fy_row *row = &w->rows[r];
         fy_segment *g = &segs[row->seg];
-        const uint8_t *bits = NULL;
-        const int32_t *cols = NULL;
-        int ncols = t->trg_vocab;
-        if (t->shortlist) {
-            bits = w->allowed + (size_t)row->slot * w->bitmap_bytes;
-            cols = w->cols + row->slot * V;
-            ncols = w->ncols[row->slot];
-        }
-        float value, gap;
-        int32_t tok = pick(t, w->logits + r * V, cols, ncols, bits, &value, &gap);
-        if (gap < sent[g->sent].gap) sent[g->sent].gap = gap;
+        const fy_nn_pick *p = &w->pick[r];
+        int32_t tok = p->id;
+        if (p->gap < sent[g->sent].gap) sent[g->sent].gap = p->gap;
         done[r] = 0;
-        if (tok >= 0) g->path += value; /* the reference's path score, for n-best lists */
+        if (tok >= 0) g->path += p->value; /* the reference's path score, for n-best lists */
         if (tok < 0 || tok == t->trg_eos) {
             g->eos = tok >= 0;
             done[r] = 1;
@@ -597,52 +473,26 @@ static void choose_tokens(const fy_translator *t, fy_worker *w, fy_sentence *sen
     }
 }
 
-int fy_tr_step_rows(const fy_translator *t, fy_worker *w, int rows, int ntok, int step,
-                    fy_error *err)
-{
-    if (fy_tr_aborted(w, err)) return FY_ECANCELED;
-    for (int r = 0; r < rows; r++) fy_tr_embed_row(t, w, r, step);
-    fy_decoder_rows dr = {
-        .rows = rows,
-        .src_off = w->row_off,
-        .src_len = w->row_len,
-        .keys = w->keys,
-        .values = w->values,
-        .ntok = ntok,
-        .state = w->state,
-        .state_stride = w->max_rows,
-    };
-    fy_decoder_step(t->dec, w->dx, &dr, &w->dec);
-    fy_tr_score_rows(t, w, rows);
-    return 0;
-}
-
 /* Translates segments idx[0..ns) into their out buffers. */
 static int decode_rows(const fy_translator *t, fy_worker *w, fy_sentence *sent, fy_segment *segs,
                        const int *idx, int ns, fy_error *err)
 {
-    int d = t->cfg->dim_emb, depth = t->cfg->dec_depth;
-    int ntok = fy_tr_encode_rows(t, w, sent, segs, idx, ns);
-    if (t->shortlist) {
-        for (int r = 0; r < ns; r++) {
-            int rc = fy_tr_shortlist_row(t, w, &sent[segs[idx[r]].sent], r, err);
-            if (rc < 0) return rc;
-        }
-    }
-    for (int l = 0; l < depth; l++)
-        memset(w->state + (size_t)l * w->max_rows * d, 0, (size_t)ns * d * sizeof(float));
+    int rc = fy_tr_encode_slots(t, w, sent, segs, idx, ns, err);
     for (int r = 0; r < ns; r++) {
         w->rows[r] = (fy_row){.seg = idx[r], .slot = r, .last = -1};
-        w->row_off[r] = w->off[r];
-        w->row_len[r] = w->len[r];
+        w->slot[r] = r;
     }
+    if (rc >= 0) rc = w->be->rows_begin(w->run, w->slot, ns, err);
     int rows = ns;
-    for (int step = 0; rows > 0; step++) {
-        if (fy_tr_step_rows(t, w, rows, ntok, step, err)) return FY_ECANCELED;
+    for (int step = 0; rc >= 0 && rows > 0; step++) {
+        if (fy_tr_aborted(w, err)) return FY_ECANCELED;
+        for (int r = 0; r < rows; r++) w->last[r] = w->rows[r].last;
+        fy_nn_step st = {.rows = rows, .step = step, .last = w->last, .pick = w->pick};
+        if ((rc = w->be->step(w->run, &st, err)) < 0) break;
         choose_tokens(t, w, sent, segs, rows, step, w->done);
-        rows = compact_rows(t, w, rows, w->done);
+        rc = rows = compact_rows(w, rows, w->done, err);
     }
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -825,9 +675,9 @@ static void engine_worker_trim(void *w)
     fy_worker_trim(w);
 }
 
-static void *engine_worker_new(void *ctx, fy_error *err)
+static void *engine_worker_new(void *ctx, void *device, fy_error *err)
 {
-    return fy_worker_new(ctx, err);
+    return fy_worker_new_on(ctx, device, err);
 }
 
 static void engine_worker_free(void *w)

@@ -68,9 +68,20 @@ void fy_translator_free(fy_translator *t);
 /* The options t was opened with (defaults filled in). */
 const fy_translator_options *fy_translator_options_get(const fy_translator *t);
 
-/* A worker for t: allocates its whole scratch arena now (sized from t's
- * options). Use it from one thread at a time. NULL + message on error. */
+/* A worker for t on the CPU: allocates its whole scratch arena now (sized
+ * from t's options). Use it from one thread at a time. NULL + message on
+ * error. */
 fy_worker *fy_worker_new(const fy_translator *t, fy_error *err);
+
+/* A worker for t on dev (nn/backend.h; NULL: the CPU). The first worker on
+ * a device places the model's network there (its weights uploaded, within
+ * the device's budget); later ones share it. Its batches may be as large as
+ * the device asks (fy_nn_dev.max_rows / max_tokens) where that exceeds t's
+ * options. The output is the CPU's, bit for bit. NULL + message on error
+ * (FY_ENOMEM when the device cannot take the model, FY_EDEVICE when it
+ * failed, FY_EUNSUPPORTED for a model its backend cannot run). */
+struct fy_nn_dev;
+fy_worker *fy_worker_new_on(const fy_translator *t, struct fy_nn_dev *dev, fy_error *err);
 
 /* Frees w; NULL is harmless. */
 void fy_worker_free(fy_worker *w);

@@ -10,10 +10,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "model/bundle.h"
-#include "nn/decoder.h"
-#include "nn/encoder.h"
+#include "nn/backend.h"
 #include "translate/translator.h"
+
+/* The model's network on one device. */
+typedef struct fy_tr_place {
+    fy_nn_dev *dev;
+    fy_nn_net *net; /* NULL until a worker there needs it */
+} fy_tr_place;
+
+/* Where the model's network lives: made at first use on each device, under
+ * a lock, so that the translator itself stays read-only. */
+typedef struct fy_tr_places {
+    pthread_mutex_t lock;
+    fy_tr_place at[FY_NN_DEV_MAX + 1]; /* [0]: the CPU, made at open */
+    int n;
+} fy_tr_places;
 
 struct fy_translator {
     fy_translator_options opt;
@@ -24,31 +39,23 @@ struct fy_translator {
     fy_shortlist *shortlist; /* NULL: decode over the whole vocabulary */
     int src_vocab, trg_vocab;
     int src_eos, trg_eos, trg_unk; /* trg_unk -1 when the vocabulary has none */
-    /* Source (slot 0) and separate target (slot 1) embeddings [vocab][d],
-     * in the mapped file: float32, or int8 rows that lookups dequantise. */
-    fy_nn_embedding emb[2];
-    int trg_slot;    /* 0 (tied embeddings) or 1 */
-    float emb_scale; /* sqrt(d) */
-    float *pos;      /* [npos][d] sinusoidal position table */
-    int npos;
-    int max_out; /* output tokens a segment may ever need */
-    fy_encoder *enc;
-    fy_decoder *dec;
+    int max_out;                   /* output tokens a segment may ever need */
+    fy_nn_spec spec;               /* what a backend builds the network from */
+    fy_tr_places *places;
 };
 
 /* One decoding row: a segment being translated (greedy), or one
  * hypothesis of a segment (beam search). */
 typedef struct fy_row {
     int seg;      /* index into the call's segment array */
-    int slot;     /* the segment's place in its sub-batch: its source rows
-                     (off/len) and shortlist bitmap, fixed while rows move */
+    int slot;     /* the segment's place in its sub-batch: its source and
+                     columns in the backend, fixed while rows move */
     int32_t last; /* previous output token, -1 before the first step */
 } fy_row;
 
 /* Beam search's per-row and per-segment scratch (beam.c), carved only
  * when the translator allows beams (max_beam > 1). */
 typedef struct fy_beam_scratch {
-    float *state2;              /* [dec_depth][max_rows][d] SSRU cells of the next rows */
     float *score;               /* [max_rows] each row's path score */
     int *node;                  /* [max_rows] its last node in its segment's grid */
     fy_row *next;               /* [max_rows] the rows of the next step... */
@@ -59,37 +66,33 @@ typedef struct fy_beam_scratch {
                                    its rows, and how many hypotheses it keeps */
 } fy_beam_scratch;
 
+/* A worker: the search's scratch here, the network's state in its
+ * backend's run on its device. */
 struct fy_worker {
     const fy_translator *t;
-    char *arena;
-    size_t arena_bytes;
+    fy_nn_dev *dev;
+    const fy_nn_backend *be;
+    fy_nn_run *run;
+    char *arena; /* the search's scratch, carved once */
     int max_tokens, max_rows;
-    /* encoder side */
-    int32_t *ids;   /* [max_tokens] packed source ids */
-    int *off, *len; /* [max_rows] each segment's rows */
-    float *x;       /* [max_tokens][d] embeddings, then encoder context */
-    fy_encoder_scratch enc;
-    /* decoder side */
-    float *keys, *values; /* [dec_depth][max_tokens·d] cross-attention K/V (decoder.h) */
-    float *state;         /* [dec_depth][max_rows][d] SSRU cells */
-    float *dx;            /* [max_rows][d] step input / top hidden state */
-    fy_decoder_scratch dec;
-    float *logits;          /* [max_rows][trg_vocab] */
-    fy_row *rows;           /* [max_rows] active rows, in order */
-    int *row_off, *row_len; /* [max_rows] their sources, aligned with rows */
-    uint8_t *done;          /* [max_rows] rows finished this step */
-    /* shortlist: each row is scored on its own list only (a batch's union
-     * is several times longer, so scoring it for every row cost more than
-     * the batch saved); lists and logits rows are V apart, and only the
-     * pages a list uses are ever touched */
-    int32_t *cols;    /* [max_rows][trg_vocab] each segment's ids, ascending */
-    int *ncols;       /* [max_rows] their counts */
-    uint8_t *allowed; /* [max_rows][bitmap_bytes] each segment's shortlist */
+    int32_t *ids;     /* [max_tokens] packed source ids of a sub-batch */
+    int *len;         /* [max_rows] their sentences' lengths */
+    fy_row *rows;     /* [max_rows] active rows, in order */
+    int *from;        /* [max_rows] rows kept: new row j continues from[j] */
+    int *slot;        /* [max_rows] rows begun: row r decodes slot[r] */
+    int32_t *last;    /* [max_rows] each row's previous token */
+    fy_nn_pick *pick; /* [max_rows] a greedy step's choices */
+    int topk;         /* candidates per row of a beam step: max_beam + 1 */
+    float *topv;      /* [max_rows][topk] a beam step's candidates */
+    int32_t *topi;
+    uint8_t *done; /* [max_rows] rows finished this step */
+    /* shortlist: one slot's selection at a time */
+    int32_t *cols;    /* [trg_vocab] ascending ids */
+    uint8_t *bits;    /* [bitmap_bytes] */
     int32_t *sl_out;  /* [trg_vocab] one selection */
     uint8_t *sl_seen; /* fy_shortlist_scratch_bytes */
     size_t bitmap_bytes;
     fy_beam_scratch beam;
-    void *lin;               /* linear-layer scratch */
     const atomic_int *abort; /* fy_worker_set_abort; NULL: never */
 };
 
@@ -143,27 +146,10 @@ typedef struct fy_segment {
 
 /* ---- translator.c's helpers that beam.c uses ---- */
 
-/* Packs the segments idx[0..ns) into the worker and runs the encoder and
- * the cross-attention projection over them. Returns the token count. */
-int fy_tr_encode_rows(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
-                      const fy_segment *segs, const int *idx, int ns);
-
-/* Fills slot r's shortlist (bitmap and ascending ids) for sentence s. */
-int fy_tr_shortlist_row(const fy_translator *t, fy_worker *w, const fy_sentence *s, int r,
-                        fy_error *err);
-
-/* Embeds row r's previous token (or the empty start) at decoder step step
- * into w->dx. */
-void fy_tr_embed_row(const fy_translator *t, fy_worker *w, int r, int step);
-
-/* Logits of rows [0, rows): row r's start at r·trg_vocab, over its
- * shortlist's columns (w->cols of its slot) or the whole vocabulary. */
-void fy_tr_score_rows(const fy_translator *t, fy_worker *w, int rows);
-/* One decoder step of the first rows active rows (greedy and beam alike):
- * embeds each row's last token, runs the decoder, scores. FY_ECANCELED
- * when w's abort flag is set, else 0. */
-int fy_tr_step_rows(const fy_translator *t, fy_worker *w, int rows, int ntok, int step,
-                    fy_error *err);
+/* Encodes the segments idx[0..ns) into the worker's backend as slots
+ * 0 .. ns-1, each with its shortlist's columns. 0 or a negative code. */
+int fy_tr_encode_slots(const fy_translator *t, fy_worker *w, const fy_sentence *sent,
+                       const fy_segment *segs, const int *idx, int ns, fy_error *err);
 
 /* The normalised score of a hypothesis of len steps with path score path. */
 float fy_tr_normalise(const fy_translator *t, float path, int len);

@@ -28,6 +28,8 @@ enum {
     FY_EBUSY = -10,       /* queue full, try again later */
     FY_ETIMEOUT = -11,    /* deadline passed */
     FY_ECANCELED = -12,   /* the caller gave up */
+    FY_EDEVICE = -13,     /* a compute device failed (lost, out of device memory): the work
+                             can run again elsewhere */
 };
 
 /* Formats the message into err (if non-NULL), stores code, returns code. */
