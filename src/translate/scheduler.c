@@ -29,7 +29,8 @@ typedef struct slot {
     const fy_engine *e;
     void **state; /* [threads] each worker's, made on its first batch */
     size_t queued, in_flight;
-    int pins; /* workers trimming their state (trim_previous) */
+    int pins;                        /* workers trimming their state (trim_previous) */
+    char why[FY_ERROR_MSG_MAX + 48]; /* why a device's workers cannot take it */
     fy_engine_stats st;
     struct slot *prev, *next;
 } slot;
@@ -100,26 +101,43 @@ static void lookup_buf_free(lookup_buf *b)
     free(b->model);
 }
 
+/* A device's workers and what they did (scheduler lock). */
+typedef struct device {
+    fy_sched_device d;
+    int threads;
+    int failed; /* an engine call failed with FY_EDEVICE: no more work here */
+    uint64_t sentences, batches, given_back;
+    int64_t busy_us;
+} device;
+
+/* A worker's state for an engine that cannot be made on its device: that
+ * engine's batches are left to other devices' workers. */
+static char cannot_place;
+#define STATE_CANNOT ((void *)&cannot_place)
+
 typedef struct worker {
     fy_scheduler *s;
     int index;
+    device *dev;      /* the device it computes on */
+    size_t max_sent;  /* its batches: sentences... */
+    long max_tokens;  /* ...and padded tokens */
     int express;      /* takes only small jobs' sentences (fy_scheduler_options.express) */
     size_t nbatch;    /* the batch in flight's size, 0 when none (scheduler lock) */
     int big;          /* that batch holds a sentence of a job that is not small */
     atomic_int abort; /* set when no one waits for that batch any more (engine's worker_abort) */
     pthread_t thread;
-    item **cand;      /* [4 * max_batch_sentences] candidates */
-    item **batch;     /* [max_batch_sentences] */
-    const char **src; /* [max_batch_sentences] */
-    char **out;       /* [max_batch_sentences] */
-    char ***alts;     /* [max_batch_sentences] */
-    float *gap;       /* [max_batch_sentences] */
-    int *codes;       /* [max_batch_sentences] per-sentence error codes */
-    fy_error *errs;   /* [max_batch_sentences] and their messages */
-    item **next;      /* [max_batch_sentences] items going on to their next leg */
-    char **next_in;   /* [max_batch_sentences] their inputs */
-    char **final;     /* [max_batch_sentences] what the cache answered for them */
-    lookup_buf lb;    /* [max_batch_sentences] */
+    item **cand;      /* [4 * max_sent] candidates */
+    item **batch;     /* [max_sent] */
+    const char **src; /* [max_sent] */
+    char **out;       /* [max_sent] */
+    char ***alts;     /* [max_sent] */
+    float *gap;       /* [max_sent] */
+    int *codes;       /* [max_sent] per-sentence error codes */
+    fy_error *errs;   /* [max_sent] and their messages */
+    item **next;      /* [max_sent] items going on to their next leg */
+    char **next_in;   /* [max_sent] their inputs */
+    char **final;     /* [max_sent] what the cache answered for them */
+    lookup_buf lb;    /* [max_sent] */
     slot *resident;   /* the engine it ran last (scheduler lock) */
     int started;
 } worker;
@@ -142,6 +160,10 @@ struct fy_scheduler {
     slot *slots;
     int stop;
     worker *workers;
+    int nworkers;
+    device devs[FY_SCHED_DEVICES];
+    int ndevs;
+    int alive; /* devices that have not failed */
     pthread_t reaper_thread;
     int reaper_started;
     fy_scheduler_stats st;
@@ -170,7 +192,7 @@ static slot *slot_get(fy_scheduler *s, const fy_engine *e)
     for (slot *p = s->slots; p; p = p->next)
         if (p->e == e) return p;
     slot *p = calloc(1, sizeof *p);
-    if (p) p->state = calloc((size_t)(s->o.threads + s->o.express), sizeof *p->state);
+    if (p) p->state = calloc((size_t)(s->nworkers), sizeof *p->state);
     if (!p || !p->state) {
         free(p);
         return NULL;
@@ -182,8 +204,9 @@ static slot *slot_get(fy_scheduler *s, const fy_engine *e)
 
 static void slot_free(fy_scheduler *s, slot *p)
 {
-    for (int i = 0; i < s->o.threads + s->o.express; i++)
-        if (p->state[i] && p->e->worker_free) p->e->worker_free(p->state[i]);
+    for (int i = 0; i < s->nworkers; i++)
+        if (p->state[i] && p->state[i] != STATE_CANNOT && p->e->worker_free)
+            p->e->worker_free(p->state[i]);
     free(p->state);
     free(p);
 }
@@ -287,7 +310,7 @@ static int job_dequeue(fy_scheduler *s, fy_job *j)
  * lock held; the batch's jobs live while their items are in flight. */
 static void abort_orphans(fy_scheduler *s)
 {
-    for (int k = 0; s->workers && k < s->o.threads + s->o.express; k++) {
+    for (int k = 0; s->workers && k < s->nworkers; k++) {
         worker *w = &s->workers[k];
         int orphan = w->nbatch > 0;
         for (size_t i = 0; orphan && i < w->nbatch; i++) {
@@ -537,6 +560,16 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
     return oom ? -1 : misses;
 }
 
+/* May any working worker still take engine p's sentences? Lock held. */
+static int placeable(const fy_scheduler *s, const slot *p)
+{
+    for (int i = 0; i < s->nworkers; i++) {
+        const worker *w = &s->workers[i];
+        if (!w->express && !w->dev->failed && p->state[i] != STATE_CANNOT) return 1;
+    }
+    return 0;
+}
+
 fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
                             int64_t deadline_ms, const fy_job_callbacks *cb, fy_error *err)
 {
@@ -562,14 +595,20 @@ fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
         item *it = &j->items[i];
         if (it->text && !(it->slot = slot_get(s, it->route.legs[it->leg]))) oom = 1;
     }
+    const slot *stuck = NULL; /* an engine no device can run */
+    for (size_t i = 0; i < n && !oom && !stuck; i++)
+        if (j->items[i].text && !placeable(s, j->items[i].slot)) stuck = j->items[i].slot;
     int full = s->depth + (size_t)misses > s->o.queue_max;
-    if (s->stop || full || oom) {
+    if (s->stop || full || oom || stuck) {
         int stopping = s->stop;
         if (!stopping && full) s->st.rejected++;
         size_t depth = s->depth;
         pthread_mutex_unlock(&s->lock);
         if (stopping)
             fy_err(err, FY_ECANCELED, "the server is shutting down");
+        else if (stuck)
+            fy_err(err, FY_EDEVICE, "no compute device can run model %s (%s)",
+                   stuck->e->name ? stuck->e->name : "?", stuck->why);
         else if (full)
             fy_err(err, FY_EBUSY, "queue full (%zu of %zu sentences waiting), try again later",
                    depth, s->o.queue_max);
@@ -607,10 +646,11 @@ static int cmp_tokens(const void *a, const void *b)
     return x->enqueued_us < y->enqueued_us ? -1 : x->enqueued_us > y->enqueued_us;
 }
 
-/* May worker w take it? An express worker only takes small jobs'. */
+/* May worker w take it? An express worker only takes small jobs', and no
+ * worker an engine its device cannot hold. */
 static int takes(const worker *w, const item *it)
 {
-    return !w->express || it->small;
+    return (!w->express || it->small) && it->slot->state[w->index] != STATE_CANNOT;
 }
 
 /* The sentence a batch forms around, among those w takes (NULL: none). A
@@ -639,14 +679,13 @@ static item *pick_anchor(fy_scheduler *s, const worker *w)
  * length, grow a run of neighbours of similar length while the padded cost
  * (count x longest) stays within the token budget. Scheduler lock held;
  * the chosen items leave the queue. Returns the batch size. */
-static size_t pick_batch(fy_scheduler *s, worker *w)
+static size_t pick_batch(fy_scheduler *s, worker *w, item *anchor)
 {
-    size_t max_sent = (size_t)s->o.max_batch_sentences, nc = 0;
+    size_t max_sent = w->max_sent, nc = 0;
     /* Idle workers share what is waiting: latency beats a bigger batch when
      * a core would otherwise sit still. */
     size_t share = (s->depth + (size_t)s->idle - 1) / (size_t)(s->idle > 0 ? s->idle : 1);
     if (share >= 1 && share < max_sent) max_sent = share;
-    item *anchor = pick_anchor(s, w);
     w->cand[nc++] = anchor;
     for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
         if (it != anchor && it->slot == anchor->slot && it->beam == anchor->beam &&
@@ -656,7 +695,7 @@ static size_t pick_batch(fy_scheduler *s, worker *w)
     size_t p = 0;
     while (w->cand[p] != anchor) p++;
     size_t lo = p, hi = p;
-    long longest = anchor->tokens, budget = s->o.max_batch_tokens;
+    long longest = anchor->tokens, budget = w->max_tokens;
     while (hi - lo + 1 < max_sent) {
         int left = lo > 0, right = hi + 1 < nc;
         long lt = left ? w->cand[lo - 1]->tokens : 0, rt = right ? w->cand[hi + 1]->tokens : 0;
@@ -704,7 +743,7 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
     int regular = !w->express;
     s->idle += regular;
     for (;;) {
-        if (s->stop) break;
+        if (s->stop || w->dev->failed) break;
         expire_head(s);
         /* An express worker runs only while a small job would otherwise wait
          * behind a big job's batch: with small jobs alone the regular
@@ -714,14 +753,19 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
             continue;
         }
         int64_t until = s->head->enqueued_us + s->o.window_us;
-        int full = s->depth >= (size_t)s->o.max_batch_sentences ||
-                   s->queued_tokens >= s->o.max_batch_tokens || s->urgent || w->express;
+        int full =
+            s->depth >= w->max_sent || s->queued_tokens >= w->max_tokens || s->urgent || w->express;
         if (!full && fy_now_us() < until) {
             struct timespec ts = fy_timespec_us(until);
             pthread_cond_timedwait(&s->work, &s->lock, &ts);
             continue;
         }
-        size_t n = pick_batch(s, w);
+        item *anchor = pick_anchor(s, w);
+        if (!anchor) { /* only what other devices' workers may take */
+            pthread_cond_wait(&s->work, &s->lock);
+            continue;
+        }
+        size_t n = pick_batch(s, w, anchor);
         w->nbatch = n;
         w->big = 0;
         for (size_t i = 0; regular && i < n; i++) w->big |= !w->batch[i]->small;
@@ -789,7 +833,7 @@ static char *advance(item *it, char *translation)
 
 /* Queues it (its text set) for the leg it is at. 1 when queued (it keeps
  * its job reference), 0 when its job is over or the scheduler stopping,
- * -1 when out of memory. */
+ * -1 when out of memory, -2 when no device can run that leg's engine. */
 static int requeue(fy_scheduler *s, item *it)
 {
     const fy_engine *e = it->route.legs[it->leg];
@@ -800,6 +844,7 @@ static int requeue(fy_scheduler *s, item *it)
     int alive = !j->done && !s->stop;
     pthread_mutex_unlock(&j->lock);
     int rc = alive ? ((it->slot = slot_get(s, e)) ? 1 : -1) : 0;
+    if (rc == 1 && !placeable(s, it->slot)) rc = -2;
     if (rc == 1) {
         enqueue(s, it, fy_now_us());
         pthread_cond_broadcast(&s->work);
@@ -832,44 +877,53 @@ static void clear_result(worker *w, size_t i)
 /* Translates the batch; a failed batch is retried one sentence at a time
  * so that one bad sentence does not sink its neighbours. Afterwards out[i]
  * is NULL exactly for the sentences that failed (code and message in
- * w->codes / w->errs). */
-static void translate_batch(const fy_engine *e, void *state, worker *w, size_t n, int beam)
+ * w->codes / w->errs). Returns FY_EDEVICE, with *err, when the device
+ * failed (nothing is retried there), else 0. */
+static int translate_batch(const fy_engine *e, void *state, worker *w, size_t n, int beam,
+                           fy_error *err)
 {
-    fy_error err = {0};
     for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->alts[i] = NULL, w->gap[i] = INFINITY;
-    int rc = engine_call(e, state, w, 0, n, beam, &err);
+    int rc = engine_call(e, state, w, 0, n, beam, err);
     if (rc >= 0) {
         for (size_t i = 0; i < n; i++) {
             w->codes[i] = w->out[i] ? 0 : FY_EFORMAT;
             if (!w->out[i]) fy_err(&w->errs[i], FY_EFORMAT, "the engine returned no translation");
         }
-        return;
+        return 0;
     }
     for (size_t i = 0; i < n; i++) clear_result(w, i);
+    if (rc == FY_EDEVICE) return rc;
     /* A batch stopped because no one waits for it: no retries either. */
     int aborted = rc == FY_ECANCELED && atomic_load(&w->abort);
     if (n == 1 || aborted) {
-        for (size_t i = 0; i < n; i++) w->codes[i] = rc, w->errs[i] = err;
-        return;
+        for (size_t i = 0; i < n; i++) w->codes[i] = rc, w->errs[i] = *err;
+        return 0;
     }
     for (size_t i = 0; i < n; i++) {
         fy_error e1 = {0};
         int r1 = engine_call(e, state, w, i, 1, beam, &e1);
         if (r1 < 0) clear_result(w, i);
+        if (r1 == FY_EDEVICE) {
+            for (size_t k = 0; k < i; k++) clear_result(w, k);
+            *err = e1;
+            return r1;
+        }
         w->codes[i] = r1 < 0 ? r1 : 0;
         w->errs[i] = e1;
     }
+    return 0;
 }
 
-/* This worker's state for the batch's engine, made on first use. The slot
- * cannot go away meanwhile: its in_flight count is not zero. */
+/* This worker's state for the batch's engine, made on first use (NULL with
+ * err when it cannot be made). The slot cannot go away meanwhile: its
+ * in_flight count is not zero. */
 static void *worker_state(fy_scheduler *s, worker *w, slot *p, fy_error *err)
 {
     pthread_mutex_lock(&s->lock);
     void *st = p->state[w->index];
     pthread_mutex_unlock(&s->lock);
     if (st || !p->e->worker_new) return st;
-    st = p->e->worker_new(p->e->ctx, err);
+    st = p->e->worker_new(p->e->ctx, w->dev->d.dev, err);
     if (!st) return NULL;
     if (p->e->worker_abort) p->e->worker_abort(st, &w->abort);
     pthread_mutex_lock(&s->lock);
@@ -886,6 +940,7 @@ static void trim_previous(fy_scheduler *s, worker *w, slot *p)
     pthread_mutex_lock(&s->lock);
     slot *q = w->resident;
     void *st = q && q != p && q->e->worker_trim ? q->state[w->index] : NULL;
+    if (st == STATE_CANNOT) st = NULL;
     if (st) q->pins++; /* fy_scheduler_forget waits for it */
     w->resident = p;
     pthread_mutex_unlock(&s->lock);
@@ -896,23 +951,110 @@ static void trim_previous(fy_scheduler *s, worker *w, slot *p)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Runs the engine, or records why it could not run for every sentence. */
-static void run_engine(fy_scheduler *s, worker *w, slot *p, size_t n, int beam)
+/* How run_engine ended. */
+enum { RAN, GIVE_BACK_DEVICE, GIVE_BACK_ENGINE };
+
+/* Runs the engine, or records why it could not run for every sentence.
+ * On a device of its own (not the default one) a worker whose state for the
+ * engine cannot be made leaves that engine to the others (GIVE_BACK_ENGINE),
+ * and one whose device failed leaves all work (GIVE_BACK_DEVICE): the
+ * batch then goes back to the queue untouched. */
+static int run_engine(fy_scheduler *s, worker *w, slot *p, size_t n, int beam, fy_error *err)
 {
-    fy_error err = {0};
     trim_previous(s, w, p);
-    void *st = worker_state(s, w, p, &err);
-    if (st || !p->e->worker_new) {
-        translate_batch(p->e, st, w, n, beam);
-        return;
-    }
+    void *st = worker_state(s, w, p, err);
+    if (st || !p->e->worker_new)
+        return translate_batch(p->e, st, w, n, beam, err) == FY_EDEVICE ? GIVE_BACK_DEVICE : RAN;
+    if (err->code == FY_EDEVICE) return GIVE_BACK_DEVICE;
+    if (w->dev->d.dev) return GIVE_BACK_ENGINE;
     for (size_t i = 0; i < n; i++) {
         w->out[i] = NULL;
         w->alts[i] = NULL;
         w->gap[i] = INFINITY;
-        w->codes[i] = err.code ? err.code : FY_ENOMEM;
-        w->errs[i] = err;
+        w->codes[i] = err->code ? err->code : FY_ENOMEM;
+        w->errs[i] = *err;
     }
+    return RAN;
+}
+
+/* Puts it back at the head of the queue (lock held): it was the oldest. */
+static void enqueue_front(fy_scheduler *s, item *it)
+{
+    it->state = ITEM_QUEUED;
+    it->slot->queued++;
+    it->prev = NULL;
+    it->next = s->head;
+    if (s->head)
+        s->head->prev = it;
+    else
+        s->tail = it;
+    s->head = it;
+    s->depth++;
+    s->urgent += it->wave > 0;
+    s->small += it->small;
+    s->queued_tokens += it->tokens;
+}
+
+/* Fails the jobs with sentences queued for p (any engine when p is NULL)
+ * with code and msg. Lock held. */
+static void fail_queued(fy_scheduler *s, const slot *p, int code, const char *msg)
+{
+    for (;;) {
+        fy_job *j = NULL;
+        for (item *it = s->head; it && !j; it = it->next)
+            if (!p || it->slot == p) j = it->job;
+        if (!j) return;
+        atomic_fetch_add(&j->refs, 1); /* keep it while its references drop */
+        drop_refs(j, job_expire(s, j, code, msg));
+        job_unref(j);
+    }
+}
+
+/* Gives the batch back to the queue for other workers, because this
+ * worker's device failed (why: err) or cannot hold the engine. Logs once
+ * per device or engine; fails what no worker is left to take. */
+static void give_back(fy_scheduler *s, worker *w, slot *p, size_t n, int why, const fy_error *err)
+{
+    pthread_mutex_lock(&s->lock);
+    for (size_t k = n; k-- > 0;) {
+        item *it = w->batch[k];
+        pthread_mutex_lock(&it->job->lock);
+        int done = it->job->done;
+        pthread_mutex_unlock(&it->job->lock);
+        if (done) {
+            it->state = ITEM_NONE;
+            job_unref(it->job); /* the job holds its own reference still */
+        } else {
+            enqueue_front(s, it);
+        }
+    }
+    s->in_flight -= n;
+    p->in_flight -= n;
+    if (!p->in_flight) pthread_cond_broadcast(&s->settled);
+    w->nbatch = 0;
+    s->big_busy -= w->big;
+    w->big = 0;
+    w->dev->given_back += n;
+    char msg[FY_ERROR_MSG_MAX + 112];
+    if (why == GIVE_BACK_DEVICE && !w->dev->failed) {
+        w->dev->failed = 1;
+        s->alive--;
+        fprintf(stderr, "fanyi: device %s failed (%s); its work goes to the other devices\n",
+                w->dev->d.name, err->msg);
+    } else if (why == GIVE_BACK_ENGINE) {
+        p->state[w->index] = STATE_CANNOT;
+        fprintf(stderr, "fanyi: %s: model %s stays off this device (%s)\n", w->dev->d.name,
+                p->e->name ? p->e->name : "?", err->msg);
+    }
+    snprintf(msg, sizeof msg, "no compute device can run this model (%.40s: %s)", w->dev->d.name,
+             err->msg);
+    snprintf(p->why, sizeof p->why, "%.40s: %s", w->dev->d.name, err->msg);
+    if (!s->alive)
+        fail_queued(s, NULL, FY_EDEVICE, msg);
+    else if (!placeable(s, p))
+        fail_queued(s, p, why == GIVE_BACK_DEVICE ? FY_EDEVICE : err->code, msg);
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->lock);
 }
 
 static void record_batch(fy_scheduler *s, slot *p, size_t n, long tokens)
@@ -993,6 +1135,8 @@ static void next_legs(fy_scheduler *s, worker *w, size_t m, int *failed)
             deliver(it, w->final[k], w->lb.alts[k], INFINITY, 0, NULL);
         else if (rc == 0) /* its job is over already, or the scheduler stopping */
             deliver(it, NULL, NULL, INFINITY, FY_ECANCELED, "the server is shutting down");
+        else if (rc == -2)
+            *failed += deliver(it, NULL, NULL, INFINITY, FY_EDEVICE, it->slot->why);
         else
             *failed +=
                 deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
@@ -1009,10 +1153,19 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
         tokens += w->batch[i]->tokens;
     }
     int beam = w->batch[0]->beam;
-    run_engine(s, w, p, n, beam);
+    fy_error err = {0};
+    int64_t t0 = fy_now_us();
+    int how = run_engine(s, w, p, n, beam, &err);
+    if (how != RAN) {
+        give_back(s, w, p, n, how, &err);
+        return;
+    }
     store_batch(s, w, p->e, n, beam);
     /* Counters first, so that a client woken by its answer already sees them. */
     pthread_mutex_lock(&s->lock);
+    w->dev->busy_us += fy_now_us() - t0;
+    w->dev->sentences += n;
+    w->dev->batches++;
     for (size_t i = 0; i < n; i++) w->batch[i]->state = ITEM_NONE;
     w->nbatch = 0;
     s->big_busy -= w->big;
@@ -1077,16 +1230,9 @@ void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *f
         pthread_mutex_unlock(&s->lock);
         return;
     }
-    while (p->queued) {
-        fy_job *j = NULL;
-        for (item *it = s->head; it && !j; it = it->next)
-            if (it->slot == p) j = it->job;
-        atomic_fetch_add(&j->refs, 1); /* keep it while its references drop */
-        drop_refs(j, job_expire(s, j, FY_ECANCELED, "the model was unloaded"));
-        job_unref(j);
-    }
+    fail_queued(s, p, FY_ECANCELED, "the model was unloaded");
     while (p->in_flight || p->pins) pthread_cond_wait(&s->settled, &s->lock);
-    for (int i = 0; i < s->o.threads + s->o.express; i++)
+    for (int i = 0; i < s->nworkers; i++)
         if (s->workers[i].resident == p) s->workers[i].resident = NULL;
     if (final) *final = p->st;
     FY_LIST_UNLINK(s->slots, p);
@@ -1096,12 +1242,16 @@ void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *f
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
-static int worker_init(fy_scheduler *s, worker *w, int index, int express, fy_error *err)
+static int worker_init(fy_scheduler *s, worker *w, int index, device *dev, int express,
+                       fy_error *err)
 {
-    size_t m = (size_t)s->o.max_batch_sentences;
     w->s = s;
     w->index = index;
+    w->dev = dev;
     w->express = express;
+    w->max_sent = (size_t)dev->d.max_batch_sentences;
+    w->max_tokens = dev->d.max_batch_tokens;
+    size_t m = w->max_sent;
     w->cand = calloc(4 * m, sizeof *w->cand);
     w->batch = calloc(m, sizeof *w->batch);
     w->src = calloc(m, sizeof *w->src);
@@ -1123,6 +1273,30 @@ static int worker_init(fy_scheduler *s, worker *w, int index, int express, fy_er
     return 0;
 }
 
+/* The devices with their limits filled in; the default device (dev NULL)
+ * gets the express workers. Returns the worker count. */
+static int plan_devices(fy_scheduler *s)
+{
+    fy_scheduler_options *o = &s->o;
+    s->ndevs =
+        o->ndevices > 0 ? (o->ndevices < FY_SCHED_DEVICES ? o->ndevices : FY_SCHED_DEVICES) : 1;
+    int workers = 0, has_default = 0;
+    for (int i = 0; i < s->ndevs; i++) {
+        device *d = &s->devs[i];
+        d->d = o->ndevices > 0 ? o->devices[i] : (fy_sched_device){.name = "cpu"};
+        if (!d->d.name) d->d.name = d->d.dev ? "device" : "cpu";
+        if (d->d.threads <= 0) d->d.threads = d->d.dev ? 1 : o->threads;
+        if (d->d.max_batch_sentences <= 0) d->d.max_batch_sentences = o->max_batch_sentences;
+        if (d->d.max_batch_tokens <= 0) d->d.max_batch_tokens = o->max_batch_tokens;
+        d->threads = d->d.threads;
+        has_default |= !d->d.dev;
+        workers += d->threads;
+    }
+    if (!has_default) o->express = 0;
+    s->alive = s->ndevs;
+    return workers + o->express;
+}
+
 fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
 {
     fy_scheduler *s = calloc(1, sizeof *s);
@@ -1140,6 +1314,7 @@ fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
     if (s->o.max_batch_tokens <= 0) s->o.max_batch_tokens = 2048;
     if (s->o.max_batch_sentences <= 0) s->o.max_batch_sentences = 32;
     if (s->o.window_us < 0) s->o.window_us = 0;
+    if (s->o.express < 0) s->o.express = 0;
     pthread_mutex_init(&s->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -1148,14 +1323,26 @@ fy_scheduler *fy_scheduler_open(const fy_scheduler_options *o, fy_error *err)
     pthread_cond_init(&s->reaper, &ca);
     pthread_cond_init(&s->settled, &ca);
     pthread_condattr_destroy(&ca);
-    if (s->o.express < 0) s->o.express = 0;
-    s->workers = calloc((size_t)(s->o.threads + s->o.express), sizeof *s->workers);
+    int total = plan_devices(s);
+    s->workers = calloc((size_t)total, sizeof *s->workers);
     if (!s->workers) {
         fy_err(err, FY_ENOMEM, "scheduler: out of memory");
         goto fail;
     }
-    for (int i = 0; i < s->o.threads + s->o.express; i++)
-        if (worker_init(s, &s->workers[i], i, i >= s->o.threads, err) < 0) goto fail;
+    device *dflt = NULL;
+    for (int i = 0; i < s->ndevs; i++) {
+        device *d = &s->devs[i];
+        if (!d->d.dev && !dflt) dflt = d;
+        for (int k = 0; k < d->threads; k++) {
+            int i = s->nworkers++; /* counted now: a failed one may hold buffers */
+            if (worker_init(s, &s->workers[i], i, d, 0, err) < 0) goto fail;
+        }
+    }
+    for (int k = 0; k < s->o.express; k++) {
+        int i = s->nworkers++;
+        dflt->threads++;
+        if (worker_init(s, &s->workers[i], i, dflt, 1, err) < 0) goto fail;
+    }
     if (pthread_create(&s->reaper_thread, NULL, reaper_main, s)) {
         fy_err(err, FY_ENOMEM, "scheduler: cannot start the reaper thread");
         goto fail;
@@ -1172,12 +1359,12 @@ void fy_scheduler_free(fy_scheduler *s)
     if (!s) return;
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
-    for (int i = 0; s->workers && i < s->o.threads + s->o.express; i++)
+    for (int i = 0; s->workers && i < s->nworkers; i++)
         atomic_store(&s->workers[i].abort, 1); /* no batch in flight is waited for now */
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->reaper);
     pthread_mutex_unlock(&s->lock);
-    for (int i = 0; s->workers && i < s->o.threads + s->o.express; i++) {
+    for (int i = 0; s->workers && i < s->nworkers; i++) {
         worker *w = &s->workers[i];
         if (w->started) pthread_join(w->thread, NULL);
         free(w->cand);
@@ -1225,7 +1412,7 @@ void fy_scheduler_get_stats(fy_scheduler *s, fy_scheduler_stats *out)
     out->queue_depth = s->depth;
     out->queue_max = s->o.queue_max;
     out->in_flight = s->in_flight;
-    out->threads = s->o.threads;
+    out->threads = s->nworkers - s->o.express;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -1240,4 +1427,22 @@ void fy_scheduler_engine_stats(fy_scheduler *s, const fy_engine *e, fy_engine_st
         out->in_flight = p->in_flight;
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+int fy_scheduler_device_stats(fy_scheduler *s, fy_device_stats *out, int n)
+{
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->ndevs && i < n; i++) {
+        const device *d = &s->devs[i];
+        out[i] = (fy_device_stats){.name = d->d.name,
+                                   .threads = d->threads,
+                                   .failed = d->failed,
+                                   .sentences = d->sentences,
+                                   .batches = d->batches,
+                                   .given_back = d->given_back,
+                                   .busy_seconds = (double)d->busy_us / 1e6};
+    }
+    int count = s->ndevs;
+    pthread_mutex_unlock(&s->lock);
+    return count;
 }

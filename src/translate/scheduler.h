@@ -63,8 +63,12 @@ typedef int (*fy_batch_fn)(void *ctx, void *worker, const char *const *src, size
  * first, each different from out[i] and from the others. */
 typedef int (*fy_beam_fn)(void *ctx, void *worker, const char *const *src, size_t n, int beam,
                           char **out, char ***alts, float *gap, fy_error *err);
-/* Creates / frees one worker thread's state for an engine. */
-typedef void *(*fy_worker_new_fn)(void *ctx, fy_error *err);
+/* Creates / frees one worker thread's state for an engine on device (the
+ * fy_sched_device.dev of the worker's device; NULL: the default, the CPU).
+ * A state that cannot be made on a device (FY_ENOMEM: the model does not
+ * fit there, FY_EDEVICE, FY_EUNSUPPORTED) leaves that engine to the
+ * other devices' workers. */
+typedef void *(*fy_worker_new_fn)(void *ctx, void *device, fy_error *err);
 typedef void (*fy_worker_free_fn)(void *worker);
 /* Token count of a sentence (for batching); NULL: bytes / 3 + 1. */
 typedef long (*fy_count_fn)(void *ctx, const char *text, size_t len);
@@ -114,9 +118,28 @@ typedef struct fy_sentence_in {
                               comes back in one small, quick batch */
 } fy_sentence_in;
 
+/* A device the workers compute on (fy_scheduler_options.devices). */
+typedef struct fy_sched_device {
+    void *dev;               /* handed to the engines' worker_new; NULL: the default (the CPU) */
+    const char *name;        /* "cpu", "vulkan:0": stats and logs (borrowed) */
+    int threads;             /* workers on it; <= 0: the options' threads */
+    int max_batch_sentences; /* its batches; <= 0: the options' */
+    int max_batch_tokens;
+} fy_sched_device;
+
+#define FY_SCHED_DEVICES 17
+
 typedef struct fy_scheduler_options {
+    /* The devices, each with its own workers (data parallel over one
+     * queue); none: one default device of `threads` workers. An engine
+     * call that fails with FY_EDEVICE gives its batch back to the queue
+     * for the other devices' workers, and that device takes no more work;
+     * when no device is left, the queued jobs fail with FY_EDEVICE. */
+    fy_sched_device devices[FY_SCHED_DEVICES];
+    int ndevices;
     int threads;             /* worker threads; <= 0: online CPUs */
-    int express;             /* more workers that take only small jobs (at most 4 sentences) and
+    int express;             /* more workers on the default device (when one is listed) that
+                                take only small jobs (at most 4 sentences) and
                                 a stream's first sentences, and only while a big job's batch
                                 holds a regular worker, so that these do not wait for it to
                                 end; they share the cores (default 0) */
@@ -226,5 +249,17 @@ typedef struct fy_engine_stats {
 
 /* Counters of engine e (zeros when the scheduler has not seen it). */
 void fy_scheduler_engine_stats(fy_scheduler *s, const fy_engine *e, fy_engine_stats *out);
+
+/* What the workers of one device have done. */
+typedef struct fy_device_stats {
+    const char *name; /* fy_sched_device.name */
+    int threads;      /* its workers, express ones included */
+    int failed;       /* 1 once an engine call failed with FY_EDEVICE there */
+    uint64_t sentences, batches, given_back; /* given_back: sentences of failed batches */
+    double busy_seconds;                     /* summed over its workers */
+} fy_device_stats;
+
+/* The devices' counters: fills out[0 .. min(n, count)) and returns count. */
+int fy_scheduler_device_stats(fy_scheduler *s, fy_device_stats *out, int n);
 
 #endif

@@ -42,6 +42,9 @@ typedef struct fake {
     char log[512];                     /* batches as "a,b|c|", each sorted (under lock) */
     atomic_int beam_calls, wrong_beam; /* translate_beam calls; batches of mixed beams */
     atomic_int trims;                  /* worker_trim calls on its workers' states */
+    void *lost_device;                 /* a batch on this device fails with FY_EDEVICE */
+    void *small_device;                /* no worker state can be made on this device */
+    atomic_int lost_calls;             /* batches that failed so */
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
@@ -69,15 +72,19 @@ static const atomic_int *abort_flag(fake *f)
 /* Per-worker state the engine would own. */
 typedef struct fake_state {
     fake *f;
+    void *device;
 } fake_state;
 
-static void *fake_worker_new(void *ctx, fy_error *err)
+static void *fake_worker_new(void *ctx, void *device, fy_error *err)
 {
-    (void)err;
     fake *f = ctx;
+    if (device && device == f->small_device) {
+        fy_err(err, FY_ENOMEM, "the model does not fit");
+        return NULL;
+    }
     atomic_fetch_add(&f->workers, 1);
     fake_state *st = malloc(sizeof *st);
-    if (st) st->f = f;
+    if (st) st->f = f, st->device = device;
     return st;
 }
 
@@ -121,6 +128,11 @@ static int fake_translate(void *ctx, void *worker, const char *const *src, size_
 {
     fake *f = ctx;
     if (!worker) return fy_err(err, FY_EINVAL, "no worker state");
+    fake_state *st = worker;
+    if (st->device && st->device == f->lost_device) {
+        atomic_fetch_add(&f->lost_calls, 1);
+        return fy_err(err, FY_EDEVICE, "device lost");
+    }
     for (size_t i = 0; i < n; i++) gap[i] = (float)strlen(src[i]);
     const atomic_int *abort = abort_flag(f);
     if (abort) atomic_store(&f->abort_at_entry, atomic_load(abort));
@@ -1077,6 +1089,124 @@ static void test_alts_form(void)
     fy_alts_free(NULL);
 }
 
+/* Opens a scheduler over the given devices (two threads each unless set). */
+static fy_scheduler *open_devices(fake *f, const fy_sched_device *devs, int n)
+{
+    fy_scheduler_options o;
+    fy_scheduler_options_default(&o);
+    for (int i = 0; i < n; i++) o.devices[i] = devs[i];
+    o.ndevices = n;
+    o.window_us = 2000;
+    current = f;
+    fy_error err = {0};
+    fy_scheduler *s = fy_scheduler_open(&o, &err);
+    if (!s) fprintf(stderr, "open: %s\n", err.msg);
+    return s;
+}
+
+/* A device that fails mid-batch gives its batch back: every sentence is
+ * translated by the other device, nothing is lost or duplicated, the device
+ * takes no more work and its counters say so. */
+static void test_device_lost(void)
+{
+    static char gpu;
+    fake f;
+    fake_init(&f);
+    f.lost_device = &gpu;
+    fy_sched_device devs[] = {{.dev = &gpu, .name = "gpu", .threads = 1, .max_batch_sentences = 8},
+                              {.name = "cpu", .threads = 1, .max_batch_sentences = 2}};
+    fy_scheduler *s = open_devices(&f, devs, 2);
+    const char *src[] = {"a", "bb", "ccc", "dddd", "e", "ff", "ggg", "h"};
+    waiter w[4];
+    fy_job *j[4];
+    for (int k = 0; k < 4; k++) {
+        waiter_init(&w[k]);
+        j[k] = submit(s, src + 2 * k, 2, 0, &w[k], NULL);
+    }
+    for (int k = 0; k < 4; k++) {
+        CHECK(waiter_wait(&w[k]) == 0);
+        CHECK(w[k].order_ok);
+        char want[16];
+        snprintf(want, sizeof want, "[%s]", src[2 * k + 1]);
+        CHECK(fy_job_result(j[k], 1) && !strcmp(fy_job_result(j[k], 1), want));
+        fy_job_release(j[k]);
+    }
+    fy_device_stats ds[2];
+    CHECK(fy_scheduler_device_stats(s, ds, 2) == 2);
+    CHECK(ds[0].failed == 1 && ds[0].sentences == 0 && !strcmp(ds[0].name, "gpu"));
+    CHECK(atomic_load(&f.lost_calls) == 1); /* once failed, the device took no more */
+    CHECK(ds[0].given_back >= 1);
+    CHECK(ds[1].failed == 0 && ds[1].sentences == 8);
+    fy_scheduler_free(s);
+}
+
+/* With every device failed, what is queued fails with FY_EDEVICE and new
+ * jobs are refused at once: nobody waits for a device that is gone. */
+static void test_all_devices_lost(void)
+{
+    static char gpu;
+    fake f;
+    fake_init(&f);
+    f.lost_device = &gpu;
+    fy_sched_device devs[] = {{.dev = &gpu, .name = "gpu", .threads = 2}};
+    fy_scheduler *s = open_devices(&f, devs, 1);
+    const char *src[] = {"a", "b", "c"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit(s, src, 3, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == FY_EDEVICE);
+    fy_error err = {0};
+    fy_job_status(j, &err);
+    CHECK(strstr(err.msg, "device lost") != NULL);
+    fy_job_release(j);
+    waiter w2;
+    waiter_init(&w2);
+    fy_job *j2 = submit(s, src, 1, 0, &w2, &err);
+    CHECK(j2 == NULL && err.code == FY_EDEVICE);
+    fy_scheduler_free(s);
+}
+
+/* A model that does not fit a device stays off it: the CPU's workers
+ * translate it, and the device's worker is not asked again. */
+static void test_device_cannot_place(void)
+{
+    static char gpu;
+    fake f;
+    fake_init(&f);
+    f.small_device = &gpu;
+    fy_sched_device devs[] = {{.dev = &gpu, .name = "gpu", .threads = 1},
+                              {.name = "cpu", .threads = 1}};
+    fy_scheduler *s = open_devices(&f, devs, 2);
+    for (int round = 0; round < 3; round++) {
+        const char *src[] = {"x", "yy"};
+        waiter w;
+        waiter_init(&w);
+        fy_job *j = submit(s, src, 2, 0, &w, NULL);
+        CHECK(waiter_wait(&w) == 0);
+        CHECK(fy_job_result(j, 0) && !strcmp(fy_job_result(j, 0), "[x]"));
+        fy_job_release(j);
+    }
+    fy_device_stats ds[2];
+    fy_scheduler_device_stats(s, ds, 2);
+    CHECK(ds[0].failed == 0 && ds[0].sentences == 0 && ds[0].given_back <= 2);
+    CHECK(ds[1].sentences == 6);
+    fy_scheduler_free(s);
+    /* ...and with no other device, the job fails with the reason. */
+    fake_init(&f);
+    f.small_device = &gpu;
+    s = open_devices(&f, devs, 1);
+    const char *one[] = {"z"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit(s, one, 1, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == FY_ENOMEM);
+    fy_error err = {0};
+    fy_job_status(j, &err);
+    CHECK(strstr(err.msg, "does not fit") != NULL);
+    fy_job_release(j);
+    fy_scheduler_free(s);
+}
+
 int main(void)
 {
     test_order();
@@ -1099,6 +1229,9 @@ int main(void)
     test_beams();
     test_beam_pivot();
     test_alts_form();
+    test_device_lost();
+    test_all_devices_lost();
+    test_device_cannot_place();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
