@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "model/discover.h"
+#include "nn/backend.h"
 #include "server/server.h"
 #include "translate/cache.h"
 #include "translate/cache_redis.h"
@@ -28,6 +29,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
             "                   [--host ADDR] [--port N] [--threads N] [--express-threads N]\n"
+            "                   [--device SPEC] [--gpu-threads N] [--device-memory MB]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
             "                   [--max-chars N] [--beam N] [--max-beam N]\n"
             "                   [--max-batch-items N] [--queue N] [--timeout-ms N]\n"
@@ -52,7 +54,16 @@ static void usage(FILE *out)
             "                       (FANYI_MODELS_MEMORY; 0)\n"
             "  --host ADDR          address to listen on (FANYI_HOST; default 127.0.0.1)\n"
             "  --port N             port, 0 for any free one (FANYI_PORT; default 8989)\n"
-            "  --threads N          translation workers (FANYI_THREADS; default: CPU cores)\n"
+            "  --threads N          translation workers on the CPU (FANYI_THREADS; default:\n"
+            "                       CPU cores)\n"
+            "  --device SPEC        where to translate: auto (every GPU found, else the CPU),\n"
+            "                       cpu, vulkan (every Vulkan device), vulkan:N, or a list\n"
+            "                       (cpu,vulkan:0); several GPUs share the queue (data\n"
+            "                       parallel); a device that fails gives its work back\n"
+            "                       (FANYI_DEVICE; auto; see fanyi devices)\n"
+            "  --gpu-threads N      workers per GPU (FANYI_GPU_THREADS; 2)\n"
+            "  --device-memory MB   GPU memory models may take on each GPU; 0 = 90%% of it\n"
+            "                       (FANYI_DEVICE_MEMORY; 0)\n"
             "  --express-threads N  more workers only for small requests (at most 4\n"
             "                       sentences) and streams' first sentences while a big\n"
             "                       request's batch runs, so these do not wait behind it\n"
@@ -113,13 +124,13 @@ static void usage(FILE *out)
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *token_file, *cors, *redis;
+    const char *model, *models, *host, *token, *token_file, *cors, *redis, *device;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
     long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn,
         max_per_ip;
-    long models_mb;
+    long models_mb, gpu_threads, device_mb;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
@@ -149,6 +160,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_API_TOKEN_FILE")) && *v) c->token_file = v;
     if ((v = getenv("FANYI_CORS_ORIGIN"))) c->cors = v; /* "" turns CORS off */
     if ((v = getenv("FANYI_REDIS")) && *v) c->redis = v;
+    if ((v = getenv("FANYI_DEVICE")) && *v) c->device = v;
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     return 0;
@@ -245,10 +257,13 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
         {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
         {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
+        {"--gpu-threads", "FANYI_GPU_THREADS", 1, 64, &c->gpu_threads},
+        {"--device-memory", "FANYI_DEVICE_MEMORY", 0, 1 << 24, &c->device_mb},
     };
     enum { NNUM = sizeof opts / sizeof *opts, NUM = 1000 }; /* getopt values of opts[] */
     static const struct option named[] = {
         {"redis", required_argument, NULL, 'R'},
+        {"device", required_argument, NULL, 'D'},
         {"model", required_argument, NULL, 'm'},
         {"models", required_argument, NULL, 'M'},
         {"host", required_argument, NULL, 'H'},
@@ -305,6 +320,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
             if (strchr(optarg, '@'))
                 fprintf(stderr, "fanyi serve: warning: a Redis password on the command line is "
                                 "visible to every local user (ps); use FANYI_REDIS\n");
+            break;
+        case 'D':
+            c->device = optarg;
             break;
         case 'E':
             c->tls_cert_file = optarg;
@@ -391,11 +409,46 @@ static void direction_list(fy_registry *reg, char *out, size_t cap)
     }
 }
 
+/* Opens the devices of --device and gives each its workers: the CPU the
+ * --threads workers with the usual batches, each GPU --gpu-threads
+ * workers with batches as large as it asks. 0, or a negative code. */
+static int open_devices(const serve_config *c, fy_nn_dev ***devs, int *n, fy_scheduler_options *so,
+                        fy_error *err)
+{
+    int rc = fy_nn_devices_open(c->device, devs, n, err);
+    if (rc < 0) return rc;
+    for (int i = 0; i < *n && i < FY_SCHED_DEVICES; i++) {
+        fy_nn_dev *d = (*devs)[i];
+        int cpu = d == fy_nn_cpu_device();
+        if (!cpu && c->device_mb) d->budget = (size_t)c->device_mb << 20;
+        so->devices[i] = (fy_sched_device){
+            .dev = cpu ? NULL : d,
+            .name = d->name,
+            .threads = cpu ? (int)c->threads : (int)c->gpu_threads,
+            .max_batch_sentences = cpu ? so->max_batch_sentences : d->max_rows,
+            .max_batch_tokens = cpu ? so->max_batch_tokens : d->max_tokens,
+        };
+        if (!c->quiet && !cpu) fprintf(stderr, "fanyi serve: %s: %s\n", d->name, d->desc);
+    }
+    so->ndevices = *n < FY_SCHED_DEVICES ? *n : FY_SCHED_DEVICES;
+    return 0;
+}
+
+/* "cpu,vulkan:0" (at most cap bytes). */
+static void device_names(fy_nn_dev **devs, int n, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && at < cap; i++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? "," : "", devs[i]->name);
+}
+
 /* Serves until SIGTERM/SIGINT (blocked in every thread, taken here). */
 static int run(const serve_config *c, const char *root)
 {
-    int rc = 1;
+    int rc = 1, ndevs = 0;
     fy_error err = {0};
+    fy_nn_dev **devs = NULL;
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
@@ -412,6 +465,11 @@ static int run(const serve_config *c, const char *root)
     so.max_batch_tokens = topt.max_batch_tokens;
     so.max_batch_sentences = topt.max_batch_sentences;
     so.cache = cache;
+    if (open_devices(c, &devs, &ndevs, &so, &err) < 0) {
+        fprintf(stderr, "fanyi serve: --device %s: %s\n", c->device, err.msg);
+        rc = 2;
+        goto quiet;
+    }
     sched = fy_scheduler_open(&so, &err);
     if (!sched) goto out;
 
@@ -466,9 +524,11 @@ static int run(const serve_config *c, const char *root)
     fy_scheduler_get_stats(sched, &st);
     char dirs[512];
     direction_list(reg, dirs, sizeof dirs);
-    printf("fanyi serve: listening on %s://%s%s%s:%d models=%s threads=%d\n",
+    char names[256];
+    device_names(devs, ndevs, names, sizeof names);
+    printf("fanyi serve: listening on %s://%s%s%s:%d models=%s threads=%d devices=%s\n",
            c->tls_cert ? "https" : "http", strchr(c->host, ':') ? "[" : "", c->host,
-           strchr(c->host, ':') ? "]" : "", fy_server_port(srv), dirs, st.threads);
+           strchr(c->host, ':') ? "]" : "", fy_server_port(srv), dirs, st.threads, names);
     fflush(stdout);
 
     sigset_t set;
@@ -489,6 +549,7 @@ quiet:
     fy_server_free(srv);
     fy_registry_free(reg);
     fy_scheduler_free(sched);
+    fy_nn_devices_close(devs, ndevs);
     fy_cache_free(cache);
     return rc;
 }
@@ -524,7 +585,9 @@ int cmd_serve(int argc, char **argv)
                       .doc_mb = 20,
                       .doc_chars = 500000,
                       .download_ttl = 600,
-                      .download_mb = 256};
+                      .download_mb = 256,
+                      .device = "auto",
+                      .gpu_threads = 2};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
     int prc = parse_args(argc, argv, &c);
