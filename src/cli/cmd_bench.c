@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "util/clock.h"
 #include "model/discover.h"
+#include "nn/backend.h"
+#include "util/clock.h"
 #include "translate/scheduler.h"
 #include "translate/translator.h"
 
@@ -37,8 +38,8 @@ static const char *const default_text[] = {
 };
 
 typedef struct bench_opts {
-    const char *model, *input;
-    int threads, sentences, json, beam;
+    const char *model, *input, *device;
+    int threads, sentences, json, beam, batch;
     double max_length_factor;
 } bench_opts;
 
@@ -118,10 +119,10 @@ typedef struct single_result {
 } single_result;
 
 /* One sentence per call on one worker: what an interactive user waits. */
-static int bench_single(const fy_translator *t, const lines *in, int beam, single_result *r,
-                        fy_error *err)
+static int bench_single(const fy_translator *t, fy_nn_dev *dev, const lines *in, int beam,
+                        single_result *r, fy_error *err)
 {
-    fy_worker *w = fy_worker_new(t, err);
+    fy_worker *w = fy_worker_new_on(t, dev, err);
     if (!w) return err->code;
     double *ms = calloc(in->n, sizeof *ms);
     int rc = ms ? 0 : fy_err(err, FY_ENOMEM, "out of memory");
@@ -166,19 +167,39 @@ static void on_done(void *user, int status)
 }
 
 typedef struct batch_result {
-    double per_s, tokens_per_s, mean_batch;
+    double per_s, tokens_per_s, mean_batch, batch_ms;
 } batch_result;
 
-static int bench_batched(fy_translator *t, const lines *in, int threads, int beam, batch_result *r,
-                         fy_error *err)
+/* The batched run's one device: the CPU with `threads` workers and the
+ * translator's batches, another with one worker per `threads` and its own
+ * batches; --batch sets the batch size either way. */
+static void bench_device(const bench_opts *o, fy_nn_dev *dev, const fy_translator_options *to,
+                         fy_scheduler_options *so)
+{
+    int cpu = dev == fy_nn_cpu_device();
+    so->devices[0] = (fy_sched_device){
+        .dev = cpu ? NULL : dev,
+        .name = dev->name,
+        .threads = o->threads,
+        .max_batch_sentences = o->batch ? o->batch
+                               : cpu    ? to->max_batch_sentences
+                                        : dev->max_rows,
+        .max_batch_tokens = cpu ? to->max_batch_tokens : dev->max_tokens,
+    };
+    if (o->batch && so->devices[0].max_batch_tokens < o->batch * 128)
+        so->devices[0].max_batch_tokens = o->batch * 128;
+    so->ndevices = 1;
+}
+
+static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, const lines *in,
+                         batch_result *r, fy_error *err)
 {
     const fy_translator_options *to = fy_translator_options_get(t);
+    int beam = o->beam;
     fy_scheduler_options so;
     fy_scheduler_options_default(&so);
-    so.threads = threads;
     so.queue_max = in->n;
-    so.max_batch_tokens = to->max_batch_tokens;
-    so.max_batch_sentences = to->max_batch_sentences;
+    bench_device(o, dev, to, &so);
     fy_engine engine;
     fy_translator_engine(t, "bench", &engine);
     fy_route route = {{&engine}, 1, NULL};
@@ -209,6 +230,9 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, int bea
     r->per_s = (double)in->n / secs;
     r->tokens_per_s = (double)tokens / secs;
     r->mean_batch = st.batches ? (double)st.batch_sentences / (double)st.batches : 0;
+    fy_device_stats ds;
+    fy_scheduler_device_stats(s, &ds, 1);
+    r->batch_ms = ds.batches ? ds.busy_seconds * 1e3 / (double)ds.batches : 0;
     for (size_t i = 0; i < submitted; i++) fy_job_release(jobs[i]);
     free(jobs);
     fy_scheduler_free(s);
@@ -221,7 +245,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fanyi bench [--model DIR] [--threads N] [--input FILE] [--sentences N]\n"
-            "                   [--max-length-factor F] [--beam N] [--json]\n\n"
+            "                   [--max-length-factor F] [--beam N] [--device D] [--batch N]\n"
+            "                   [--json]\n\n"
             "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
             "thread), batched throughput through the real scheduler (N threads, every\n"
             "sentence submitted at once), and peak RSS.\n\n"
@@ -233,6 +258,10 @@ static void usage(FILE *out)
             "  --sentences N          how many lines to use (default 200)\n"
             "  --max-length-factor F  output length limit per source token (default 2.0)\n"
             "  --beam N               beam search width, 1 .. 16 (default 1: greedy)\n"
+            "  --device D             where to translate: cpu (default), vulkan:N, auto\n"
+            "                         (the first device it opens; see fanyi devices)\n"
+            "  --batch N              sentences per batch of the batched run (default: the\n"
+            "                         device's: 32 on the CPU); its mean time is reported\n"
             "  --json                 one JSON object instead of a table\n");
 }
 
@@ -245,12 +274,21 @@ static int parse(int argc, char **argv, bench_opts *o)
                                          {"json", no_argument, NULL, 'j'},
                                          {"max-length-factor", required_argument, NULL, 'f'},
                                          {"beam", required_argument, NULL, 'B'},
+                                         {"device", required_argument, NULL, 'D'},
+                                         {"batch", required_argument, NULL, 'b'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     long v;
     int c;
-    while ((c = cli_getopt(argc, argv, "bench", "m:t:i:n:jf:B:h", opts)) != -1) {
+    while ((c = cli_getopt(argc, argv, "bench", "m:t:i:n:jf:B:D:b:h", opts)) != -1) {
         switch (c) {
+        case 'D':
+            o->device = optarg;
+            break;
+        case 'b':
+            if (cli_parse_long("bench", "--batch", optarg, 1, 4096, &v)) return 2;
+            o->batch = (int)v;
+            break;
         case 'm':
             o->model = optarg;
             break;
@@ -288,27 +326,30 @@ static int parse(int argc, char **argv, bench_opts *o)
     return 0;
 }
 
-static void report(const bench_opts *o, const char *dir, size_t n, double load_ms,
-                   const single_result *s, const batch_result *b, double rss)
+static void report(const bench_opts *o, const fy_nn_dev *dev, const char *dir, size_t n,
+                   double load_ms, const single_result *s, const batch_result *b, double rss)
 {
     if (o->json) {
-        printf("{\"model\":\"%s\",\"sentences\":%zu,\"threads\":%d,\"beam\":%d,"
-               "\"max_length_factor\":%.2f,"
+        printf("{\"model\":\"%s\",\"device\":\"%s\",\"device_desc\":\"%s\",\"sentences\":%zu,"
+               "\"threads\":%d,\"beam\":%d,\"max_length_factor\":%.2f,"
                "\"load_ms\":%.1f,\"single\":{\"p50_ms\":%.2f,\"p90_ms\":%.2f,\"p99_ms\":%.2f,"
                "\"sentences_per_s\":%.2f},\"batched\":{\"sentences_per_s\":%.2f,"
-               "\"tokens_per_s\":%.1f,\"mean_batch\":%.2f},\"peak_rss_mib\":%.1f}\n",
-               dir, n, o->threads, o->beam, o->max_length_factor, load_ms, s->p50, s->p90, s->p99,
-               s->per_s, b->per_s, b->tokens_per_s, b->mean_batch, rss);
+               "\"tokens_per_s\":%.1f,\"mean_batch\":%.2f,\"batch_ms\":%.2f},"
+               "\"peak_rss_mib\":%.1f}\n",
+               dir, dev->name, dev->desc, n, o->threads, o->beam, o->max_length_factor, load_ms,
+               s->p50, s->p90, s->p99, s->per_s, b->per_s, b->tokens_per_s, b->mean_batch,
+               b->batch_ms, rss);
         return;
     }
     printf("model           %s\n", dir);
+    printf("device          %s (%s)\n", dev->name, dev->desc);
     printf("sentences       %zu (max-length-factor %.2f, beam %d)\n", n, o->max_length_factor,
            o->beam);
     printf("load            %.1f ms\n", load_ms);
     printf("single, 1 thr   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s\n", s->p50,
            s->p90, s->p99, s->per_s);
-    printf("batched, %d thr  %.2f sentences/s  %.0f source tokens/s  mean batch %.1f\n", o->threads,
-           b->per_s, b->tokens_per_s, b->mean_batch);
+    printf("batched, %d thr  %.2f sentences/s  %.0f source tokens/s  mean batch %.1f (%.1f ms)\n",
+           o->threads, b->per_s, b->tokens_per_s, b->mean_batch, b->batch_ms);
     printf("peak RSS        %.1f MiB\n", rss);
 }
 
@@ -334,19 +375,23 @@ int cmd_bench(int argc, char **argv)
     to.max_length_factor = (float)o.max_length_factor;
     to.max_beam = o.beam;
     fy_error err = {0};
+    fy_nn_dev **devs = NULL;
+    int ndevs = 0;
+    rc = fy_nn_devices_open(o.device ? o.device : "cpu", &devs, &ndevs, &err);
     double t0 = fy_now_s();
-    fy_translator *t = dir ? fy_translator_open(dir, &to, &err) : NULL;
+    fy_translator *t = !rc && dir ? fy_translator_open(dir, &to, &err) : NULL;
     double load_ms = (fy_now_s() - t0) * 1e3;
     single_result s = {0};
     batch_result b = {0};
     rc = t ? 0 : -1;
-    if (!rc) rc = bench_single(t, &in, o.beam, &s, &err);
-    if (!rc) rc = bench_batched(t, &in, o.threads, o.beam, &b, &err);
+    if (!rc) rc = bench_single(t, devs[0], &in, o.beam, &s, &err);
+    if (!rc) rc = bench_batched(t, &o, devs[0], &in, &b, &err);
     if (rc)
         fprintf(stderr, "fanyi bench: %s\n", err.msg[0] ? err.msg : "out of memory");
     else
-        report(&o, dir, in.n, load_ms, &s, &b, peak_rss_mib());
+        report(&o, devs[0], dir, in.n, load_ms, &s, &b, peak_rss_mib());
     fy_translator_free(t);
+    fy_nn_devices_close(devs, ndevs);
     free(dir);
     lines_free(&in);
     return rc ? 1 : 0;
