@@ -7,6 +7,7 @@
  * rows, one step with its selection.
  */
 #include "nn/backend.h"
+#include "nn/backend_cpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -111,6 +112,18 @@ static fy_nn_net *cpu_net_new(fy_nn_dev *dev, const fy_nn_spec *spec, fy_error *
         return NULL;
     }
     return n;
+}
+
+void fy_nn_cpu_parts_get(const fy_nn_net *n, fy_nn_cpu_parts *out)
+{
+    *out = (fy_nn_cpu_parts){.d = n->d,
+                             .enc = n->enc,
+                             .dec = n->dec,
+                             .src = n->emb[0],
+                             .trg = n->emb[n->trg_slot],
+                             .emb_scale = n->emb_scale,
+                             .pos = n->pos,
+                             .npos = n->npos};
 }
 
 static size_t cpu_net_bytes(const fy_nn_net *n)

@@ -247,6 +247,17 @@ void fy_decoder_free(fy_decoder *dec)
     free(dec);
 }
 
+void fy_decoder_layer_get(const fy_decoder *dec, int i, fy_decoder_layer_view *out)
+{
+    const fy_decoder_layer *l = &dec->layers[i];
+    *out = (fy_decoder_layer_view){l->rnn_w, l->rnn_wf, &l->rnn_ln, &l->ctx, &l->ffn};
+}
+
+const fy_linear *fy_decoder_output(const fy_decoder *dec)
+{
+    return dec->out;
+}
+
 static size_t max_size(size_t a, size_t b)
 {
     return a > b ? a : b;

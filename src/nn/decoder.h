@@ -79,6 +79,21 @@ size_t fy_decoder_output_bytes(const fy_decoder *dec);
 /* Frees dec; NULL is harmless. */
 void fy_decoder_free(fy_decoder *dec);
 
+/* Layer i's parts (0 <= i < depth), borrowed: for a backend that copies the
+ * weights to a device. */
+typedef struct fy_decoder_layer_view {
+    const fy_linear *rnn_w;  /* SSRU candidate, no bias */
+    const fy_linear *rnn_wf; /* forget gate */
+    const fy_nn_norm *rnn_ln;
+    const fy_nn_attn *ctx; /* cross-attention */
+    const fy_nn_ffn *ffn;
+} fy_decoder_layer_view;
+
+void fy_decoder_layer_get(const fy_decoder *dec, int i, fy_decoder_layer_view *out);
+
+/* The tied output layer ([vocab] outputs of d inputs), borrowed. */
+const fy_linear *fy_decoder_output(const fy_decoder *dec);
+
 /* Linear-layer scratch bytes for up to rows rows (the output layer
  * included), or for the cross-attention projection of rows source tokens. */
 size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows);

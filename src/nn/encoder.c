@@ -58,6 +58,16 @@ void fy_encoder_free(fy_encoder *e)
     free(e);
 }
 
+const fy_nn_attn *fy_encoder_self(const fy_encoder *e, int i)
+{
+    return &e->layers[i].self;
+}
+
+const fy_nn_ffn *fy_encoder_ffn(const fy_encoder *e, int i)
+{
+    return &e->layers[i].ffn;
+}
+
 static size_t max_size(size_t a, size_t b)
 {
     return a > b ? a : b;

@@ -43,6 +43,11 @@ fy_encoder *fy_encoder_bind(const fy_marian *m, int d, int dffn, int depth, int 
 /* Frees e; NULL is harmless. */
 void fy_encoder_free(fy_encoder *e);
 
+/* Layer i's blocks (0 <= i < depth), borrowed: for a backend that copies
+ * the weights to a device. */
+const fy_nn_attn *fy_encoder_self(const fy_encoder *e, int i);
+const fy_nn_ffn *fy_encoder_ffn(const fy_encoder *e, int i);
+
 /* Linear-layer scratch bytes for batches of up to rows packed tokens. */
 size_t fy_encoder_linear_scratch(const fy_encoder *e, int rows);
 

@@ -213,6 +213,17 @@ int fy_linear_out(const fy_linear *l)
     return l->n;
 }
 
+int fy_linear_i8_parts(const fy_linear *l, const int8_t **w, const float **bias, float *a_mult,
+                       float *unquant)
+{
+    if (!l->int8) return FY_EUNSUPPORTED;
+    *w = l->w8;
+    *bias = l->bias;
+    *a_mult = l->a_mult;
+    *unquant = l->unquant;
+    return 0;
+}
+
 size_t fy_linear_scratch_bytes(const fy_linear *l, int m)
 {
     size_t bytes;

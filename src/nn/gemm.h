@@ -77,6 +77,14 @@ void fy_linear_free(fy_linear *l);
 int fy_linear_in(const fy_linear *l);  /* k */
 int fy_linear_out(const fy_linear *l); /* n */
 
+/* An int8 layer's prepared parts, for a backend that copies the layer to a
+ * device: *w its weights [n][k], *bias the prepared bias [n] (bias +
+ * colsum·factor, as the kernels add it), *a_mult the activations'
+ * multiplier, *unquant 1/(a_mult·w_mult). Borrowed while l lives. Returns
+ * 0, or FY_EUNSUPPORTED for a float32 layer. */
+int fy_linear_i8_parts(const fy_linear *l, const int8_t **w, const float **bias, float *a_mult,
+                       float *unquant);
+
 /* Scratch bytes fy_linear_forward needs for m rows (the quantised
  * activations and, for column subsets, a gather buffer). */
 size_t fy_linear_scratch_bytes(const fy_linear *l, int m);

@@ -61,6 +61,7 @@ struct fy_job {
     float *gap;          /* [n] */
     item *items;         /* [n] queue entries (text NULL for cache hits) */
     int done, canceled, status;
+    unsigned devices; /* bit i: device i translated some of it */
     fy_error err;
     int64_t deadline_ms;
     fy_job_callbacks cb;
@@ -397,6 +398,14 @@ const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count)
     pthread_mutex_unlock(&j->lock);
     *count = fy_alts_count(l);
     return (const char *const *)l;
+}
+
+unsigned fy_job_devices(fy_job *j)
+{
+    pthread_mutex_lock(&j->lock);
+    unsigned m = j->devices;
+    pthread_mutex_unlock(&j->lock);
+    return m;
 }
 
 void fy_job_release(fy_job *j)
@@ -1100,6 +1109,11 @@ static size_t deliver_batch(worker *w, size_t n, int *failed)
         fy_job *j = it->job;
         char **alts = w->alts[i];
         w->alts[i] = NULL; /* the job's now, or freed */
+        if (w->out[i]) {
+            pthread_mutex_lock(&j->lock);
+            j->devices |= 1u << (w->dev - w->s->devs);
+            pthread_mutex_unlock(&j->lock);
+        }
         if (!w->out[i]) {
             *failed += deliver(it, NULL, alts, INFINITY, w->codes[i], w->errs[i].msg);
         } else if (it->leg + 1 >= it->route.n) {
@@ -1427,6 +1441,11 @@ void fy_scheduler_engine_stats(fy_scheduler *s, const fy_engine *e, fy_engine_st
         out->in_flight = p->in_flight;
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+const char *fy_scheduler_device_name(fy_scheduler *s, int i)
+{
+    return i >= 0 && i < s->ndevs ? s->devs[i].d.name : NULL;
 }
 
 int fy_scheduler_device_stats(fy_scheduler *s, fy_device_stats *out, int n)

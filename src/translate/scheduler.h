@@ -221,6 +221,10 @@ const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count);
  * cached, empty, or the engine does not report it). */
 float fy_job_gap(fy_job *j, size_t i);
 
+/* The devices whose workers translated some of the job's sentences: bit i
+ * for device i (fy_scheduler_device_name); 0 when the cache answered all. */
+unsigned fy_job_devices(fy_job *j);
+
 /* Drops the caller's reference (cancelling is separate); NULL harmless. */
 void fy_job_release(fy_job *j);
 
@@ -258,6 +262,10 @@ typedef struct fy_device_stats {
     uint64_t sentences, batches, given_back; /* given_back: sentences of failed batches */
     double busy_seconds;                     /* summed over its workers */
 } fy_device_stats;
+
+/* Device i's name (fy_sched_device.name; "cpu" for the default one), NULL
+ * past the last. Valid while the scheduler lives. */
+const char *fy_scheduler_device_name(fy_scheduler *s, int i);
 
 /* The devices' counters: fills out[0 .. min(n, count)) and returns count. */
 int fy_scheduler_device_stats(fy_scheduler *s, fy_device_stats *out, int n);

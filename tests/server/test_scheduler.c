@@ -1129,6 +1129,7 @@ static void test_device_lost(void)
         char want[16];
         snprintf(want, sizeof want, "[%s]", src[2 * k + 1]);
         CHECK(fy_job_result(j[k], 1) && !strcmp(fy_job_result(j[k], 1), want));
+        CHECK(fy_job_devices(j[k]) == 2u); /* the cpu, device 1, did it all */
         fy_job_release(j[k]);
     }
     fy_device_stats ds[2];
@@ -1137,6 +1138,7 @@ static void test_device_lost(void)
     CHECK(atomic_load(&f.lost_calls) == 1); /* once failed, the device took no more */
     CHECK(ds[0].given_back >= 1);
     CHECK(ds[1].failed == 0 && ds[1].sentences == 8);
+    CHECK(!strcmp(fy_scheduler_device_name(s, 1), "cpu") && !fy_scheduler_device_name(s, 2));
     fy_scheduler_free(s);
 }
 
