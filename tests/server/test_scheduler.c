@@ -45,6 +45,7 @@ typedef struct fake {
     void *lost_device;                 /* a batch on this device fails with FY_EDEVICE */
     void *small_device;                /* no worker state can be made on this device */
     atomic_int lost_calls;             /* batches that failed so */
+    atomic_int refused;                /* worker states refused on small_device */
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
@@ -79,6 +80,7 @@ static void *fake_worker_new(void *ctx, void *device, fy_error *err)
 {
     fake *f = ctx;
     if (device && device == f->small_device) {
+        atomic_fetch_add(&f->refused, 1);
         fy_err(err, FY_ENOMEM, "the model does not fit");
         return NULL;
     }
@@ -436,7 +438,7 @@ static void test_queue_full(void)
     waiter_init(&wa);
     waiter_init(&wb);
     fy_job *ja = submit(s, a, 2, 0, &wa, NULL);
-    usleep(20000); /* the worker takes a's batch and blocks at the gate */
+    CHECK(wait_entered(&f, 1)); /* the worker took a's batch and blocks at the gate */
     fy_job *jb = submit(s, b, 3, 0, &wb, NULL);
     CHECK(ja && jb);
     const char *c[] = {"己", "庚"};
@@ -466,7 +468,7 @@ static void test_deadline_and_cancel(void)
     waiter wa;
     waiter_init(&wa);
     fy_job *ja = submit(s, a, 1, 0, &wa, NULL); /* occupies the only worker */
-    usleep(20000);
+    CHECK(wait_entered(&f, 1));
     const char *b[] = {"等", "待"};
     waiter wb;
     waiter_init(&wb);
@@ -510,7 +512,7 @@ static void test_failure_isolated(void)
     waiter_init(&wa);
     waiter_init(&wb);
     fy_job *j0 = submit(s, blocker, 1, 0, &w0, NULL);
-    usleep(20000);
+    CHECK(wait_entered(&f, 1));
     const char *a[] = {"好", "FAIL"}; /* queued together: one batch */
     const char *b[] = {"也好"};
     fy_job *ja = submit(s, a, 2, 0, &wa, NULL);
@@ -571,7 +573,7 @@ static void test_shutdown_with_queued(void)
     waiter_init(&wa);
     waiter_init(&wb);
     fy_job *ja = submit(s, a, 1, 0, &wa, NULL);
-    usleep(20000);
+    CHECK(wait_entered(&f, 1));
     fy_job *jb = submit(s, b, 1, 0, &wb, NULL);
     fake_gate(&f, 0); /* a finishes; b may or may not start before stop */
     fy_scheduler_free(s);
@@ -799,7 +801,7 @@ static void test_forget(void)
     fy_job *j3 = submit_via(s, &b.route, three, 1, 0, &w3, NULL);
     CHECK(waiter_wait(&w3) == 0); /* b has a worker state now */
     fy_job *j1 = submit_via(s, &a.route, one, 1, 0, &w1, NULL);
-    usleep(20000); /* the only worker holds j1's batch at a's gate */
+    CHECK(wait_entered(&a, 1)); /* the only worker holds j1's batch at a's gate */
     fy_job *j2 = submit_via(s, &a.route, two, 1, 0, &w2, NULL);
     int freed = atomic_load(&freed_states);
     fy_engine_stats st;
@@ -1119,10 +1121,15 @@ static void test_device_lost(void)
     const char *src[] = {"a", "bb", "ccc", "dddd", "e", "ff", "ggg", "h"};
     waiter w[4];
     fy_job *j[4];
+    /* The cpu's first batch waits at the gate, so that work is left for
+     * the gpu's worker whichever worker starts first. */
+    fake_gate(&f, 1);
     for (int k = 0; k < 4; k++) {
         waiter_init(&w[k]);
         j[k] = submit(s, src + 2 * k, 2, 0, &w[k], NULL);
     }
+    for (int i = 0; i < 5000 && !atomic_load(&f.lost_calls); i++) usleep(1000);
+    fake_gate(&f, 0);
     for (int k = 0; k < 4; k++) {
         CHECK(waiter_wait(&w[k]) == 0);
         CHECK(w[k].order_ok);
@@ -1177,21 +1184,35 @@ static void test_device_cannot_place(void)
     fake_init(&f);
     f.small_device = &gpu;
     fy_sched_device devs[] = {{.dev = &gpu, .name = "gpu", .threads = 1},
-                              {.name = "cpu", .threads = 1}};
+                              {.name = "cpu", .threads = 1, .max_batch_sentences = 2}};
     fy_scheduler *s = open_devices(&f, devs, 2);
     for (int round = 0; round < 3; round++) {
         const char *src[] = {"x", "yy"};
         waiter w;
         waiter_init(&w);
+        /* First round: the cpu's batch waits until the gpu's worker has
+         * been refused, so that it certainly tries. */
+        if (!round) fake_gate(&f, 1);
         fy_job *j = submit(s, src, 2, 0, &w, NULL);
+        if (!round) {
+            const char *more[] = {"z"};
+            waiter w2;
+            waiter_init(&w2);
+            fy_job *j2 = submit(s, more, 1, 0, &w2, NULL);
+            for (int i = 0; i < 5000 && !atomic_load(&f.refused); i++) usleep(1000);
+            fake_gate(&f, 0);
+            CHECK(waiter_wait(&w2) == 0);
+            fy_job_release(j2);
+        }
         CHECK(waiter_wait(&w) == 0);
         CHECK(fy_job_result(j, 0) && !strcmp(fy_job_result(j, 0), "[x]"));
         fy_job_release(j);
     }
     fy_device_stats ds[2];
     fy_scheduler_device_stats(s, ds, 2);
-    CHECK(ds[0].failed == 0 && ds[0].sentences == 0 && ds[0].given_back <= 2);
-    CHECK(ds[1].sentences == 6);
+    CHECK(ds[0].failed == 0 && ds[0].sentences == 0 && ds[0].given_back >= 1);
+    CHECK(atomic_load(&f.refused) == 1); /* asked once, then left alone */
+    CHECK(ds[1].sentences == 7);
     fy_scheduler_free(s);
     /* ...and with no other device, the job fails with the reason. */
     fake_init(&f);
