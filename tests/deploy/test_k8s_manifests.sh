@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# deploy/k8s (kustomize base) and deploy/k8s-redis (the base + Redis):
+# deploy/k8s (kustomize base), deploy/k8s-redis (the base + Redis) and
+# deploy/k8s-gpu (the base as GPU pods):
 #   - kubectl kustomize renders both, offline
 #   - every object passes tests/deploy/k8s_check.mjs: fields known to the
 #     API (unknown ones rejected), types, required fields
@@ -17,7 +18,7 @@ need kubectl node
 }
 CHECK="node $FANYI_SOURCE_DIR/tests/deploy/k8s_check.mjs"
 
-for k in k8s k8s-redis; do
+for k in k8s k8s-gpu k8s-redis; do
     t0=$(date +%s%N)
     run kubectl kustomize "$DEPLOY_SRC/$k"
     expect_status 0
@@ -122,9 +123,26 @@ rr = next(o for o in rd if o["kind"] == "Deployment" and o["metadata"]["name"] =
 rc = rr["spec"]["template"]["spec"]["containers"][0]
 assert rc["securityContext"]["readOnlyRootFilesystem"] is True
 assert "--maxmemory" in rc["args"]
+# The GPU overlay: one GPU per pod, the Vulkan device, the toolkit's
+# graphics capability (the Vulkan ICD), pods and Service of their own.
+gd = json.load(open(sys.argv[3]))
+gby = {o["kind"]: o for o in gd}
+assert "HorizontalPodAutoscaler" not in gby, "GPU pods are scaled by hand"
+gdep, gsvc = gby["Deployment"], gby["Service"]
+assert gdep["metadata"]["name"] == "fanyi-gpu" and gsvc["metadata"]["name"] == "fanyi-gpu"
+gsel = gdep["spec"]["selector"]["matchLabels"]
+assert gsel != sel and gsvc["spec"]["selector"] == gsel, "the CPU Service must not reach GPU pods"
+gpod = gdep["spec"]["template"]["spec"]
+(gc,) = gpod["containers"]
+assert gc["resources"]["limits"]["nvidia.com/gpu"] == "1"
+genv = {e["name"]: e.get("value") for e in gc["env"]}
+assert genv["FANYI_DEVICE"] == "vulkan"
+assert "graphics" in genv["NVIDIA_DRIVER_CAPABILITIES"].split(","), "Vulkan needs graphics"
+assert any(t["key"] == "nvidia.com/gpu" for t in gpod["tolerations"])
+assert gc["securityContext"]["readOnlyRootFilesystem"] is True
 print("objects as required")
 PY
-run python3 "$FY_TMP/assert.py" "$FY_TMP/k8s.json" "$FY_TMP/k8s-redis.json"
+run python3 "$FY_TMP/assert.py" "$FY_TMP/k8s.json" "$FY_TMP/k8s-redis.json" "$FY_TMP/k8s-gpu.json"
 expect_status 0
 expect_out '^objects as required$'
 finish
