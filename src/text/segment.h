@@ -235,6 +235,25 @@ char *fy_doc_join_before(const fy_doc *doc, size_t k, const char *prev, const ch
  * Static storage. */
 const char *fy_detect_language(const char *text, size_t len);
 
+/* The clean-up fy_doc_join applies to a translation into target (a
+ * language tag; unknown or invalid: the default row) of s[0..len), by the
+ * table of language rules (util/lang_rules.h): the Chinese clean-up below
+ * in the row's style for zh, zh-Hant, ja (、 and 「」 for Japanese, 「」 for
+ * Traditional Chinese); for the languages with spaces between words the
+ * English passes below as the row's flags say (full-width punctuation to
+ * ASCII, no space before , . ! ? ; :), then the language's punctuation: a
+ * pair of straight double quotes becomes its quotation marks (« » French,
+ * Russian..., „ “ German, Czech..., „ ” Polish, Romanian, Hungarian, ” ”
+ * Swedish, Finnish; English “ ” too where the language opens with „ or ”),
+ * a narrow no-break space before ; : ! ? » and after « (French, Breton),
+ * ¿ ¡ before a question or exclamation that lacks them (Spanish), , ; ?
+ * after an Arabic word -> ، ؛ ؟ (Arabic, Persian, Urdu), a final '.'
+ * after the script's letter -> । (Hindi, Bengali, Nepali, Punjabi). A
+ * language without a row only loses decoder loops and doubled spaces: its
+ * punctuation is never rewritten. Well-formed text of a language comes
+ * back unchanged. Returns a malloc'd string, NULL if out of memory. */
+char *fy_cleanup(const char *target, const char *s, size_t len);
+
 /* Clean-up of English engine output: full-width punctuation -> ASCII,
  * spaces before punctuation removed, doubled punctuation and spaces fixed,
  * an n-gram (n <= 8 words) repeated more than 3 times in a row kept once.

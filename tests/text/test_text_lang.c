@@ -12,6 +12,8 @@
 #include "text/detect.h"
 #include "text/segment.h"
 #include "text/text_internal.h"
+#include "util/lang.h"
+#include "util/lang_rules.h"
 #include "harness.h"
 
 #include <dirent.h>
@@ -345,6 +347,129 @@ static void test_join_file(const char *dir)
     check(n >= 25, "join_cases.txt has %d cases", n);
     printf("join cases: %d\n", n);
     free(text);
+}
+
+/* ---- the table of language rules ------------------------------------------------- */
+
+/* Lines of s (a part of a case), unescaped, into v (at most max). */
+static size_t case_lines(const char *s, char **v, size_t max)
+{
+    size_t n = 0, len;
+    for (const char *p = s; p && *p && n < max;) {
+        const char *eol = strchr(p, '\n');
+        size_t l = eol ? (size_t)(eol - p) : strlen(p);
+        v[n++] = unescape(p, l, &len);
+        p = eol ? eol + 1 : NULL;
+    }
+    return n;
+}
+
+typedef struct row_count {
+    char tag[16];
+    int cases;
+} row_count;
+
+static void lang_row_case(const test_case *c, void *arg)
+{
+    row_count *counts = arg;
+    char tag[16];
+    snprintf(tag, sizeof tag, "%.*s", (int)strcspn(c->name, " "), c->name);
+    for (size_t k = 0; counts[k].tag[0]; k++)
+        if (!strcmp(counts[k].tag, tag)) counts[k].cases++;
+    size_t il;
+    char *in = unescape(c->part[0], strlen(c->part[0]), &il), *want[16], *eng[16];
+    size_t nw = c->nparts > 1 ? case_lines(c->part[1], want, 16) : 0;
+    size_t ne = c->nparts > 2 ? case_lines(c->part[2], eng, 16) : 0;
+    fy_doc *d = split_lang(in, il, tag, tag, 0, 0, 0);
+    size_t n = fy_doc_sentence_count(d);
+    int ok = d && n == nw;
+    for (size_t i = 0; ok && i < n; i++) ok = !strcmp(fy_doc_sentence(d, i, NULL), want[i]);
+    check(ok, "%s: split into %zu sentences, want %zu%s%s", c->name, n, nw, n ? ", first: " : "",
+          n ? fy_doc_sentence(d, 0, NULL) : "");
+    check(round_trip(in, il, tag, 0, 0, 0), "%s: identity join", c->name);
+    for (size_t i = 0; i < n; i++) {
+        size_t a, l;
+        fy_doc_sentence_span(d, i, &a, &l);
+        char *cl = fy_cleanup(tag, in + a, l);
+        check(cl && strlen(cl) == l && !memcmp(cl, in + a, l),
+              "%s: the clean-up keeps \"%.*s\" (got \"%s\")", c->name, (int)l, in + a,
+              cl ? cl : "(null)");
+        free(cl);
+    }
+    if (ne) {
+        char *out = ne == n ? fy_doc_join(d, (const char *const *)eng, NULL) : NULL;
+        check(out && !strcmp(out, in), "%s: engine output joined\n got  %s\n want %s", c->name,
+              out ? out : "(null)", in);
+        check(d && render_matches(d, (const char *const *)eng), "%s: rendering", c->name);
+        free(out);
+    }
+    for (size_t i = 0; i < nw; i++) free(want[i]);
+    for (size_t i = 0; i < ne; i++) free(eng[i]);
+    free(in);
+    fy_doc_free(d);
+}
+
+/* The languages of the built-in catalogue (src/model/catalogue.c's
+ * "source" fields) into tags; returns their count. */
+static size_t catalogue_languages(const char *root, char tags[][16], size_t max)
+{
+    char path[8192];
+    size_t len, n = 0;
+    snprintf(path, sizeof path, "%s/src/model/catalogue.c", root);
+    char *text = read_all(path, &len);
+    check(text != NULL, "read %s", path);
+    for (const char *p = text; p && (p = strstr(p, "\\\"source\\\": \\\"")) && n < max;) {
+        p += strlen("\\\"source\\\": \\\"");
+        char tag[16];
+        snprintf(tag, sizeof tag, "%.*s", (int)strcspn(p, "\\"), p);
+        size_t k = 0;
+        while (k < n && strcmp(tags[k], tag)) k++;
+        if (k == n) snprintf(tags[n++], 16, "%s", tag);
+    }
+    free(text);
+    return n;
+}
+
+static void test_lang_rows(const char *dir, const char *root)
+{
+    row_count counts[128] = {{"", 0}};
+    size_t rows = 0;
+    for (const fy_lang_rules *r; (r = fy_lang_rules_at(rows)) && rows < 127; rows++) {
+        snprintf(counts[rows].tag, 16, "%s", r->tag);
+        check(r->name && r->native && r->script && fy_lang_rules_of(r->tag) == r,
+              "row %s: names, script, found by its tag", r->tag);
+        check(!rows || strcmp(fy_lang_rules_at(rows - 1)->tag, r->tag) < 0, "rows sorted at %s",
+              r->tag);
+        check(!strcmp(fy_lang_name(r->tag), r->name), "fy_lang_name(%s)", r->tag);
+    }
+    check(fy_lang_rules_of("xx") == fy_lang_rules_default() && !strcmp(fy_lang_name("xx"), "xx") &&
+              fy_lang_rules_default()->cleanup == FY_CLEAN_NEUTRAL &&
+              fy_lang_rules_of(NULL) == fy_lang_rules_default(),
+          "a tag without a row gets the default row");
+    char path[8192], cat[128][16];
+    size_t len;
+    snprintf(path, sizeof path, "%s/lang_rows.txt", dir);
+    char *text = read_all(path, &len);
+    check(text != NULL, "read %s", path);
+    int n = text ? for_each_case(text, lang_row_case, counts) : 0;
+    free(text);
+    for (size_t k = 0; k < rows; k++)
+        check(counts[k].cases > 0, "row %s has a case in lang_rows.txt", counts[k].tag);
+    size_t nc = catalogue_languages(root, cat, 128);
+    check(nc >= 40, "the catalogue has %zu languages", nc);
+    for (size_t k = 0; k < nc; k++)
+        check(fy_lang_rules_of(cat[k]) != fy_lang_rules_default(),
+              "catalogue language %s has a row", cat[k]);
+    printf("language rows: %zu rows, %d cases, %zu catalogue languages\n", rows, n, nc);
+    /* The default never rewrites punctuation to English. */
+    static const char *const keep[] = {"Saluton ! Kiel vi fartas ?", "« Bone »", "Ĉu vere ;",
+                                       "Bonan tagon。"};
+    for (size_t k = 0; k < sizeof keep / sizeof *keep; k++) {
+        char *cl = fy_cleanup("eo", keep[k], strlen(keep[k]));
+        check(cl && !strcmp(cl, keep[k]), "default clean-up keeps \"%s\" (got \"%s\")", keep[k],
+              cl ? cl : "");
+        free(cl);
+    }
 }
 
 /* ---- raw mode ------------------------------------------------------------------------ */
@@ -865,6 +990,7 @@ int main(int argc, char **argv)
     test_split_file(dir);
     test_cleanup_file(dir);
     test_join_file(dir);
+    test_lang_rows(dir, argc > 1 ? argv[1] : src ? src : ".");
     test_raw();
     test_tokens();
     test_corpus(dir);
