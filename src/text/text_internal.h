@@ -153,6 +153,16 @@ size_t fy_collapse_repeats(const char *s, fy_tok *w, size_t n);
  * Simplified character followed by its Traditional form (for the tests). */
 const char *fy_zh_variant_pairs(void);
 
+/* The frame of the detection sample s[0..len) (detect_rules.c): the text
+ * with quotations, brackets (on one line) and code-like ASCII words
+ * (identifiers, paths, options, camel case, letters with digits) replaced
+ * by a space. malloc'd (never empty), NULL when out of memory. */
+char *fy_detect_frame(const char *s, size_t len, size_t *out_len);
+/* The language that letters only some languages of script use say the
+ * short text s[0..n) is in (Cyrillic ў і ї є ґ ј љ ... ы э ё ъ, Arabic
+ * script's Urdu and Persian letters, Devanagari's ळ), or NULL. */
+const char *fy_letter_rule(const char *s, size_t n, const char *script);
+
 /* ---- HTML flattening ---------------------------------------------------- */
 
 enum {
