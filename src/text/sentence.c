@@ -1,4 +1,4 @@
-/* sentence.c - sentence boundaries for Chinese, English and mixed text, and
+/* sentence.c - sentence boundaries for text in any language, and
  * the cutting of sentences too long for the engine.
  *
  * Chinese terminators (。！？；) always end a sentence, together with the
@@ -12,8 +12,11 @@
  * after other abbreviations, dotted acronyms and initials only when a
  * sentence opener follows ("in the U.S. The" ends, "U.S. Army" does not).
  * Newlines always end one. The rules look at the characters around the
- * terminator only, so they need no language tag: Chinese splitting is the
- * same whatever the source is said to be.
+ * terminator, and at the source's row of the table of language rules
+ * (util/lang_rules.h) for what only that language does: its own
+ * terminators (Greek ';'), its abbreviations and sentence openers beside
+ * English's, and whether '.' after its letters is an abbreviation mark
+ * (Thai). Chinese splitting is the same whatever the source is said to be.
  */
 #include "text/text_internal.h"
 

@@ -430,8 +430,47 @@ static size_t catalogue_languages(const char *root, char tags[][16], size_t max)
     return n;
 }
 
+/* Row r as a line of docs/languages.md's table. */
+static void row_markdown(const fy_lang_rules *r, char *out, size_t cap)
+{
+    static const char *const src[] = {"letters", "Han", "Han, kana", "Hangul"};
+    static const struct {
+        unsigned flag;
+        const char *name;
+    } fl[] = {{FY_LR_FULLWIDTH, "full-width"},  {FY_LR_TIGHT, "tight"},
+              {FY_LR_FRENCH, "French spacing"}, {FY_LR_INVERTED, "¿ ¡"},
+              {FY_LR_ARABIC, "، ؛ ؟"},          {FY_LR_DANDA, "।"},
+              {FY_LR_RTL_MARK, "RLM"},          {FY_LR_NO_DOT_END, "'.' no end"}};
+    char clean[160] = "", quotes[16] = "–";
+    size_t k = 0;
+    if (r->cleanup == FY_CLEAN_CJK)
+        k += (size_t)snprintf(clean, sizeof clean, "CJK");
+    else if (r->cleanup == FY_CLEAN_NEUTRAL)
+        k += (size_t)snprintf(clean, sizeof clean, "neutral");
+    for (size_t i = 0; i < sizeof fl / sizeof *fl; i++)
+        if (r->flags & fl[i].flag)
+            k += (size_t)snprintf(clean + k, sizeof clean - k, "%s%s", k ? ", " : "", fl[i].name);
+    if (r->quotes[0]) {
+        size_t q = 0;
+        put_utf8(quotes, &q, r->quotes[0]);
+        quotes[q++] = ' ';
+        put_utf8(quotes, &q, r->quotes[1]);
+        quotes[q] = '\0';
+    }
+    snprintf(out, cap, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s%s | %s |", r->tag,
+             r->name, r->native, r->script, r->rtl ? "rtl" : "ltr", src[r->source],
+             r->spacing == FY_SPACING_NONE ? "none" : "space",
+             r->tags == FY_TAGS_CHARS ? "characters" : "words", clean, quotes, r->terms ? "`" : "",
+             r->terms ? r->terms : "–", r->terms ? "`" : "", r->abbrevs ? "own + en" : "en");
+}
+
 static void test_lang_rows(const char *dir, const char *root)
 {
+    char docs_path[8192];
+    size_t docs_len;
+    snprintf(docs_path, sizeof docs_path, "%s/docs/languages.md", root);
+    char *docs = read_all(docs_path, &docs_len);
+    check(docs != NULL, "read %s", docs_path);
     row_count counts[128] = {{"", 0}};
     size_t rows = 0;
     for (const fy_lang_rules *r; (r = fy_lang_rules_at(rows)) && rows < 127; rows++) {
@@ -441,7 +480,11 @@ static void test_lang_rows(const char *dir, const char *root)
         check(!rows || strcmp(fy_lang_rules_at(rows - 1)->tag, r->tag) < 0, "rows sorted at %s",
               r->tag);
         check(!strcmp(fy_lang_name(r->tag), r->name), "fy_lang_name(%s)", r->tag);
+        char md[512];
+        row_markdown(r, md, sizeof md);
+        check(docs && strstr(docs, md), "docs/languages.md has the row:\n%s", md);
     }
+    free(docs);
     check(fy_lang_rules_of("xx") == fy_lang_rules_default() && !strcmp(fy_lang_name("xx"), "xx") &&
               fy_lang_rules_default()->cleanup == FY_CLEAN_NEUTRAL &&
               fy_lang_rules_of(NULL) == fy_lang_rules_default(),
@@ -600,6 +643,8 @@ static void test_tokens(void)
 }
 
 /* ---- corpus properties --------------------------------------------------------------------- */
+
+static const char *source_root = "."; /* the repository, for docs/ and src/model/ */
 
 static const char *const sources[] = {"zh", "en", "ja", "ko", "de", "ru", "ar"};
 #define NSOURCES (sizeof sources / sizeof *sources)
@@ -991,13 +1036,18 @@ static const tally *find_tally(const tally *t, const char *key)
     return NULL;
 }
 
-/* Prints a Markdown table of t (for docs/languages.md). */
-static void print_tallies(const char *what, const tally *t)
+/* Prints a Markdown table of t, and checks that docs (docs/languages.md)
+ * has each of its lines: the documented figures are the measured ones. */
+static void print_tallies(const char *what, const tally *t, const char *docs)
 {
     printf("| %s | right | of | accuracy |\n|---|---:|---:|---:|\n", what);
-    for (; t->key[0]; t++)
-        printf("| %s | %d | %d | %.1f%% |\n", t->key, t->right, t->total,
-               100.0 * t->right / t->total);
+    for (; t->key[0]; t++) {
+        char line[128];
+        snprintf(line, sizeof line, "| %s | %d | %d | %.1f%% |", t->key, t->right, t->total,
+                 100.0 * t->right / t->total);
+        printf("%s\n", line);
+        check(docs && strstr(docs, line), "docs/languages.md has the line %s", line);
+    }
 }
 
 /* The accuracy set (detect_accuracy.tsv): every language of the catalogue
@@ -1025,9 +1075,16 @@ static void test_detect_accuracy(const char *dir)
         right += ok, total++;
     }
     free(text);
-    print_tallies("language", by_lang);
-    print_tallies("category", by_cat);
-    printf("detection accuracy: %d of %d (%.1f%%)\n", right, total, 100.0 * right / total);
+    snprintf(path, sizeof path, "%s/docs/languages.md", source_root);
+    char *docs = read_all(path, &len);
+    check(docs != NULL, "read %s", path);
+    print_tallies("language", by_lang, docs);
+    print_tallies("category", by_cat, docs);
+    char all[96];
+    snprintf(all, sizeof all, "| all | %d | %d | %.1f%% |", right, total, 100.0 * right / total);
+    printf("%s\ndetection accuracy: %d of %d (%.1f%%)\n", all, right, total, 100.0 * right / total);
+    check(docs && strstr(docs, all), "docs/languages.md has the line %s", all);
+    free(docs);
     check(total >= 300, "the accuracy set has %d inputs", total);
     check(right * 100 >= total * 94, "overall accuracy %d of %d is at least 94%%", right, total);
     static const char *const exact[] = {"zh", "zh-Hant"};
@@ -1120,7 +1177,8 @@ int main(int argc, char **argv)
     test_split_file(dir);
     test_cleanup_file(dir);
     test_join_file(dir);
-    test_lang_rows(dir, argc > 1 ? argv[1] : src ? src : ".");
+    source_root = argc > 1 ? argv[1] : src ? src : ".";
+    test_lang_rows(dir, source_root);
     test_raw();
     test_tokens();
     test_corpus(dir);
