@@ -872,7 +872,8 @@ static void test_random(void)
     fy_buf b = {0};
     for (int it = 0; it < n_docs; it++) {
         int html = it % 2, raw = !html && it % 5 == 0;
-        const char *tgt = it % 3 ? "zh" : "en";
+        static const char *const tgts[] = {"zh", "en", "zh", "fr", "ar", "th", "ja", "es", "hi"};
+        const char *tgt = tgts[it % 9];
         b.n = 0;
         for (int k = 0, na = 1 + (int)rnd(30); k < na; k++) {
             const char *a = atoms[rnd(sizeof atoms / sizeof *atoms)];
@@ -1146,6 +1147,10 @@ static void test_detect_edges(void)
         int rc = fy_detect(p, m, (int)rnd(2), &d);
         if (rc != 0 && rc != FY_EINVAL) check(0, "detect random bytes: %d", rc);
         free(fy_cleanup_chinese(p, m));
+        static const char *const tgts[] = {"fr", "es", "de", "ar", "hi", "th", "ja", "eo"};
+        char *cl = fy_cleanup(tgts[it % 8], p, m);
+        if (!cl) check(0, "cleanup %s of random bytes", tgts[it % 8]);
+        free(cl);
     }
 }
 
