@@ -54,14 +54,30 @@ static const char variant_pairs[] =
     "评評诚誠询詢该該详詳诸諸谱譜贡貢财財责責贤賢贯貫贴貼贷貸赏賞赔賠赖賴赚賺赞贊"
     "赢贏赵趙趋趨踪蹤轨軌载載辑輯输輸辞辭迁遷迈邁违違逻邏邓鄧郑鄭酱醬鉴鑒钓釣钢鋼"
     "钥鑰钻鑽铜銅铺鋪链鏈锅鍋锦錦镇鎮闪閃闷悶闹鬧阔闊阶階陈陳阵陣隐隱顿頓额額飘飄"
-    "饮飲饰飾饱飽饼餅驱驅驶駛驻駐骑騎骗騙鲜鮮鸭鴨龄齡归歸";
+    "饮飲饰飾饱飽饼餅驱驅驶駛驻駐骑騎骗騙鲜鮮鸭鴨龄齡归歸"
+    "丢丟严嚴丧喪临臨丽麗举舉乔喬亏虧仓倉价價优優伞傘伪偽佣傭侨僑俭儉偿償兑兌兰蘭册冊"
+    "凉涼凑湊凭憑凯凱刹剎剂劑剑劍励勵劲勁匀勻却卻叹嘆吕呂呜嗚咏詠哑啞唤喚喷噴嘱囑坝壩"
+    "垦墾堕墮墙牆壮壯壳殼够夠夹夾夺奪奖獎妆妝妈媽娱娛婴嬰宠寵审審宪憲宫宮宽寬宾賓寻尋"
+    "寿壽尔爾尘塵尝嘗届屆岂豈岗崗岭嶺峡峽帅帥帐帳带帶庙廟庞龐废廢异異弃棄弯彎彻徹径徑"
+    "忆憶忧憂怜憐恋戀恶惡恳懇悦悅惧懼惨慘惩懲愤憤户戶抚撫抛拋拢攏拣揀挚摯挟挾挣掙捞撈"
+    "捡撿捣搗掷擲揽攬摄攝摇搖撑撐斋齋旧舊旷曠晋晉晓曉晕暈暂暫栈棧栋棟桩樁椭橢榄欖毁毀"
+    "毙斃沪滬泼潑洒灑浆漿浇澆浏瀏渊淵温溫溃潰滤濾滥濫滨濱潜潛灿燦炉爐炼煉烛燭焕煥狭狹"
+    "猎獵猫貓玛瑪痒癢痴癡瘾癮盏盞盐鹽砚硯窍竅窑窯竖豎笋筍筹籌纠糾纤纖纹紋罢罷聪聰肃肅"
+    "肾腎肿腫胆膽脉脈脏臟艰艱艳豔芦蘆苍蒼茧繭荐薦荡蕩莱萊莲蓮萝蘿蓝藍虏虜虚虛虫蟲虾蝦"
+    "蚀蝕蚂螞蛮蠻衔銜衬襯诊診译譯诞誕谋謀谜謎谣謠贩販贪貪贫貧贺賀辉輝逊遜铃鈴闯闖韩韓"
+    "饺餃馈饋驾駕骤驟鲁魯齿齒龟龜丝絲绳繩饿餓钉釘鸣鳴鹅鵝鸽鴿丛叢乌烏伦倫侦偵俩倆厕廁"
+    "厨廚哗嘩坟墳壶壺娇嬌庐廬扑撲拨撥沦淪浊濁滩灘炖燉烫燙琐瑣疮瘡皱皺盗盜矫矯祷禱秃禿"
+    "窜竄粪糞缆纜缝縫羡羨耸聳胶膠腊臘舱艙苇葦蚕蠶蜡蠟袄襖裤褲谊誼贞貞贼賊赌賭躯軀辫辮"
+    "钝鈍铅鉛锈鏽锣鑼锻鍛闸閘陕陝隶隸韧韌颈頸颗顆馒饅驴驢骂罵骄驕鸦鴉鹰鷹";
 
 typedef struct variant_entry {
     uint32_t cp;
     int form; /* 1 Simplified only, 2 Traditional only */
 } variant_entry;
 
-#define NPAIRS_MAX 512
+/* Characters in the table (each pair is two 3-byte characters): the
+ * decoded table always has room for all of them. */
+#define NVARIANTS ((sizeof variant_pairs - 1) / 3)
 
 static int cmp_variant(const void *a, const void *b)
 {
@@ -70,10 +86,10 @@ static int cmp_variant(const void *a, const void *b)
 }
 
 /* Decodes the pair table into t (sorted by code point); returns its size. */
-static size_t variant_table(variant_entry t[2 * NPAIRS_MAX])
+static size_t variant_table(variant_entry t[NVARIANTS])
 {
     size_t n = 0, len = sizeof variant_pairs - 1;
-    for (size_t i = 0, k; i < len && n < 2 * NPAIRS_MAX; i += k, n++) {
+    for (size_t i = 0, k; i < len && n < NVARIANTS; i += k, n++) {
         t[n].cp = fy_utf8_get(variant_pairs, len, i, &k);
         t[n].form = n % 2 ? 2 : 1;
     }
@@ -121,10 +137,9 @@ static void add_script(evidence *ev, const char *sc, size_t n)
     if (ev->bytes[k] > ev->script_bytes) ev->script = ev->names[k], ev->script_bytes = ev->bytes[k];
 }
 
-static void count_scripts(const char *s, size_t len, evidence *ev)
+static void count_scripts(const char *s, size_t len, const variant_entry *table, size_t nt,
+                          evidence *ev)
 {
-    variant_entry table[2 * NPAIRS_MAX];
-    size_t nt = variant_table(table);
     memset(ev, 0, sizeof *ev);
     for (size_t i = 0, n; i < len; i += n) {
         uint32_t cp = fy_utf8_get(s, len, i, &n);
@@ -377,8 +392,10 @@ int fy_detect(const char *text, size_t len, int html, fy_detection *out)
         return FY_ENOMEM;
     }
     evidence ev, fr;
-    count_scripts(s, n, &ev);
-    count_scripts(f, fn, &fr);
+    variant_entry table[NVARIANTS];
+    size_t nt = variant_table(table);
+    count_scripts(s, n, table, nt, &ev);
+    count_scripts(f, fn, table, nt, &fr);
     if (!fr.letters) fr = ev, fn = n; /* all of it quoted: the quotation is the text */
     int rc = 0;
     if (ev.letters) {

@@ -47,7 +47,7 @@ typedef struct fy_detection {
  * "ja"; Hangul the majority of them -> "ko"; else Chinese (Japanese only
  * when CLD2 is sure of it and there is no kana), and Chinese is "zh"
  * (Simplified) unless the text has more characters that exist only in
- * Traditional than only in Simplified (a table of over 250 frequent pairs:
+ * Traditional than only in Simplified (a table of 800 frequent pairs:
  * 这/這 国/國 说/說 会/會 为/為...): "你好，世界。" has none and is "zh".
  * Chinese without any one-form character also lists the other variant
  * second, so the pipeline can take whichever the installed models serve;

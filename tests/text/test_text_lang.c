@@ -896,16 +896,30 @@ static void test_variant_table(void)
 {
     const char *t = fy_zh_variant_pairs();
     size_t len = strlen(t), n = 0;
-    uint32_t cps[2048];
+    static uint32_t cps[4096];
     int ok = len % 6 == 0;
-    for (size_t i = 0, k; i < len && ok && n < 2048; i += k) {
+    for (size_t i = 0, k; i < len && ok && n < 4096; i += k) {
         uint32_t cp = fy_utf8_get(t, len, i, &k);
         ok = k == 3 && fy_cp_is_han(cp);
         for (size_t j = 0; j < n && ok; j++) ok = cps[j] != cp;
         if (!ok) printf("  variant table: bad or repeated character at byte %zu\n", i);
         cps[n++] = cp;
     }
-    check(ok && n / 2 >= 150, "variant table: %zu pairs, all distinct Han characters", n / 2);
+    check(ok && n / 2 >= 800, "variant table: %zu pairs, all distinct Han characters", n / 2);
+    /* Every pair counts: the last pair's forms are told apart too (a
+     * fixed-size decoding once dropped the pairs past the 512th). */
+    size_t nb;
+    uint32_t last_s = fy_utf8_get(t, len, len - 6, &nb), last_t = fy_utf8_get(t, len, len - 3, &nb);
+    char ls[8] = "", lt[8] = "";
+    size_t q = 0;
+    put_utf8(ls, &q, last_s);
+    q = 0;
+    put_utf8(lt, &q, last_t);
+    fy_detection d1, d2;
+    check(fy_detect(ls, strlen(ls), 0, &d1) == 0 && d1.n && !strcmp(d1.top[0].lang, "zh") &&
+              d1.reliable && fy_detect(lt, strlen(lt), 0, &d2) == 0 && d2.n &&
+              !strcmp(d2.top[0].lang, "zh-Hant"),
+          "the last pair of the variant table counts (%s %s)", ls, lt);
 }
 
 static int detect_case(const char *line)
