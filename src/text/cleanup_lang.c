@@ -195,10 +195,9 @@ static int pass_inverted(cp_text *t)
         if (t->cp[k] != end) return 0; /* ?! and !?: leave them */
     for (size_t i = 0; i < t->n; i++)
         if (t->cp[i] == open) return 0;
-    size_t a = 0;
+    size_t a = 0; /* the first word: a letter, a digit or a protected span */
     while (a < e && !t->prot[a] && !fy_cp_is_letter(t->cp[a]) && !is_digit(t->cp[a])) a++;
-    if (a == e || t->prot[a]) return 0;
-    return insert(t, a, open);
+    return a < e ? insert(t, a, open) : 0;
 }
 
 /* ---- Arabic punctuation and the danda ------------------------------------------------ */
