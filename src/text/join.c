@@ -561,11 +561,12 @@ static int word_char(uint32_t c)
     return c && !fy_cp_is_cjk(c) && ((c >= '0' && c <= '9') || fy_cp_is_letter(c));
 }
 
-/* For a CJK target: are the spaces of the literal between the previous
+/* For a target without spaces between sentences (its row's spacing: zh,
+ * ja): are the spaces of the literal between the previous
  * piece and p (rendered as r) to be dropped? Only between two translated
  * sentences, and not where Latin words would run together. */
-static int cjk_gap(const fy_doc *d, int flags, const piece *prev, int prev_changed,
-                   uint32_t prev_last, const piece *p, const rendered *r)
+static int unspaced_gap(const fy_doc *d, int flags, const piece *prev, int prev_changed,
+                        uint32_t prev_last, const piece *p, const rendered *r)
 {
     return d->tgt_rules->spacing == FY_SPACING_NONE && !(flags & FY_JOIN_RAW) && prev &&
            prev->kind == P_SENT && prev_changed && p->kind == P_SENT && r->changed &&
@@ -581,11 +582,11 @@ int fy_join_gap(uint32_t last, const char *gap, size_t len, uint32_t first, cons
 {
     char tag[FY_LANG_MAX];
     if (fy_lang_normalize(target, tag) != 0) tag[0] = '\0';
-    int cjk = fy_lang_rules_of(tag)->spacing == FY_SPACING_NONE;
-    if (!len) return !cjk && needs_space(last, first) ? FY_GAP_SPACE : FY_GAP_KEEP;
+    int none = fy_lang_rules_of(tag)->spacing == FY_SPACING_NONE;
+    if (!len) return !none && needs_space(last, first) ? FY_GAP_SPACE : FY_GAP_KEEP;
     for (size_t i = 0; i < len; i++)
         if (!horizontal(gap[i])) return FY_GAP_KEEP; /* a line break is layout */
-    return cjk && !(word_char(last) && word_char(first)) ? FY_GAP_DROP : FY_GAP_KEEP;
+    return none && !(word_char(last) && word_char(first)) ? FY_GAP_DROP : FY_GAP_KEEP;
 }
 
 /* Writes literal piece p; drop: without the spaces and tabs at its ends
@@ -619,7 +620,7 @@ static void join_lead(fy_buf *out, joiner *j, const piece *p, const rendered *r)
     const fy_doc *d = j->d;
     if (j->pending)
         put_literal(out, d, j->pending,
-                    cjk_gap(d, j->flags, j->prev, j->prev_changed, j->prev_last, p, r));
+                    unspaced_gap(d, j->flags, j->prev, j->prev_changed, j->prev_last, p, r));
     j->pending = NULL;
     if (d->tgt_rules->spacing == FY_SPACING_SPACE && !(j->flags & FY_JOIN_RAW) && p->touch &&
         !p->glue && (r->changed || j->prev_changed) && needs_space(j->prev_last, r->first))
