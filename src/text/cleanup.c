@@ -1,14 +1,17 @@
-/* cleanup.c - repairs typical defects of English engine output.
+/* cleanup.c - repairs typical defects of engine output in languages that
+ * put spaces between words (English and most others).
  *
- * Three passes, each a pure function of its input: (1) full-width and CJK
- * punctuation left in the English becomes ASCII (with the space English
- * wants after it); (2) the text is cut into space-separated words, an
- * n-gram repeated more than 3 times in a row is kept once (a degenerate
- * decoder loop), punctuation standing alone is attached to the word before
- * it; (3) doubled punctuation inside a word is collapsed. URLs and e-mail
- * addresses are words that no pass changes. Only ASCII and CJK punctuation
- * are rewritten: other bytes, valid or not, pass through unchanged (the
- * join relies on that for its span markers).
+ * Three passes, each a pure function of its input: (1) with FY_LR_FULLWIDTH,
+ * full-width and CJK punctuation left in the text becomes ASCII (with the
+ * space such languages want after it); (2) the text is cut into
+ * space-separated words, an n-gram repeated more than 3 times in a row is
+ * kept once (a degenerate decoder loop), and with FY_LR_TIGHT punctuation
+ * standing alone is attached to the word before it (opening marks to the
+ * word after); (3) with FY_LR_TIGHT doubled punctuation inside a word is
+ * collapsed. URLs and e-mail addresses are words that no pass changes.
+ * Only ASCII and CJK punctuation are rewritten: other bytes, valid or not,
+ * pass through unchanged (the join relies on that for its span markers).
+ * The language's own punctuation rules come after (cleanup_lang.c).
  */
 #include "text/text_internal.h"
 
@@ -129,12 +132,22 @@ size_t fy_collapse_repeats(const char *s, fy_tok *w, size_t n)
     return o;
 }
 
+/* Is s[0..n) made only of characters of set (UTF-8)? */
 static int all_of(const char *s, size_t n, const char *set)
 {
-    for (size_t k = 0; k < n; k++)
-        if (!strchr(set, s[k])) return 0;
+    size_t m;
+    for (size_t k = 0; k < n; k += m)
+        if (!fy_utf8_has(set, fy_utf8_get(s, n, k, &m))) return 0;
     return n > 0;
 }
+
+/* Punctuation that closes the word before it in the languages with spaces:
+ * ASCII, Arabic ، ؛ ؟ ۔, the dandas, Armenian ։, Ethiopic ።, Myanmar ။ ၊,
+ * Khmer ។ ៕, and ». */
+#define CLOSING                                                                                    \
+    ",.!?;:)]}%\u060c\u061b\u061f\u06d4\u0964\u0965\u0589\u1362\u104b\u104a\u17d4\u17d5\u00bb"
+/* ... and that opens the word after it: ( [ { ¿ ¡ « „ */
+#define OPENING "([{\u00bf\u00a1\u00ab\u201e"
 
 /* Pass 3 for one word: ",," -> ",", "!!" -> "!", ".." -> ".", ",." -> ".". */
 static void put_word(fy_buf *b, const char *s, size_t n, int link)
@@ -155,7 +168,7 @@ static void put_word(fy_buf *b, const char *s, size_t n, int link)
     }
 }
 
-static char *pass_words(const char *s, size_t len)
+static char *pass_words(const char *s, size_t len, int tight)
 {
     fy_spans sp = {0};
     fy_tok *w = NULL;
@@ -180,12 +193,12 @@ static char *pass_words(const char *s, size_t len)
     for (size_t i = 0; i < nw; i++) {
         const char *t = s + w[i].a;
         int link = (w[i].flags & FY_TOK_LINK) != 0;
-        int closing = !link && all_of(t, w[i].n, ",.!?;:)]}%");
+        int closing = tight && !link && all_of(t, w[i].n, CLOSING);
         if (b.n && !closing && !glue_next) fy_buf_putc(&b, ' ');
         /* Collapse doubled punctuation across the join with the word before. */
         if (closing && b.n && strchr(",;!?", t[0]) && b.p[b.n - 1] == t[0]) t++, w[i].n--;
-        put_word(&b, t, w[i].n, link);
-        glue_next = !link && all_of(t, w[i].n, "([{");
+        put_word(&b, t, w[i].n, link || !tight);
+        glue_next = tight && !link && all_of(t, w[i].n, OPENING);
     }
     free(sp.v);
     free(w);
@@ -197,17 +210,23 @@ fail:
     return NULL;
 }
 
-char *fy_cleanup_english(const char *s, size_t len)
+char *fy_cleanup_words(const char *s, size_t len, unsigned flags)
 {
     fy_spans sp = {0};
     fy_buf b = {0};
+    if (!(flags & FY_LR_FULLWIDTH)) return pass_words(s, len, (flags & FY_LR_TIGHT) != 0);
     if (fy_find_spans(s, len, &sp)) return NULL;
     pass_punct(s, len, &sp, &b);
     free(sp.v);
     size_t n;
     char *p1 = fy_buf_take(&b, &n);
     if (!p1) return NULL;
-    char *out = pass_words(p1, n);
+    char *out = pass_words(p1, n, (flags & FY_LR_TIGHT) != 0);
     free(p1);
     return out;
+}
+
+char *fy_cleanup_english(const char *s, size_t len)
+{
+    return fy_cleanup_words(s, len, FY_LR_FULLWIDTH | FY_LR_TIGHT);
 }

@@ -249,7 +249,21 @@ static void put_unit(fy_buf *b, const char *s, const unit *x, uint32_t rep)
         fy_buf_putcp(b, rep);
 }
 
-static char *pass_convert(const char *s, size_t len, size_t *out_len)
+/* The style's marks in place of Simplified Chinese's ， “ ” (the only
+ * comma and quotation marks the rules above write). */
+static void restyle(uint32_t *rep, size_t nu, const uint32_t style[3])
+{
+    for (size_t i = 0; i < nu; i++) {
+        if (rep[i] == 0xFF0C)
+            rep[i] = style[0];
+        else if (rep[i] == 0x201C)
+            rep[i] = style[1];
+        else if (rep[i] == 0x201D)
+            rep[i] = style[2];
+    }
+}
+
+static char *pass_convert(const char *s, size_t len, const uint32_t style[3], size_t *out_len)
 {
     size_t nu;
     unit *u = decode(s, len, &nu);
@@ -267,6 +281,7 @@ static char *pass_convert(const char *s, size_t len, size_t *out_len)
         convert_run(u, nu, i, j, has_cjk, rep);
         i = j;
     }
+    restyle(rep, nu, style);
     for (size_t i = 0; i < nu; i++) put_unit(&b, s, &u[i], rep[i]);
     free(u);
     free(rep);
@@ -361,12 +376,22 @@ static char *pass_tokens(const char *s, size_t len)
     return fy_buf_take(&b, NULL);
 }
 
-char *fy_cleanup_chinese(const char *s, size_t len)
+char *fy_cleanup_cjk(const char *s, size_t len, const fy_lang_rules *r)
 {
+    /* Japanese writes 、 where Chinese writes ，; the quotation marks are
+     * the row's (“ ” Simplified, 「 」 Traditional and Japanese). */
+    uint32_t style[3] = {0xFF0C, 0x201C, 0x201D};
+    if (r && r->script && !strcmp(r->script, "Jpan")) style[0] = 0x3001;
+    if (r && r->quotes[0]) style[1] = r->quotes[0], style[2] = r->quotes[1];
     size_t n;
-    char *p1 = pass_convert(s ? s : "", s ? len : 0, &n);
+    char *p1 = pass_convert(s ? s : "", s ? len : 0, style, &n);
     if (!p1) return NULL;
     char *out = pass_tokens(p1, n);
     free(p1);
     return out;
+}
+
+char *fy_cleanup_chinese(const char *s, size_t len)
+{
+    return fy_cleanup_cjk(s, len, fy_lang_rules_of("zh"));
 }

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #define SAMPLE_MAX      (256 * 1024) /* bytes of text looked at */
-#define SHORT_HAN       50           /* fewer Han characters: the counts may override CLD2 */
-#define BEST_EFFORT_MIN 16           /* bytes of letters CLD2's best effort is trusted with */
+#define BEST_EFFORT_MIN 4            /* bytes of letters CLD2's best effort is trusted with */
+#define SHORT_TEXT      64           /* fewer bytes of letters: distinctive letters beat CLD2 */
 
 /* Pairs of a Simplified character and its Traditional form, where neither
  * is in ordinary use in the other script's text (so 后/後, 里/裡, 干/幹,
@@ -54,14 +54,30 @@ static const char variant_pairs[] =
     "评評诚誠询詢该該详詳诸諸谱譜贡貢财財责責贤賢贯貫贴貼贷貸赏賞赔賠赖賴赚賺赞贊"
     "赢贏赵趙趋趨踪蹤轨軌载載辑輯输輸辞辭迁遷迈邁违違逻邏邓鄧郑鄭酱醬鉴鑒钓釣钢鋼"
     "钥鑰钻鑽铜銅铺鋪链鏈锅鍋锦錦镇鎮闪閃闷悶闹鬧阔闊阶階陈陳阵陣隐隱顿頓额額飘飄"
-    "饮飲饰飾饱飽饼餅驱驅驶駛驻駐骑騎骗騙鲜鮮鸭鴨龄齡归歸";
+    "饮飲饰飾饱飽饼餅驱驅驶駛驻駐骑騎骗騙鲜鮮鸭鴨龄齡归歸"
+    "丢丟严嚴丧喪临臨丽麗举舉乔喬亏虧仓倉价價优優伞傘伪偽佣傭侨僑俭儉偿償兑兌兰蘭册冊"
+    "凉涼凑湊凭憑凯凱刹剎剂劑剑劍励勵劲勁匀勻却卻叹嘆吕呂呜嗚咏詠哑啞唤喚喷噴嘱囑坝壩"
+    "垦墾堕墮墙牆壮壯壳殼够夠夹夾夺奪奖獎妆妝妈媽娱娛婴嬰宠寵审審宪憲宫宮宽寬宾賓寻尋"
+    "寿壽尔爾尘塵尝嘗届屆岂豈岗崗岭嶺峡峽帅帥帐帳带帶庙廟庞龐废廢异異弃棄弯彎彻徹径徑"
+    "忆憶忧憂怜憐恋戀恶惡恳懇悦悅惧懼惨慘惩懲愤憤户戶抚撫抛拋拢攏拣揀挚摯挟挾挣掙捞撈"
+    "捡撿捣搗掷擲揽攬摄攝摇搖撑撐斋齋旧舊旷曠晋晉晓曉晕暈暂暫栈棧栋棟桩樁椭橢榄欖毁毀"
+    "毙斃沪滬泼潑洒灑浆漿浇澆浏瀏渊淵温溫溃潰滤濾滥濫滨濱潜潛灿燦炉爐炼煉烛燭焕煥狭狹"
+    "猎獵猫貓玛瑪痒癢痴癡瘾癮盏盞盐鹽砚硯窍竅窑窯竖豎笋筍筹籌纠糾纤纖纹紋罢罷聪聰肃肅"
+    "肾腎肿腫胆膽脉脈脏臟艰艱艳豔芦蘆苍蒼茧繭荐薦荡蕩莱萊莲蓮萝蘿蓝藍虏虜虚虛虫蟲虾蝦"
+    "蚀蝕蚂螞蛮蠻衔銜衬襯诊診译譯诞誕谋謀谜謎谣謠贩販贪貪贫貧贺賀辉輝逊遜铃鈴闯闖韩韓"
+    "饺餃馈饋驾駕骤驟鲁魯齿齒龟龜丝絲绳繩饿餓钉釘鸣鳴鹅鵝鸽鴿丛叢乌烏伦倫侦偵俩倆厕廁"
+    "厨廚哗嘩坟墳壶壺娇嬌庐廬扑撲拨撥沦淪浊濁滩灘炖燉烫燙琐瑣疮瘡皱皺盗盜矫矯祷禱秃禿"
+    "窜竄粪糞缆纜缝縫羡羨耸聳胶膠腊臘舱艙苇葦蚕蠶蜡蠟袄襖裤褲谊誼贞貞贼賊赌賭躯軀辫辮"
+    "钝鈍铅鉛锈鏽锣鑼锻鍛闸閘陕陝隶隸韧韌颈頸颗顆馒饅驴驢骂罵骄驕鸦鴉鹰鷹";
 
 typedef struct variant_entry {
     uint32_t cp;
     int form; /* 1 Simplified only, 2 Traditional only */
 } variant_entry;
 
-#define NPAIRS_MAX 512
+/* Characters in the table (each pair is two 3-byte characters): the
+ * decoded table always has room for all of them. */
+#define NVARIANTS ((sizeof variant_pairs - 1) / 3)
 
 static int cmp_variant(const void *a, const void *b)
 {
@@ -70,10 +86,10 @@ static int cmp_variant(const void *a, const void *b)
 }
 
 /* Decodes the pair table into t (sorted by code point); returns its size. */
-static size_t variant_table(variant_entry t[2 * NPAIRS_MAX])
+static size_t variant_table(variant_entry t[NVARIANTS])
 {
     size_t n = 0, len = sizeof variant_pairs - 1;
-    for (size_t i = 0, k; i < len && n < 2 * NPAIRS_MAX; i += k, n++) {
+    for (size_t i = 0, k; i < len && n < NVARIANTS; i += k, n++) {
         t[n].cp = fy_utf8_get(variant_pairs, len, i, &k);
         t[n].form = n % 2 ? 2 : 1;
     }
@@ -121,10 +137,9 @@ static void add_script(evidence *ev, const char *sc, size_t n)
     if (ev->bytes[k] > ev->script_bytes) ev->script = ev->names[k], ev->script_bytes = ev->bytes[k];
 }
 
-static void count_scripts(const char *s, size_t len, evidence *ev)
+static void count_scripts(const char *s, size_t len, const variant_entry *table, size_t nt,
+                          evidence *ev)
 {
-    variant_entry table[2 * NPAIRS_MAX];
-    size_t nt = variant_table(table);
     memset(ev, 0, sizeof *ev);
     for (size_t i = 0, n; i < len; i += n) {
         uint32_t cp = fy_utf8_get(s, len, i, &n);
@@ -210,13 +225,18 @@ static int is_chinese(const char *tag)
     return !strcmp(tag, "zh") || !strcmp(tag, "zh-Hant");
 }
 
-/* "zh" or "zh-Hant" when the one-form characters are one-sided (only one
- * form, or at least three times as many of it), else NULL. */
-static const char *counted_variant(const evidence *ev)
+static int is_cjk_lang(const char *tag)
 {
-    if (ev->simp > 0 && (ev->trad == 0 || ev->simp >= 3 * ev->trad)) return "zh";
-    if (ev->trad > 0 && (ev->simp == 0 || ev->trad >= 3 * ev->simp)) return "zh-Hant";
-    return NULL;
+    return is_chinese(tag) || !strcmp(tag, "ja") || !strcmp(tag, "ko");
+}
+
+/* Simplified or Traditional, by the characters of one form only: without
+ * a Traditional-only character the text is Simplified; with both forms,
+ * the form with more of them. *decisive: any such character at all. */
+static const char *chinese_variant(const evidence *ev, int *decisive)
+{
+    *decisive = ev->simp + ev->trad > 0;
+    return ev->trad > ev->simp ? "zh-Hant" : "zh";
 }
 
 /* The language a script is written in when only one is. */
@@ -248,61 +268,74 @@ static int share(size_t part, size_t whole)
     return whole ? (int)(part * 100 / whole) : 0;
 }
 
-/* CLD2 was reliable: its answer, with the variant of short Chinese text
- * taken from the counts. */
-static void from_cld2(const evidence *ev, const fy_cld2_result *cr, fy_detection *out)
+/* Puts lang first in out (keeping the other guesses after it). */
+static void put_first(fy_detection *out, const char *lang, int percent)
 {
-    add_cld2(out, cr);
-    out->reliable = 1;
-    const char *v = counted_variant(ev);
-    if (!is_chinese(out->top[0].lang) || ev->han_chars >= SHORT_HAN || !v ||
-        !strcmp(v, out->top[0].lang))
-        return;
     fy_detection d = {0};
     memcpy(d.script, out->script, sizeof d.script);
-    d.reliable = 1;
-    add_guess(&d, v, out->top[0].percent);
-    for (int k = 1; k < out->n; k++) add_guess(&d, out->top[k].lang, out->top[k].percent);
+    d.reliable = out->reliable;
+    add_guess(&d, lang, percent);
+    for (int k = 0; k < out->n; k++) add_guess(&d, out->top[k].lang, out->top[k].percent);
     *out = d;
+}
+
+/* The frame's letters are mostly Han, kana or Hangul: the script decides
+ * (kana -> ja, Hangul -> ko, Han -> Chinese, its variant by the counts of
+ * the whole text; Han alone is Japanese only when CLD2 is sure of it). A
+ * Chinese text without one-form characters also lists the other variant,
+ * so whichever model is installed can take it. */
+static void from_cjk(const evidence *ev, const evidence *fr, const fy_cld2_result *cr,
+                     fy_detection *out)
+{
+    fy_detection cld = {0};
+    add_cld2(&cld, cr);
+    int decisive = 1;
+    const char *lang;
+    if (fr->kana && 8 * fr->kana_chars >= fr->kana_chars + fr->han_chars)
+        lang = "ja";
+    else if (2 * fr->hangul >= fr->han + fr->kana + fr->hangul)
+        lang = "ko";
+    else if (cr->reliable && cld.n && !strcmp(cld.top[0].lang, "ja"))
+        lang = "ja";
+    else
+        lang = chinese_variant(ev, &decisive);
+    out->reliable = decisive || (cr->reliable && cld.n && is_cjk_lang(cld.top[0].lang));
+    int percent = share(ev->han + ev->kana + ev->hangul, ev->letters);
+    add_guess(out, lang, percent);
+    if (is_chinese(lang) && !decisive)
+        add_guess(out, strcmp(lang, "zh") ? "zh" : "zh-Hant", percent);
+    for (int k = 0; k < cld.n; k++)
+        if (!is_chinese(cld.top[k].lang)) add_guess(out, cld.top[k].lang, cld.top[k].percent);
+}
+
+/* CLD2 was reliable: its answer, Chinese's variant from the counts. */
+static void from_cld2(const evidence *ev, const fy_cld2_result *cr, fy_detection *out)
+{
+    int decisive;
+    add_cld2(out, cr);
+    out->reliable = 1;
+    if (is_chinese(out->top[0].lang))
+        put_first(out, chinese_variant(ev, &decisive), out->top[0].percent);
 }
 
 /* The script rules that decide alone. Returns the language or NULL;
  * *percent its share, *reliable whether the rule is decisive. */
-static const char *script_rule(const evidence *ev, const fy_detection *cld, int *percent,
-                               int *reliable)
+static const char *script_rule(const evidence *ev, int *percent, int *reliable)
 {
-    size_t cjk = ev->han + ev->kana;
     *reliable = 1;
-    if (ev->kana && 2 * cjk >= ev->letters &&
-        8 * ev->kana_chars >= ev->kana_chars + ev->han_chars) {
-        *percent = share(cjk, ev->letters);
-        return "ja";
-    }
-    if (2 * ev->hangul >= ev->letters) {
-        *percent = share(ev->hangul, ev->letters);
-        return "ko";
-    }
-    if (2 * ev->han >= ev->letters) {
-        *percent = share(ev->han, ev->letters);
-        const char *v = counted_variant(ev);
-        if (v) return v;
-        *reliable = 0;
-        for (int k = 0; k < cld->n; k++)
-            if (is_chinese(cld->top[k].lang)) return cld->top[k].lang;
-        return "zh";
-    }
     *percent = share(ev->script_bytes, ev->letters);
     return single_language(ev->script);
 }
 
-/* CLD2 was not reliable: the script rules, then CLD2's guesses. */
+/* CLD2 was not reliable: the script rules, then CLD2's guesses (its best
+ * effort when it had none: good at a word or two of a Latin language). */
 static int from_scripts(const char *s, size_t n, const evidence *ev, const fy_cld2_result *cr,
                         fy_detection *out)
 {
     fy_detection cld = {0};
     add_cld2(&cld, cr);
     int percent, reliable;
-    const char *lang = script_rule(ev, &cld, &percent, &reliable);
+    const char *lang = script_rule(ev, &percent, &reliable);
     if (!lang && cld.n == 0 && ev->letters >= BEST_EFFORT_MIN) {
         fy_cld2_result best;
         if (fy_cld2_detect(s, n, 1, &best)) return FY_ENOMEM;
@@ -315,30 +348,62 @@ static int from_scripts(const char *s, size_t n, const evidence *ev, const fy_cl
     return 0;
 }
 
+/* Decides from the counts of the sample s[0..n) (ev) and of its frame
+ * f[0..fn) (fr: without quotations, brackets and code-like words). */
+static int decide(const char *s, size_t n, const evidence *ev, const char *f, size_t fn,
+                  const evidence *fr, fy_detection *out)
+{
+    fy_cld2_result cr;
+    int rc = fy_cld2_detect(s, n, 0, &cr);
+    if (rc) return rc;
+    if (2 * (fr->han + fr->kana + fr->hangul) >= fr->letters) {
+        from_cjk(ev, fr, &cr, out);
+        return 0;
+    }
+    fy_detection probe = {0};
+    add_cld2(&probe, &cr);
+    /* CLD2 read the quotations: the frame is not CJK, so ask about it. */
+    if (probe.n && is_cjk_lang(probe.top[0].lang) && fn < n) {
+        if ((rc = fy_cld2_detect(f, fn, 0, &cr))) return rc;
+        memset(&probe, 0, sizeof probe);
+        add_cld2(&probe, &cr);
+        s = f, n = fn;
+    }
+    if (cr.reliable && probe.n > 0)
+        from_cld2(ev, &cr, out);
+    else
+        rc = from_scripts(s, n, fr, &cr, out);
+    const char *rule = ev->letters < SHORT_TEXT ? fy_letter_rule(s, n, ev->script) : NULL;
+    if (!rc && rule && out->n && strcmp(out->top[0].lang, rule))
+        put_first(out, rule, out->top[0].percent);
+    return rc;
+}
+
 int fy_detect(const char *text, size_t len, int html, fy_detection *out)
 {
     memset(out, 0, sizeof *out);
     if (!text && len) return FY_EINVAL;
     if (!text) text = "";
     if (!fy_utf8_valid(text, len, NULL)) return FY_EINVAL;
-    size_t n;
-    char *s = sample(text, len, html, &n);
-    if (!s) return FY_ENOMEM;
-    evidence ev;
-    count_scripts(s, n, &ev);
+    size_t n, fn = 0;
+    char *s = sample(text, len, html, &n), *f = s ? fy_detect_frame(s, n, &fn) : NULL;
+    if (!s || !f) {
+        free(s);
+        return FY_ENOMEM;
+    }
+    evidence ev, fr;
+    variant_entry table[NVARIANTS];
+    size_t nt = variant_table(table);
+    count_scripts(s, n, table, nt, &ev);
+    count_scripts(f, fn, table, nt, &fr);
+    if (!fr.letters) fr = ev, fn = n; /* all of it quoted: the quotation is the text */
     int rc = 0;
     if (ev.letters) {
-        fy_cld2_result cr;
         snprintf(out->script, sizeof out->script, "%s", ev.script);
-        rc = fy_cld2_detect(s, n, 0, &cr);
-        fy_detection probe = {0};
-        if (!rc) add_cld2(&probe, &cr);
-        if (!rc && cr.reliable && probe.n > 0)
-            from_cld2(&ev, &cr, out);
-        else if (!rc)
-            rc = from_scripts(s, n, &ev, &cr, out);
+        rc = decide(s, n, &ev, fn < n ? f : s, fn, &fr, out);
     }
     free(s);
+    free(f);
     if (rc) memset(out, 0, sizeof *out);
     return rc;
 }

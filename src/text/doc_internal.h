@@ -6,6 +6,7 @@
 
 #include "text/text_internal.h"
 #include "util/lang.h"
+#include "util/lang_rules.h"
 
 enum { A_WS = 100 }; /* anchor kind beside FY_EV_OPEN/CLOSE/OTHER */
 
@@ -36,6 +37,8 @@ typedef struct sent {
     size_t a0, na; /* anchors */
     size_t p0, np; /* protected spans */
     size_t e0, ne; /* entity forms */
+    int para;      /* first text of its line or block: a paragraph's direction
+                      may depend on it (FY_LR_RTL_MARK) */
 } sent;
 
 enum { P_LIT, P_VERB, P_SENT };
@@ -49,22 +52,14 @@ typedef struct piece {
     uint32_t first, last; /* P_VERB: its first and last characters */
 } piece;
 
-/* What a source language's text to translate is made of. */
-enum {
-    SRC_HAN,   /* zh, zh-Hant: Han */
-    SRC_JA,    /* Han or kana */
-    SRC_KO,    /* Hangul */
-    SRC_ALPHA, /* any other: letters of a script other than Han, kana, Hangul */
-};
-
 struct fy_doc {
     char *src;
     size_t src_len;
     int html;
-    int raw;                  /* one sentence, no processing */
-    int src_class;            /* SRC_* */
-    int cjk_target;           /* zh, zh-Hant, ja: Chinese clean-up, no spaces between */
-    char source[FY_LANG_MAX]; /* normalised tags */
+    int raw;                        /* one sentence, no processing */
+    const fy_lang_rules *src_rules; /* the source's row: what to translate, sentence ends */
+    const fy_lang_rules *tgt_rules; /* the target's: clean-up, spacing, tag placement */
+    char source[FY_LANG_MAX];       /* normalised tags */
     char target[FY_LANG_MAX];
     piece *pc;
     size_t npc, cap_pc;

@@ -5,20 +5,22 @@
  * its protected spans in the translation (verbatim, else ignoring spacing
  * and case) and mark them with sentinel characters; add missing strict
  * spans before the final punctuation; clean up for the target language
- * (Chinese clean-up for zh, zh-Hant, ja; English for any other); place the
- * anchors (inline tags, special white space); write it out with the spans'
- * source bytes in place of the sentinels, escaping for HTML.
+ * (its row of util/lang_rules.h: fy_cleanup_for), with a right-to-left mark
+ * where its row asks for one; place the anchors (inline tags, special white
+ * space); write it out with the spans' source bytes in place of the
+ * sentinels, escaping for HTML.
  *
  * Anchor placement: a tag touching a protected span follows that span; any
  * other anchor goes to the same relative position in the translation,
  * snapped to a word boundary (opening tags before a word, closing tags after
- * one; in CJK text every character is a word), and never before the anchor
+ * one; in text of a script without spaces, Han or Thai say, every character
+ * with its combining marks is a word), and never before the anchor
  * placed ahead of it. Keeping source order keeps the nesting, so the output
  * is well-formed if the input was. When the translation equals the engine
  * text, everything goes back exactly where it came from.
  *
- * Between sentences the target decides: a space where Latin-script
- * sentences touched, or, for a CJK target, no space at all.
+ * Between sentences the target's row decides: a space where sentences
+ * touched, or, for Chinese and Japanese, no space at all.
  */
 #include "text/doc_internal.h"
 #include "util/lang.h"
@@ -31,6 +33,8 @@
  * collide with any text (inputs are validated, translations sanitized),
  * and clean-up, which only rewrites ASCII, passes it through as a word. */
 #define SENTINEL_BYTES 4
+
+#define NNBSP 0x202F /* French: before ! ? ; : */
 
 typedef struct loc {
     size_t a, e; /* where the span is in the translation */
@@ -188,11 +192,16 @@ static void put_clean(fy_buf *b, const char *t, size_t a, size_t e)
     }
 }
 
-/* Final punctuation and closing quotes of a CJK sentence: 。！？…”’）」』 */
-static int cjk_final(uint32_t cp)
+/* Final punctuation and closing quotes beyond ASCII: 。！？…”’）」』, the
+ * other scripts' terminators (। ॥ ؟ ۔ ։ ። ။ ។ ៕), » and “ (German's
+ * closing mark). */
+static int final_mark(uint32_t cp)
 {
     return cp == 0x3002 || cp == 0xFF01 || cp == 0xFF1F || cp == 0x2026 || cp == 0x201D ||
-           cp == 0x2019 || cp == 0xFF09 || cp == 0x300D || cp == 0x300F;
+           cp == 0x2019 || cp == 0xFF09 || cp == 0x300D || cp == 0x300F || cp == 0x0964 ||
+           cp == 0x0965 || cp == 0x061F || cp == 0x06D4 || cp == 0x0589 || cp == 0x1362 ||
+           cp == 0x104B || cp == 0x17D4 || cp == 0x17D5 || cp == 0xBB || cp == 0x201C ||
+           cp == NNBSP;
 }
 
 /* Where missing spans go: before the final punctuation and closing quotes. */
@@ -205,7 +214,7 @@ static size_t insert_point(const char *t, size_t tl)
             continue;
         }
         size_t b = fy_utf8_back(t, p);
-        if (!cjk_final(fy_utf8_get(t, p, b, &n)) || b + n != p) break;
+        if (!final_mark(fy_utf8_get(t, p, b, &n)) || b + n != p) break;
         p = b;
     }
     while (p > 0 && t[p - 1] == ' ') p--;
@@ -263,31 +272,34 @@ static int closing_punct(uint32_t cp)
            cp == 0x300B || cp == 0x3011 || cp == 0x201D || cp == 0x2026;
 }
 
-/* Is q a word boundary of t? cjk: a CJK character is a word of its own,
+/* Is q a word boundary of t? chars (FY_TAGS_CHARS): a character of a
+ * script without spaces is a word of its own, with its combining marks,
  * but closing punctuation stays with the word before it. */
-static int boundary(const char *t, size_t l, size_t q, int cjk)
+static int boundary(const char *t, size_t l, size_t q, int chars)
 {
     if (q == 0 || q >= l) return 1;
     if (((unsigned char)t[q] & 0xC0) == 0x80) return 0;
     if (t[q] == ' ' || t[q - 1] == ' ') return 1;
-    if (!cjk) return 0;
+    if (!chars) return 0;
     size_t n;
     uint32_t after = fy_utf8_get(t, l, q, &n);
-    if (closing_punct(after)) return 0;
-    return fy_cp_is_cjk(after) || fy_cp_is_cjk(fy_utf8_get(t, l, fy_utf8_back(t, q), &n));
+    uint32_t before = fy_utf8_get(t, l, fy_utf8_back(t, q), &n);
+    if (closing_punct(after) || fy_cp_is_mark(after) || fy_cp_joins_next(before)) return 0;
+    return fy_cp_is_cjk(after) || fy_cp_is_cjk(before) || fy_cp_is_unspaced(after) ||
+           fy_cp_is_unspaced(before);
 }
 
 /* Nearest word boundary to q; opening tags move to the word after it,
  * closing tags to the word before. */
-static size_t snap(const char *t, size_t l, size_t q, int kind, int cjk)
+static size_t snap(const char *t, size_t l, size_t q, int kind, int chars)
 {
     if (q > l) q = l;
     for (size_t d = 0; d <= l; d++) {
-        if (q >= d && boundary(t, l, q - d, cjk)) {
+        if (q >= d && boundary(t, l, q - d, chars)) {
             q -= d;
             break;
         }
-        if (q + d <= l && boundary(t, l, q + d, cjk)) {
+        if (q + d <= l && boundary(t, l, q + d, chars)) {
             q += d;
             break;
         }
@@ -330,6 +342,7 @@ static void place_anchors(const fy_doc *d, const sent *s, const pspan *P, size_t
 {
     const anchor *A = (s->na ? d->an + s->a0 : NULL);
     size_t eng = map_pos(s->len + 1, P, np) - 1, prev = 0;
+    int chars = d->tgt_rules->tags == FY_TAGS_CHARS;
     for (size_t i = 0; i < s->na; i++) {
         size_t q = map_pos(A[i].pos, P, np), found = 0;
         consume[i] = A[i].kind == A_WS ? A_REPLACE : A_PUT;
@@ -350,9 +363,9 @@ static void place_anchors(const fy_doc *d, const sent *s, const pspan *P, size_t
             if (A[i].kind == A_WS) {
                 size_t j = nearest_space(t, l, q, prev);
                 consume[i] = j < l ? A_REPLACE : A_PUT;
-                q = j < l ? j : snap(t, l, q, FY_EV_OTHER, d->cjk_target);
+                q = j < l ? j : snap(t, l, q, FY_EV_OTHER, chars);
             } else if (!found) {
-                q = snap(t, l, q, A[i].kind, d->cjk_target);
+                q = snap(t, l, q, A[i].kind, chars);
             }
         }
         if (q < prev) q = prev;
@@ -431,6 +444,40 @@ static void first_last(const char *t, size_t l, size_t np, rendered *r)
         r->last = fy_utf8_get(t, l, fy_utf8_back(t, l), &n);
 }
 
+/* The direction of a character for the first-strong rule: 1 right to
+ * left, -1 left to right (a letter of another script, a span marker), 0
+ * neutral (digits, punctuation, white space). */
+static int strong(uint32_t cp)
+{
+    const char *sc = fy_cp_script(cp);
+    if (cp == 0xFFFD) return -1;
+    if (!sc) return 0;
+    return !strcmp(sc, "Arab") || !strcmp(sc, "Hebr") || !strcmp(sc, "Syrc") ||
+                   !strcmp(sc, "Thaa") || !strcmp(sc, "Nkoo")
+               ? 1
+               : -1;
+}
+
+/* A right-to-left paragraph that starts with left-to-right text ("iPhone
+ * ..." in Arabic) is shown left to right by every display that takes the
+ * direction from the first strong character: U+200F (RLM) in front of
+ * it keeps it right to left. Takes txt; NULL when out of memory. */
+static char *rtl_mark(char *txt)
+{
+    size_t l = strlen(txt), n;
+    int first = 0, any_rtl = 0;
+    for (size_t i = 0; i < l; i += n) {
+        int d = strong(fy_utf8_get(txt, l, i, &n));
+        if (!first) first = d;
+        any_rtl |= d == 1;
+    }
+    if (first != -1 || !any_rtl) return txt;
+    char *out = malloc(l + 4);
+    if (out) memcpy(out, "\xe2\x80\x8f", 3), memcpy(out + 3, txt, l + 1);
+    free(txt);
+    return out;
+}
+
 /* Renders sentence s from translation t (NULL: the engine text) into b. */
 static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int flags, rendered *r)
 {
@@ -463,9 +510,8 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     build_marked(t, tl, P, L, np, exact, &mk);
     size_t l;
     if (!exact && !(flags & FY_JOIN_RAW)) {
-        char *(*clean)(const char *, size_t) =
-            d->cjk_target ? fy_cleanup_chinese : fy_cleanup_english;
-        txt = mk.oom ? NULL : clean(mk.p ? mk.p : "", mk.n);
+        txt = mk.oom ? NULL : fy_cleanup_for(d->tgt_rules, mk.p ? mk.p : "", mk.n);
+        if (txt && s->para && (d->tgt_rules->flags & FY_LR_RTL_MARK)) txt = rtl_mark(txt);
         l = txt ? strlen(txt) : 0;
     } else {
         txt = fy_buf_take(&mk, &l);
@@ -475,8 +521,16 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     for (size_t p = 0, k; p < l; p++)
         if (sentinel_at(txt, l, p, np, &k)) spos[k] = p, p += SENTINEL_BYTES - 1;
     place_anchors(d, s, P, np, txt, l, exact, spos, pos, consume);
+    size_t at = b->n;
     emit(b, d, s, txt, l, pos, consume);
     first_last(txt, l, np, r);
+    if (!r->last && b->n > at && !b->oom) {
+        /* No text, but its anchors (a line break): the join's spacing looks
+         * at what is written, as fy_doc_join_before does. */
+        size_t n;
+        r->first = fy_utf8_get(b->p + at, b->n - at, 0, &n);
+        r->last = fy_utf8_get(b->p, b->n, fy_utf8_back(b->p, b->n), &n);
+    }
     r->changed = !exact;
     rc = b->oom ? FY_ENOMEM : 0;
 done:
@@ -507,14 +561,15 @@ static int word_char(uint32_t c)
     return c && !fy_cp_is_cjk(c) && ((c >= '0' && c <= '9') || fy_cp_is_letter(c));
 }
 
-/* For a CJK target: are the spaces of the literal between the previous
+/* For a target without spaces between sentences (its row's spacing: zh,
+ * ja): are the spaces of the literal between the previous
  * piece and p (rendered as r) to be dropped? Only between two translated
  * sentences, and not where Latin words would run together. */
-static int cjk_gap(const fy_doc *d, int flags, const piece *prev, int prev_changed,
-                   uint32_t prev_last, const piece *p, const rendered *r)
+static int unspaced_gap(const fy_doc *d, int flags, const piece *prev, int prev_changed,
+                        uint32_t prev_last, const piece *p, const rendered *r)
 {
-    return d->cjk_target && !(flags & FY_JOIN_RAW) && prev && prev->kind == P_SENT &&
-           prev_changed && p->kind == P_SENT && r->changed &&
+    return d->tgt_rules->spacing == FY_SPACING_NONE && !(flags & FY_JOIN_RAW) && prev &&
+           prev->kind == P_SENT && prev_changed && p->kind == P_SENT && r->changed &&
            !(word_char(prev_last) && word_char(r->first));
 }
 
@@ -525,11 +580,13 @@ static int horizontal(char c)
 
 int fy_join_gap(uint32_t last, const char *gap, size_t len, uint32_t first, const char *target)
 {
-    int cjk = fy_lang_is_cjk(target);
-    if (!len) return !cjk && needs_space(last, first) ? FY_GAP_SPACE : FY_GAP_KEEP;
+    char tag[FY_LANG_MAX];
+    if (fy_lang_normalize(target, tag) != 0) tag[0] = '\0';
+    int none = fy_lang_rules_of(tag)->spacing == FY_SPACING_NONE;
+    if (!len) return !none && needs_space(last, first) ? FY_GAP_SPACE : FY_GAP_KEEP;
     for (size_t i = 0; i < len; i++)
         if (!horizontal(gap[i])) return FY_GAP_KEEP; /* a line break is layout */
-    return cjk && !(word_char(last) && word_char(first)) ? FY_GAP_DROP : FY_GAP_KEEP;
+    return none && !(word_char(last) && word_char(first)) ? FY_GAP_DROP : FY_GAP_KEEP;
 }
 
 /* Writes literal piece p; drop: without the spaces and tabs at its ends
@@ -563,10 +620,10 @@ static void join_lead(fy_buf *out, joiner *j, const piece *p, const rendered *r)
     const fy_doc *d = j->d;
     if (j->pending)
         put_literal(out, d, j->pending,
-                    cjk_gap(d, j->flags, j->prev, j->prev_changed, j->prev_last, p, r));
+                    unspaced_gap(d, j->flags, j->prev, j->prev_changed, j->prev_last, p, r));
     j->pending = NULL;
-    if (!d->cjk_target && !(j->flags & FY_JOIN_RAW) && p->touch && !p->glue &&
-        (r->changed || j->prev_changed) && needs_space(j->prev_last, r->first))
+    if (d->tgt_rules->spacing == FY_SPACING_SPACE && !(j->flags & FY_JOIN_RAW) && p->touch &&
+        !p->glue && (r->changed || j->prev_changed) && needs_space(j->prev_last, r->first))
         fy_buf_putc(out, ' ');
 }
 

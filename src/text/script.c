@@ -118,3 +118,26 @@ int fy_cp_is_lower(uint32_t cp)
     if (cp >= 0x1E00 && cp <= 0x1EFF) return cp & 1;
     return 0;
 }
+
+int fy_cp_is_mark(uint32_t cp)
+{
+    return (cp >= 0x0300 && cp <= 0x036F) || cp == 0x0E31 || (cp >= 0x0E34 && cp <= 0x0E3A) ||
+           (cp >= 0x0E47 && cp <= 0x0E4E) || cp == 0x0EB1 || (cp >= 0x0EB4 && cp <= 0x0EBC) ||
+           (cp >= 0x0EC8 && cp <= 0x0ECE) || (cp >= 0x17B4 && cp <= 0x17D3) || cp == 0x17DD ||
+           (cp >= 0x102B && cp <= 0x103E) || (cp >= 0x1056 && cp <= 0x1059) ||
+           (cp >= 0x105E && cp <= 0x1060) || (cp >= 0x1062 && cp <= 0x1064) ||
+           (cp >= 0x1067 && cp <= 0x106D) || (cp >= 0x1071 && cp <= 0x1074) ||
+           (cp >= 0x1082 && cp <= 0x108D) || cp == 0x108F || (cp >= 0x109A && cp <= 0x109D);
+}
+
+int fy_cp_joins_next(uint32_t cp)
+{
+    return (cp >= 0x0E40 && cp <= 0x0E44) || (cp >= 0x0EC0 && cp <= 0x0EC4) || cp == 0x17D2 ||
+           cp == 0x1039;
+}
+
+int fy_cp_is_unspaced(uint32_t cp)
+{
+    return fy_cp_is_han(cp) || fy_cp_is_kana(cp) || (cp >= 0x0E01 && cp <= 0x0EFF) ||
+           (cp >= 0x1780 && cp <= 0x17FF) || (cp >= 0x1000 && cp <= 0x109F);
+}

@@ -32,20 +32,12 @@ void fy_split_options_default(fy_split_options *o)
 
 /* ---- languages ---------------------------------------------------------------- */
 
-static int source_class(const char *tag)
-{
-    if (!strcmp(tag, "zh") || !strcmp(tag, "zh-Hant")) return SRC_HAN;
-    if (!strcmp(tag, "ja")) return SRC_JA;
-    if (!strcmp(tag, "ko")) return SRC_KO;
-    return SRC_ALPHA;
-}
-
-/* Is cp text to translate for a source of class cls? */
+/* Is cp text to translate for a source whose text is cls (FY_SRC_*)? */
 static int wanted(uint32_t cp, int cls)
 {
-    if (cls == SRC_HAN) return fy_cp_is_han(cp);
-    if (cls == SRC_JA) return fy_cp_is_han(cp) || fy_cp_is_kana(cp);
-    if (cls == SRC_KO) return fy_cp_is_hangul(cp);
+    if (cls == FY_SRC_HAN) return fy_cp_is_han(cp);
+    if (cls == FY_SRC_JA) return fy_cp_is_han(cp) || fy_cp_is_kana(cp);
+    if (cls == FY_SRC_KO) return fy_cp_is_hangul(cp);
     if (cp < 0x80) return ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z');
     /* For an alphabetic source, Han, kana and Hangul are another language. */
     const char *sc = fy_cp_script(cp);
@@ -76,8 +68,8 @@ static int doc_options(fy_doc *d, const fy_split_options *o, fy_error *err)
     if (o->raw && o->html) return fy_err(err, FY_EINVAL, "raw mode is plain text: html must be 0");
     d->html = o->html;
     d->raw = o->raw;
-    d->src_class = source_class(d->source);
-    d->cjk_target = fy_lang_is_cjk(d->target);
+    d->src_rules = fy_lang_rules_of(d->source);
+    d->tgt_rules = fy_lang_rules_of(d->target);
     return 0;
 }
 
@@ -187,6 +179,14 @@ static int build_char(splitter *s, fy_buf *b, sent *st, size_t i, size_t n)
     return 0;
 }
 
+/* Is flat[i] the first text of its line or block (only spaces and tabs
+ * before it since a line break or the start)? */
+static int line_start(const fy_flat *f, size_t i)
+{
+    while (i > 0 && (f->text[i - 1] == ' ' || f->text[i - 1] == '\t')) i--;
+    return i == 0 || f->text[i - 1] == '\n' || f->text[i - 1] == '\r';
+}
+
 static int build_sentence(splitter *s, size_t fa, size_t fb)
 {
     fy_doc *d = s->d;
@@ -195,6 +195,7 @@ static int build_sentence(splitter *s, size_t fa, size_t fb)
     st.src = fy_flat_src0(f, fa);
     st.srclen = fy_flat_src1(f, fb - 1) - st.src;
     st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
+    st.para = line_start(f, fa);
     fy_buf b = {0};
     int rc = 0;
     while (s->ev < f->nev && f->ev[s->ev].pos <= fa) s->ev++;
@@ -362,14 +363,17 @@ static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
 {
     fy_spans spans = {0}, local = {0};
     fy_ranges rs = {0}, cuts = {0};
-    int cls = d->src_class, latin_foreign = cls != SRC_ALPHA;
+    int cls = d->src_rules->source, latin_foreign = cls != FY_SRC_ALPHA;
+    const char *tsc = d->tgt_rules->script;
     int rc = fy_find_spans_ex(f->text, f->len, latin_foreign, &spans);
     if (!rc) drop_spans_over_events(f, &spans);
     /* Tags around a Latin word follow it where the translation keeps it: in
-     * non-Latin text, and in a CJK translation (for a Latin target a word
-     * found again is as likely a different one: German capitalises). */
-    if (!rc && d->html && (latin_foreign || d->cjk_target)) rc = add_element_spans(f, &spans);
-    if (!rc) rc = fy_split_sentences(f->text, f->len, &spans, &rs);
+     * non-Latin text, and in a translation into another script (for a Latin
+     * target a word found again is as likely a different one: German
+     * capitalises). */
+    if (!rc && d->html && (latin_foreign || (tsc && strcmp(tsc, "Latn"))))
+        rc = add_element_spans(f, &spans);
+    if (!rc) rc = fy_split_sentences(f->text, f->len, &spans, d->src_rules, &rs);
     splitter s = {d, f, &spans, 0, 0};
     size_t src_end = 0, flat_end = 0;
     for (size_t k = 0; k < rs.n && !rc; k++) {
@@ -424,6 +428,7 @@ static int split_raw(fy_doc *d, const fy_split_options *o)
         st.src = a;
         st.srclen = e - a;
         st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
+        st.para = 1;
         d->st[d->nst++] = st;
         set_tokens(d, o, st.text, st.len, 0);
         if (add_piece(d, (piece){P_SENT, a, e - a, d->nst - 1, 0, 0, 0, 0})) return FY_ENOMEM;
@@ -523,8 +528,9 @@ int fy_split_last_end(const char *text, size_t len, const char *source, size_t *
     fy_spans spans = {0};
     fy_ranges rs = {0};
     /* The spans the splitter finds: Latin words only in non-Latin text. */
-    int rc = fy_find_spans_ex(text, len, source_class(src) != SRC_ALPHA, &spans);
-    if (!rc) rc = fy_split_sentences(text, len, &spans, &rs);
+    const fy_lang_rules *r = fy_lang_rules_of(src);
+    int rc = fy_find_spans_ex(text, len, r->source != FY_SRC_ALPHA, &spans);
+    if (!rc) rc = fy_split_sentences(text, len, &spans, r, &rs);
     int found = !rc && rs.n >= 2;
     if (found) {
         *end = rs.v[rs.n - 2].start + rs.v[rs.n - 2].len;

@@ -18,17 +18,19 @@
  *     char *result = fy_doc_join(doc, (const char *const *)out, &err);
  *     fy_doc_free(doc);
  *
- * Languages. What the engine gets depends on the source language: for
- * Chinese (zh, zh-Hant) a segment with Han characters, for Japanese one with
- * Han or kana, for Korean one with Hangul, for every other language one with
- * a letter of any other script (Latin, Cyrillic, Greek, Arabic, Hebrew,
- * Devanagari, Thai...; Han, kana and Hangul there are "another language"
- * and do not count), in each case outside strict protected spans. Segments
- * with nothing of that (digits, punctuation, URLs, code) stay verbatim. How
- * translations are put together depends on the target language: for a CJK
- * target (zh, zh-Hant, ja) fy_cleanup_chinese and no white space between
- * sentences; for any other, fy_cleanup_english and one space between
- * sentences that touched in the source.
+ * Languages. Each side reads its row of the table of language rules
+ * (util/lang_rules.h). What the engine gets depends on the source's: for
+ * Chinese (zh, zh-Hant) a segment with Han characters, for Japanese one
+ * with Han or kana, for Korean one with Hangul, for every other language
+ * one with a letter of any other script (Latin, Cyrillic, Greek, Arabic,
+ * Hebrew, Devanagari, Thai...; Han, kana and Hangul there are "another
+ * language" and do not count), in each case outside strict protected
+ * spans. Segments with nothing of that (digits, punctuation, URLs, code)
+ * stay verbatim. How translations are put together depends on the
+ * target's: its clean-up (fy_cleanup below), the white space between
+ * sentences (none for zh, zh-Hant, ja; one space between sentences that
+ * touched in the source for the others) and where inline tags may go
+ * (spaces, or character clusters in scripts without spaces).
  *
  * Protected spans (URLs, e-mail addresses, numbers with Latin units, `code`
  * spans, inline <code>/translate="no" elements; for CJK and Korean sources
@@ -97,15 +99,17 @@ void fy_split_options_default(fy_split_options *o);
  * one, and a line break in a text node is white space (kept in the output).
  *
  * Sentence ends (any source): 。！？； and line breaks always, … after CJK;
- * ASCII . ! ?, … after Latin text and other scripts' terminators (। ؟ ։ ...)
+ * ASCII . ! ?, … after Latin text, other scripts' terminators (। ؟ ։ ။ ។
+ * ...) and the source's own (Greek ';', Armenian ':': its row's terms)
  * before white space, the end or CJK text, but not before a lower-case word
- * (after Latin text), not after a title (Mr. Dr. Prof. St. vs. e.g. i.e.),
- * "No."/"Fig."/"p." before a number, a number opening the line ("1. Intro")
- * and, unless a sentence opener follows ("The", "He", "Then"...), not after
- * other abbreviations (etc. Inc. Ltd. a.m.), dotted acronyms (U.S.) and
- * initials (J. K. Rowling). Closing quotes and brackets stay with the
- * sentence they close; decimals, versions and "..." before a lower-case word
- * do not end one.
+ * (after Latin text), not after a title (Mr. Dr. Prof. St. vs. e.g. i.e.,
+ * and the source's: M. Mme, Hr. bzw., Sra. ...), "No."/"Fig."/"p." (Nr.,
+ * S. ...) before a number, a number opening the line ("1. Intro") and,
+ * unless a sentence opener follows ("The", "He", "Dann", "Il"...), not
+ * after other abbreviations (etc. Inc. Ltd. a.m. usw.), dotted acronyms
+ * (U.S.) and initials (J. K. Rowling, А. С. Пушкин); not after a Thai,
+ * Lao, Khmer or Burmese letter (an abbreviation mark there). Closing quotes and brackets stay with
+ * the sentence they close; decimals, versions and "..." before a lower-case word do not end one.
  *
  * Token counts: count_tokens is called once for each ordinary sentence (on
  * its text as the splitter sees it), more often only for a sentence longer
@@ -155,13 +159,14 @@ long fy_doc_sentence_tokens(const fy_doc *doc, size_t i);
  * invalid bytes become U+FFFD) in place of sentence i. translations, or
  * any entry, may be NULL: that sentence's engine text is used then.
  * Every byte of the input outside the sentences is copied unchanged,
- * except as said here for a CJK target. For each translation that differs
- * from its engine text: the clean-up of the target (fy_cleanup_chinese for
- * zh, zh-Hant, ja; fy_cleanup_english for any other) is applied and
- * protected spans are restored. Between sentences: for a non-CJK target,
+ * except as said here for a zh, zh-Hant or ja target. For each translation
+ * that differs from its engine text: the clean-up of the target
+ * (fy_cleanup; for a right-to-left target, a U+200F mark before a
+ * sentence that starts a line with left-to-right text) is applied and
+ * protected spans are restored. Between sentences: for other targets,
  * one space is put between two sentences that touched in the source
  * ("你好。我是" -> "Hello. I am"), but never between pieces of a word cut
- * for length; for a CJK target no space is ever put, and the spaces and tabs
+ * for length; for zh, zh-Hant, ja no space is ever put, and the spaces and tabs
  * between two translated sentences are dropped when there is no line break
  * between them ("Hello. I am Li." -> "你好。我是李。"; in HTML only those at
  * the ends of the markup between them; kept where both sides are Latin
@@ -169,7 +174,8 @@ long fy_doc_sentence_tokens(const fy_doc *doc, size_t i);
  * Inline HTML tags and line breaks inside a sentence: a tag touching a
  * protected span (URL, code, Latin identifier) follows that span; any
  * other goes to the same relative position in the translation, snapped to
- * a word boundary (opening tags before a word, closing tags after one),
+ * a word boundary (opening tags before a word, closing tags after one; in
+ * scripts without spaces a character cluster is a word),
  * never before the one ahead of it in the source, so the tag sequence, and
  * thus well-formedness, is the input's; a line break replaces the nearest
  * space. In HTML mode & < > in translations are escaped, and characters
@@ -181,8 +187,9 @@ char *fy_doc_join(const fy_doc *doc, const char *const *translations, fy_error *
  * the source with only the spaces and tabs gap[0..len) between them (len
  * 0: they touched), the first translation ending in code point last and the
  * second starting with first, for target language target (normalised
- * tag): FY_GAP_KEEP (the gap as it is), FY_GAP_DROP (nothing: a CJK
- * target, and no Latin words would run together), FY_GAP_SPACE (one space:
+ * tag): FY_GAP_KEEP (the gap as it is), FY_GAP_DROP (nothing: a target
+ * without spaces between sentences, zh ja, and no Latin words would run
+ * together), FY_GAP_SPACE (one space:
  * they touched, and the target puts spaces between words). For callers
  * that translate one long text in pieces and print them one after the other. */
 enum { FY_GAP_KEEP, FY_GAP_DROP, FY_GAP_SPACE };
@@ -234,6 +241,25 @@ char *fy_doc_join_before(const fy_doc *doc, size_t k, const char *prev, const ch
  * Kept for callers that only know these two; new code calls fy_detect.
  * Static storage. */
 const char *fy_detect_language(const char *text, size_t len);
+
+/* The clean-up fy_doc_join applies to a translation into target (a
+ * language tag; unknown or invalid: the default row) of s[0..len), by the
+ * table of language rules (util/lang_rules.h): the Chinese clean-up below
+ * in the row's style for zh, zh-Hant, ja (、 and 「」 for Japanese, 「」 for
+ * Traditional Chinese); for the languages with spaces between words the
+ * English passes below as the row's flags say (full-width punctuation to
+ * ASCII, no space before , . ! ? ; :), then the language's punctuation: a
+ * pair of straight double quotes becomes its quotation marks (« » French,
+ * Russian..., „ “ German, Czech..., „ ” Polish, Romanian, Hungarian, ” ”
+ * Swedish, Finnish; English “ ” too where the language opens with „ or ”),
+ * a narrow no-break space before ; : ! ? » and after « (French, Breton),
+ * ¿ ¡ before a question or exclamation that lacks them (Spanish), , ; ?
+ * after an Arabic word -> ، ؛ ؟ (Arabic, Persian, Urdu), a final '.'
+ * after the script's letter -> । (Hindi, Bengali, Nepali, Punjabi). A
+ * language without a row only loses decoder loops and doubled spaces: its
+ * punctuation is never rewritten. Well-formed text of a language comes
+ * back unchanged. Returns a malloc'd string, NULL if out of memory. */
+char *fy_cleanup(const char *target, const char *s, size_t len);
 
 /* Clean-up of English engine output: full-width punctuation -> ASCII,
  * spaces before punctuation removed, doubled punctuation and spaces fixed,

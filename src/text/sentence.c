@@ -1,4 +1,4 @@
-/* sentence.c - sentence boundaries for Chinese, English and mixed text, and
+/* sentence.c - sentence boundaries for text in any language, and
  * the cutting of sentences too long for the engine.
  *
  * Chinese terminators (。！？；) always end a sentence, together with the
@@ -12,11 +12,15 @@
  * after other abbreviations, dotted acronyms and initials only when a
  * sentence opener follows ("in the U.S. The" ends, "U.S. Army" does not).
  * Newlines always end one. The rules look at the characters around the
- * terminator only, so they need no language tag: Chinese splitting is the
- * same whatever the source is said to be.
+ * terminator, and at the source's row of the table of language rules
+ * (util/lang_rules.h) for what only that language does: its own
+ * terminators (Greek ';'), its abbreviations and sentence openers beside
+ * English's, and whether '.' after its letters is an abbreviation mark
+ * (Thai). Chinese splitting is the same whatever the source is said to be.
  */
 #include "text/text_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -38,17 +42,31 @@ static int is_cjk_term(uint32_t cp)
 }
 
 /* The full stops and question marks of other scripts: Devanagari । ॥,
- * Arabic ؟ ۔, Greek ;, Armenian ։, Ethiopic ።, Myanmar ။. They end a
- * sentence where '?' would. */
+ * Arabic ؟ ۔, Greek ;, Armenian ։, Ethiopic ።, Myanmar ။, Khmer ។ ៕.
+ * They end a sentence where '?' would, whatever the source language. */
 static int is_script_term(uint32_t cp)
 {
     return cp == 0x0964 || cp == 0x0965 || cp == 0x061F || cp == 0x06D4 || cp == 0x037E ||
-           cp == 0x0589 || cp == 0x1362 || cp == 0x104B;
+           cp == 0x0589 || cp == 0x1362 || cp == 0x104B || cp == 0x17D4 || cp == 0x17D5;
 }
 
-static int is_term(uint32_t cp)
+/* Is cp one of the terminators of the language alone (Greek ';')? */
+static int own_term(uint32_t cp, const fy_lang_rules *r)
 {
-    return is_cjk_term(cp) || is_script_term(cp) || cp == '.' || cp == '!' || cp == '?';
+    return r->terms && fy_utf8_has(r->terms, cp);
+}
+
+static int is_term(uint32_t cp, const fy_lang_rules *r)
+{
+    return is_cjk_term(cp) || is_script_term(cp) || cp == '.' || cp == '!' || cp == '?' ||
+           own_term(cp, r);
+}
+
+/* Is cp a letter of the language's own script? */
+static int own_letter(uint32_t cp, const fy_lang_rules *r)
+{
+    const char *sc = fy_cp_script(cp);
+    return sc && r->script && !strcmp(sc, r->script);
 }
 
 /* Closing quotes and brackets stay with the sentence they close. */
@@ -59,80 +77,74 @@ static int is_closer(uint32_t cp)
            cp == '\'' || cp == 0xFF02 || cp == 0x3017 || cp == 0x3015 || cp == 0xBB;
 }
 
-/* Words after which '.' never ends a sentence: titles before a name, and
- * abbreviations that always continue one. Dotted ones are written with
- * their inner dots ("e.g"). */
-static const char *const never_end[] = {
-    "mr",    "mrs",    "ms",  "mx",     "dr",  "prof", "sr",   "jr",  "st",   "mt",
-    "ft",    "vs",     "cf",  "gen",    "sen", "rep",  "rev",  "gov", "capt", "col",
-    "lt",    "sgt",    "hon", "messrs", "mme", "sra",  "srta", "viz", "e.g",  "i.e",
-    "a.k.a", "approx", "nr",  "bzw",    "usw", "ggf",  "vgl",  "z.b", "d.h",  "u.a",
-};
-
-/* Abbreviations that are abbreviations only before a number ("No. 5", but
- * "the answer is no. Then"). */
-static const char *const num_abbrevs[] = {"no", "nos", "fig", "figs", "vol", "pp", "p",
-                                          "op", "art", "ch",  "sec",  "eq",  "ref"};
-
-/* Abbreviations that may end a sentence: they do before a sentence opener. */
-static const char *const may_end[] = {
-    "etc",  "inc", "ltd", "co",  "corp", "llc", "plc", "bros", "dept", "univ", "est",
-    "al",   "ed",  "eds", "jan", "feb",  "mar", "apr", "jun",  "jul",  "aug",  "sep",
-    "sept", "oct", "nov", "dec", "ca",   "min", "max", "hr",   "hrs",  "yr",   "yrs",
-};
-
-/* Capitalised words that open English sentences far more often than they
- * follow an abbreviation inside one. */
-static const char *const openers[] = {
-    "The",    "A",         "An",       "This",      "That",  "These", "Those",   "It",    "Its",
-    "He",     "She",       "We",       "They",      "I",     "You",   "His",     "Her",   "Our",
-    "Their",  "My",        "Your",     "There",     "Then",  "But",   "And",     "So",    "Yet",
-    "Or",     "In",        "On",       "At",        "For",   "If",    "When",    "While", "After",
-    "Before", "As",        "However",  "Meanwhile", "Also",  "Now",   "What",    "Why",   "How",
-    "Who",    "Where",     "Which",    "Some",      "Many",  "Most",  "All",     "Not",   "One",
-    "Today",  "Yesterday", "Tomorrow", "Later",     "Still", "Thus",  "Instead", "Since", "Because",
-};
-
-static int in_list(const char *w, size_t n, const char *const *list, size_t count, int icase)
+/* Is w[0..n) one of the space-separated words of list (icase: ASCII
+ * letters compared without case)? */
+static int in_words(const char *w, size_t n, const char *list, int icase)
 {
-    for (size_t k = 0; k < count; k++)
-        if (strlen(list[k]) == n &&
-            (icase ? strncasecmp(w, list[k], n) == 0 : strncmp(w, list[k], n) == 0))
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ') p++;
+        const char *e = p;
+        while (*e && *e != ' ') e++;
+        if ((size_t)(e - p) == n && n && (icase ? !strncasecmp(p, w, n) : !strncmp(p, w, n)))
             return 1;
+        p = e;
+    }
     return 0;
 }
 
-#define IN_LIST(w, n, list, icase) in_list(w, n, list, sizeof list / sizeof *list, icase)
-
-static int ascii_alpha(int c)
+/* A letter of a script with spaces between words (Han, kana and Hangul are
+ * words of their own). */
+static int word_letter(uint32_t cp)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    return fy_cp_is_letter(cp) && !fy_cp_is_cjk(cp);
 }
 
-/* Is the word at s[w..len) a sentence opener (followed by a non-letter)? */
-static int opener_at(const char *s, size_t len, size_t w)
+/* Is w[0..n) in the list (which) of the source's abbreviations or of
+ * English's? English words, names and titles turn up in text of every
+ * language, so its lists always count. */
+static int listed(const char *w, size_t n, const fy_abbrevs *ab, size_t which, int icase)
 {
-    size_t e = w;
-    while (e < len && ascii_alpha((unsigned char)s[e])) e++;
-    return e > w && IN_LIST(s + w, e - w, openers, 0);
+    const fy_abbrevs *en = fy_lang_rules_of("en")->abbrevs;
+    const char *const *own = ab ? (const char *const *)((const char *)ab + which) : NULL;
+    const char *const *eng = (const char *const *)((const char *)en + which);
+    return (own && in_words(w, n, *own, icase)) || in_words(w, n, *eng, icase);
+}
+
+#define LISTED(w, n, ab, field, icase) listed(w, n, ab, offsetof(fy_abbrevs, field), icase)
+
+/* Is the word at s[w..len) a sentence opener (followed by a non-letter)? */
+static int opener_at(const char *s, size_t len, size_t w, const fy_abbrevs *ab)
+{
+    size_t e = w, n;
+    while (e < len && word_letter(fy_utf8_get(s, len, e, &n))) e += n;
+    return e > w && LISTED(s + w, e - w, ab, openers, 0);
 }
 
 enum { NOT_ABBREV, ABBREV_NEVER, ABBREV_MAY };
 
 /* What the word ending at s[e) (before a '.') is: not an abbreviation, one
  * after which '.' never ends a sentence, or one after which it ends only
- * before an opener (other abbreviations, dotted acronyms like U.S, initials
- * like the J of "J. K. Rowling"). next_digit: a number follows. */
-static int abbrev_kind(const char *s, size_t e, int next_digit)
+ * before an opener (the language's abbreviations that may end a sentence,
+ * dotted acronyms like U.S, initials like the J of "J. K. Rowling", in any
+ * alphabet). next_digit: a number follows. ab: the source's lists (NULL:
+ * none; English's count for every language). */
+static int abbrev_kind(const char *s, size_t e, int next_digit, const fy_abbrevs *ab)
 {
-    size_t a = e;
-    while (a > 0 && (ascii_alpha((unsigned char)s[a - 1]) || s[a - 1] == '.')) a--;
+    size_t a = e, n, letters = 0;
+    while (a > 0) {
+        size_t b = fy_utf8_back(s, a);
+        uint32_t cp = fy_utf8_get(s, e, b, &n);
+        if (cp != '.' && !word_letter(cp)) break;
+        letters += cp != '.';
+        a = b;
+    }
     while (a < e && s[a] == '.') a++;
-    size_t n = e - a;
-    if (n == 0) return NOT_ABBREV;
-    if (IN_LIST(s + a, n, never_end, 1)) return ABBREV_NEVER;
-    if (next_digit && IN_LIST(s + a, n, num_abbrevs, 1)) return ABBREV_NEVER;
-    if (n == 1 || memchr(s + a, '.', n) || IN_LIST(s + a, n, may_end, 1)) return ABBREV_MAY;
+    n = e - a;
+    if (n == 0 || letters == 0) return NOT_ABBREV;
+    if (LISTED(s + a, n, ab, never, 1)) return ABBREV_NEVER;
+    if (next_digit && LISTED(s + a, n, ab, numbered, 1)) return ABBREV_NEVER;
+    if (letters == 1 || memchr(s + a, '.', n) || LISTED(s + a, n, ab, may_end, 1))
+        return ABBREV_MAY;
     return NOT_ABBREV;
 }
 
@@ -143,6 +155,7 @@ typedef struct term_ctx {
     size_t w;                   /* where after_ws is */
     int list_number;            /* only a short number precedes it on its line */
     int after_span;             /* it follows a URL or e-mail address: no abbreviation */
+    const fy_lang_rules *lang;  /* the source's row */
 } term_ctx;
 
 /* A '.' run (or '…' after Latin text): decimals never reach here (no space
@@ -153,10 +166,14 @@ static int dot_ends(const char *s, size_t len, size_t t, size_t j, const term_ct
     size_t dots = 0;
     for (size_t k = t; k < j && s[k] == '.'; k++) dots++;
     if (dots == 1 && c->list_number) return 0; /* "1. Introduction" */
+    if (dots == 1 && c->first == '.' && (c->lang->flags & FY_LR_NO_DOT_END) &&
+        own_letter(c->prev, c->lang))
+        return 0; /* Thai พ.ศ. 2567: an abbreviation */
     if (dots == 1 && c->first == '.' && !c->after_span) {
-        int kind = abbrev_kind(s, t, is_digit(c->after_ws));
+        const fy_abbrevs *ab = c->lang->abbrevs;
+        int kind = abbrev_kind(s, t, is_digit(c->after_ws), ab);
         if (kind == ABBREV_NEVER) return 0;
-        if (kind == ABBREV_MAY) return c->after_ws == 0 || opener_at(s, len, c->w);
+        if (kind == ABBREV_MAY) return c->after_ws == 0 || opener_at(s, len, c->w, ab);
     }
     return !fy_cp_is_lower(c->after_ws); /* "... etc. and more", "wait... what" */
 }
@@ -220,15 +237,16 @@ static const fy_span *span_at(const fy_spans *sp, size_t *k, size_t i)
  * before it; after_span: it directly follows a URL or e-mail address).
  * Returns the index after them, *ends whether the sentence ends there. */
 static size_t term_run(const char *s, size_t len, size_t i, uint32_t prev, int after_span,
-                       int *ends)
+                       const fy_lang_rules *r, int *ends)
 {
     size_t n, j = i;
     term_ctx c = {0};
     c.first = fy_utf8_get(s, len, i, &n);
     c.prev = prev;
     c.after_span = after_span;
+    c.lang = r;
     j += n;
-    while (j < len && is_term(cp_at(s, len, j))) j += (fy_utf8_get(s, len, j, &n), n);
+    while (j < len && is_term(cp_at(s, len, j), r)) j += (fy_utf8_get(s, len, j, &n), n);
     while (j < len && is_closer(cp_at(s, len, j))) j += (fy_utf8_get(s, len, j, &n), n);
     c.next = cp_at(s, len, j);
     c.w = j;
@@ -240,8 +258,10 @@ static size_t term_run(const char *s, size_t len, size_t i, uint32_t prev, int a
     return j;
 }
 
-int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_ranges *out)
+int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, const fy_lang_rules *r,
+                       fy_ranges *out)
 {
+    if (!r) r = fy_lang_rules_default();
     size_t a = 0, i = 0, k = 0, span_end = (size_t)-1;
     uint32_t prev = 0;
     while (i < len) {
@@ -260,13 +280,13 @@ int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_rang
             prev = 0;
             continue;
         }
-        if (!is_term(cp)) {
+        if (!is_term(cp, r)) {
             prev = cp;
             i += n;
             continue;
         }
         int ends;
-        size_t j = term_run(s, len, i, prev, i == span_end, &ends);
+        size_t j = term_run(s, len, i, prev, i == span_end, r, &ends);
         if (ends) {
             if (push(out, s, a, j, 0, 0)) return FY_ENOMEM;
             a = j;

@@ -13,6 +13,7 @@
 #include "text/segment.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/lang_rules.h"
 
 /* ---- UTF-8 and character classes -------------------------------------- */
 
@@ -21,6 +22,8 @@
 uint32_t fy_utf8_get(const char *s, size_t len, size_t i, size_t *n);
 /* Start of the character that ends at i (i > 0); never below 0. */
 size_t fy_utf8_back(const char *s, size_t i);
+/* 1 if the NUL-terminated UTF-8 string set holds code point cp. */
+int fy_utf8_has(const char *set, uint32_t cp);
 int fy_cp_is_han(uint32_t cp);   /* CJK unified ideographs (all blocks) */
 int fy_cp_is_cjk(uint32_t cp);   /* Han, kana, hangul, CJK/full-width punctuation */
 int fy_cp_is_space(uint32_t cp); /* ASCII white space, NBSP, U+3000, U+2000..200A... */
@@ -35,6 +38,15 @@ const char *fy_cp_script(uint32_t cp);
 int fy_cp_is_letter(uint32_t cp); /* fy_cp_script(cp) != NULL */
 int fy_cp_is_kana(uint32_t cp);   /* hiragana, katakana (also half-width) */
 int fy_cp_is_hangul(uint32_t cp); /* syllables and jamo */
+/* A combining mark that belongs to the character before it (Thai, Lao,
+ * Khmer and Myanmar vowel and tone signs, the combining diacritics). */
+int fy_cp_is_mark(uint32_t cp);
+/* A character that belongs to the one after it: Thai and Lao vowels
+ * written before their consonant, the Khmer and Myanmar stacking signs. */
+int fy_cp_joins_next(uint32_t cp);
+/* A letter of a script written without spaces between words: Han, kana,
+ * Thai, Lao, Khmer, Myanmar. */
+int fy_cp_is_unspaced(uint32_t cp);
 
 /* ---- protected spans --------------------------------------------------- */
 
@@ -78,10 +90,14 @@ typedef struct fy_ranges {
     size_t n, cap;
 } fy_ranges;
 
-/* Appends the sentences of s[0..len) to out: trimmed of white space,
- * non-empty, never across '\n' or '\r', never inside a span (spans sorted,
- * as fy_find_spans gives them). 0 or FY_ENOMEM. */
-int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, fy_ranges *out);
+/* Appends the sentences of s[0..len), a text in the language of row r
+ * (NULL: the default row), to out: trimmed of white space, non-empty,
+ * never across '\n' or '\r', never inside a span (spans sorted, as
+ * fy_find_spans gives them). The terminators of every script end a
+ * sentence by their neighbours, and so do the row's own (terms); the row's
+ * abbreviations and FY_LR_NO_DOT_END decide about a '.'. 0 or FY_ENOMEM. */
+int fy_split_sentences(const char *s, size_t len, const fy_spans *spans, const fy_lang_rules *r,
+                       fy_ranges *out);
 
 /* Token estimate for text without a model: Han/kana characters count one,
  * Latin words one per 6 letters, digits one per 3, punctuation one, + EOS. */
@@ -114,6 +130,18 @@ typedef struct fy_tok {
     int cls;        /* the caller's character class */
 } fy_tok;
 
+/* The word passes of the clean-up (cleanup.c) for a language with spaces
+ * between words: flags FY_LR_FULLWIDTH and FY_LR_TIGHT of util/lang_rules.h
+ * (both: fy_cleanup_english); decoder loops and white space always.
+ * malloc'd, NULL when out of memory. */
+char *fy_cleanup_words(const char *s, size_t len, unsigned flags);
+/* The Chinese clean-up (cleanup_zh.c) in the style of row r: 、 for
+ * Japanese's comma, the row's quotation marks. */
+char *fy_cleanup_cjk(const char *s, size_t len, const fy_lang_rules *r);
+/* The clean-up of a translation into the language of row r (NULL: the
+ * default row), as fy_doc_join applies it (cleanup_lang.c). */
+char *fy_cleanup_for(const fy_lang_rules *r, const char *s, size_t len);
+
 /* Drops decoder loops from w[0..n) (tokens of s): an n-gram of up to 8
  * tokens occurring more than 3 times in a row is kept once (compared by
  * bytes, white space ignored). Returns the new count; w is compacted. */
@@ -124,6 +152,16 @@ size_t fy_collapse_repeats(const char *s, fy_tok *w, size_t n);
 /* detect.c's table of Simplified/Traditional pairs: UTF-8, each pair one
  * Simplified character followed by its Traditional form (for the tests). */
 const char *fy_zh_variant_pairs(void);
+
+/* The frame of the detection sample s[0..len) (detect_rules.c): the text
+ * with quotations, brackets (on one line) and code-like ASCII words
+ * (identifiers, paths, options, camel case, letters with digits) replaced
+ * by a space. malloc'd (never empty), NULL when out of memory. */
+char *fy_detect_frame(const char *s, size_t len, size_t *out_len);
+/* The language that letters only some languages of script use say the
+ * short text s[0..n) is in (Cyrillic ў і ї є ґ ј љ ... ы э ё ъ, Arabic
+ * script's Urdu and Persian letters, Devanagari's ळ), or NULL. */
+const char *fy_letter_rule(const char *s, size_t n, const char *script);
 
 /* ---- HTML flattening ---------------------------------------------------- */
 

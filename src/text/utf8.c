@@ -80,6 +80,14 @@ int fy_utf8_valid(const char *s, size_t len, size_t *bad_offset)
     return 1;
 }
 
+int fy_utf8_has(const char *set, uint32_t cp)
+{
+    size_t len = strlen(set), n;
+    for (size_t i = 0; i < len; i += n)
+        if (fy_utf8_get(set, len, i, &n) == cp) return 1;
+    return 0;
+}
+
 /* ---- character classes -------------------------------------------------- */
 
 int fy_cp_is_han(uint32_t cp)

@@ -1,5 +1,6 @@
 /* lang.c - normalising language tags and direction names. */
 #include "util/lang.h"
+#include "util/lang_rules.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -137,71 +138,14 @@ int fy_lang_pair_from_infix(const char *infix, char src[FY_LANG_MAX], char tgt[F
     return 0;
 }
 
-static const struct {
-    const char *tag, *name;
-} names[] = {
-    {"ar", "Arabic"},
-    {"az", "Azerbaijani"},
-    {"be", "Belarusian"},
-    {"bg", "Bulgarian"},
-    {"bn", "Bengali"},
-    {"bs", "Bosnian"},
-    {"ca", "Catalan"},
-    {"cs", "Czech"},
-    {"da", "Danish"},
-    {"de", "German"},
-    {"el", "Greek"},
-    {"en", "English"},
-    {"es", "Spanish"},
-    {"et", "Estonian"},
-    {"fa", "Persian"},
-    {"fi", "Finnish"},
-    {"fr", "French"},
-    {"gu", "Gujarati"},
-    {"he", "Hebrew"},
-    {"hi", "Hindi"},
-    {"hr", "Croatian"},
-    {"hu", "Hungarian"},
-    {"id", "Indonesian"},
-    {"is", "Icelandic"},
-    {"it", "Italian"},
-    {"ja", "Japanese"},
-    {"kn", "Kannada"},
-    {"ko", "Korean"},
-    {"lt", "Lithuanian"},
-    {"lv", "Latvian"},
-    {"ml", "Malayalam"},
-    {"ms", "Malay"},
-    {"nb", "Norwegian Bokmål"},
-    {"nl", "Dutch"},
-    {"nn", "Norwegian Nynorsk"},
-    {"pl", "Polish"},
-    {"pt", "Portuguese"},
-    {"ro", "Romanian"},
-    {"ru", "Russian"},
-    {"sk", "Slovak"},
-    {"sl", "Slovenian"},
-    {"sq", "Albanian"},
-    {"sr", "Serbian"},
-    {"sv", "Swedish"},
-    {"ta", "Tamil"},
-    {"te", "Telugu"},
-    {"th", "Thai"},
-    {"tr", "Turkish"},
-    {"uk", "Ukrainian"},
-    {"vi", "Vietnamese"},
-    {"zh", "Chinese"},
-    {"zh-Hant", "Chinese (Traditional)"},
-};
-
 const char *fy_lang_name(const char *tag)
 {
-    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
-        if (!strcmp(names[k].tag, tag)) return names[k].name;
-    return tag;
+    const fy_lang_rules *r = fy_lang_rules_of(tag);
+    return r->name ? r->name : tag;
 }
 
 int fy_lang_is_cjk(const char *tag)
 {
-    return tag && (!strcmp(tag, "zh") || !strcmp(tag, "zh-Hant") || !strcmp(tag, "ja"));
+    const fy_lang_rules *r = fy_lang_rules_of(tag);
+    return r->source == FY_SRC_HAN || r->source == FY_SRC_JA;
 }

@@ -42,12 +42,12 @@ void fy_lang_pair_name(const char *src, const char *tgt, char *out, size_t cap);
 int fy_lang_pair_from_infix(const char *infix, char src[FY_LANG_MAX], char tgt[FY_LANG_MAX]);
 
 /* The English name of a normalised tag ("Chinese", "Chinese (Traditional)",
- * "English", "German"), or the tag itself when it is not one we know.
- * Static storage (or the argument). */
+ * "English", "German"; the table of util/lang_rules.h), or the tag itself
+ * when it is not one we know. Static storage (or the argument). */
 const char *fy_lang_name(const char *tag);
 
-/* 1 when the language is written in CJK script without spaces between
- * words (zh, zh-Hant, ja), else 0. */
+/* 1 when the language's text to translate is Han (and kana): zh, zh-Hant,
+ * ja (util/lang_rules.h: FY_SRC_HAN, FY_SRC_JA), else 0. */
 int fy_lang_is_cjk(const char *tag);
 
 #endif

@@ -76,5 +76,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(again);
         free(clean);
     }
+    /* The clean-up of each kind of row of the table of language rules, and
+     * the paragraphs of a mixed document (they cover the text in order). */
+    static const char *const targets[] = {"fr", "es",      "de", "ar", "hi",
+                                          "ja", "zh-Hant", "th", "eo"};
+    for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
+        char *clean = fy_cleanup(targets[k], s, size);
+        if (!clean || (ok && !fy_utf8_valid(clean, strlen(clean), NULL))) abort();
+        free(clean);
+    }
+    fy_detect_part *parts;
+    size_t np, at = 0;
+    int rc = fy_detect_paragraphs(s, size, 0, &parts, &np);
+    if (rc != (ok ? 0 : FY_EINVAL)) abort();
+    for (size_t k = 0; k < np; k++) {
+        if (parts[k].start != at) abort();
+        at += parts[k].len;
+    }
+    if (rc == 0 && at != size) abort();
+    free(parts);
     return 0;
 }

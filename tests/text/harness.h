@@ -36,7 +36,22 @@ static int hex_digit(int c)
                                                     : -1;
 }
 
-/* s[0..n) with \\ \t \n \s (space) \xHH decoded; malloc'd, *out_len its
+/* Appends code point cp to o[*k] as UTF-8 (cp < 0x10000). */
+static void put_utf8(char *o, size_t *k, unsigned cp)
+{
+    if (cp < 0x80) {
+        o[(*k)++] = (char)cp;
+    } else if (cp < 0x800) {
+        o[(*k)++] = (char)(0xC0 | (cp >> 6));
+        o[(*k)++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        o[(*k)++] = (char)(0xE0 | (cp >> 12));
+        o[(*k)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[(*k)++] = (char)(0x80 | (cp & 0x3F));
+    }
+}
+
+/* s[0..n) with \\ \t \n \s (space) \xHH \uHHHH decoded; malloc'd, *out_len its
  * length (it may hold any byte). */
 static char *unescape(const char *s, size_t n, size_t *out_len)
 {
@@ -56,6 +71,12 @@ static char *unescape(const char *s, size_t n, size_t *out_len)
             o[k++] = ' ';
         else if (c == 'x' && i + 2 < n && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0)
             o[k++] = (char)(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2])), i += 2;
+        else if (c == 'u' && i + 4 < n && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0 &&
+                 hex_digit(s[i + 3]) >= 0 && hex_digit(s[i + 4]) >= 0)
+            put_utf8(o, &k,
+                     (unsigned)(hex_digit(s[i + 1]) << 12 | hex_digit(s[i + 2]) << 8 |
+                                hex_digit(s[i + 3]) << 4 | hex_digit(s[i + 4]))),
+                i += 4;
         else
             o[k++] = c;
     }
