@@ -213,6 +213,20 @@ int fy_linear_out(const fy_linear *l)
     return l->n;
 }
 
+int fy_linear_i8_parts_get(const fy_linear *l, fy_linear_i8_parts *out)
+{
+    if (!l->int8) return FY_EINVAL;
+    *out = (fy_linear_i8_parts){
+        .w = l->w8,
+        .bias = l->bias,
+        .n = l->n,
+        .k = l->k,
+        .a_mult = l->a_mult,
+        .unquant = l->unquant,
+    };
+    return 0;
+}
+
 size_t fy_linear_scratch_bytes(const fy_linear *l, int m)
 {
     size_t bytes;

@@ -97,6 +97,20 @@ void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t 
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy);
 
+/* What an int8 layer computes with, for a device backend that uploads it
+ * (src/nn/vk): its weights [n][k] (64-byte aligned rows), the prepared
+ * bias' (n floats, see above), the activation multiplier and unquant. All
+ * borrowed from l. */
+typedef struct fy_linear_i8_parts {
+    const int8_t *w;
+    const float *bias;
+    int n, k;
+    float a_mult, unquant;
+} fy_linear_i8_parts;
+
+/* Fills *out for an int8 layer and returns 0; FY_EINVAL for a float one. */
+int fy_linear_i8_parts_get(const fy_linear *l, fy_linear_i8_parts *out);
+
 /* Quantises float weights the way the reference prepares a float matrix for
  * int8 (used for a tied float Wemb as the output layer): out[i] =
  * clamp(rint(w[i]·mult), -127, 127). Pair it with mult = fy_i8_weight_mult(). */

@@ -28,6 +28,8 @@ enum {
     FY_EBUSY = -10,       /* queue full, try again later */
     FY_ETIMEOUT = -11,    /* deadline passed */
     FY_ECANCELED = -12,   /* the caller gave up */
+    FY_EDEVLOST = -13,    /* a compute device (GPU) was lost: its work must be redone elsewhere */
+    FY_EDEVMEM = -14,     /* a compute device ran out of its own memory */
 };
 
 /* Formats the message into err (if non-NULL), stores code, returns code. */
