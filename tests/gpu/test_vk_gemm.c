@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn/gemm.h"
+#include "nn/gemm_impl.h"
 #include "nn/ops.h"
 #include "vk_test.h"
 
@@ -86,6 +87,21 @@ static void gemm_case(int m, int n, int k, int sat, int relu)
     int nl = 0;
     for (int j = 0; j < n; j++)
         if (vt_irand(0, 2)) cols[nl++] = j;
+    if (sat) { /* most pair sums of these operands do saturate */
+        uint8_t *u = malloc((size_t)m * k);
+        fy_gemm_kernels_for(FY_ISA_REF)->quantize_u8(x, (size_t)m * k, l.parts.a_mult, u);
+        long nsat = 0, all = 0;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++)
+                for (int q = 0; q < k; q += 2, all++) {
+                    const uint8_t *a = u + (size_t)i * k + q;
+                    const int8_t *w = l.w + (size_t)j * k + q;
+                    int s = a[0] * w[0] + a[1] * w[1];
+                    nsat += s > 32767 || s < -32768;
+                }
+        vt_check(nsat * 5 > all, "saturating operands: %ld of %ld pair sums saturate", nsat, all);
+        free(u);
+    }
     float *want_r = calloc((size_t)m * ldy, sizeof(float)), *want_l = calloc((size_t)m * ldy, 4);
     float *got = malloc(sizeof(float) * m * ldy);
     void *scratch = aligned_alloc(64, (fy_linear_scratch_bytes(l.lin, m) + 63) / 64 * 64);
@@ -184,8 +200,71 @@ static void gemm_rows_case(int m, int n, int k)
     free(x), free(cols), free(rowcols), free(want), free(got), free(scratch);
 }
 
+/* A float layer k x n (file layout [k][n]) with or without bias, against
+ * fy_linear_forward_ex: a column range and a column list, relu or not. */
+static void gemm_f32_case(int m, int n, int k, int with_bias, int relu)
+{
+    fy_error err = {0};
+    float *w = malloc(sizeof(float) * k * n), *wt = malloc(sizeof(float) * k * n);
+    float *bias = malloc(sizeof(float) * n), *x = malloc(sizeof(float) * m * (k + 2));
+    for (int i = 0; i < k * n; i++) w[i] = vt_frand(-1.0f, 1.0f);
+    for (int j = 0; j < n; j++) bias[j] = vt_frand(-1.0f, 1.0f);
+    for (int i = 0; i < m * (k + 2); i++) x[i] = vt_frand(-2.0f, 2.0f);
+    x[0] = -0.0f, x[1] = 1e-40f, w[0] = -0.0f;
+    fy_linear *lin = fy_linear_new_f32(w, k, n, with_bias ? bias : NULL, &err);
+    vt_check(lin != NULL, "f32 layer: %s", err.msg);
+    if (!lin) return;
+    fy_transpose(w, k, n, wt); /* [n][k] for the device */
+    int ldx = k + 2, ldy = n + 1, j0 = n / 3, nr = n - j0, nl = 0;
+    int32_t *cols = malloc(sizeof(int32_t) * n), *range = malloc(sizeof(int32_t) * n);
+    for (int j = 0; j < n; j++)
+        if (vt_irand(0, 1)) cols[nl++] = j;
+    for (int c = 0; c < nr; c++) range[c] = j0 + c;
+    float *want_r = calloc((size_t)m * ldy, 4), *want_l = calloc((size_t)m * ldy, 4);
+    float *got = malloc(sizeof(float) * m * ldy), *xs = malloc(sizeof(float) * m * k);
+    for (int i = 0; i < m; i++) memcpy(xs + (size_t)i * k, x + (size_t)i * ldx, sizeof(float) * k);
+    void *scratch = aligned_alloc(64, (fy_linear_scratch_bytes(lin, m) + 63) / 64 * 64);
+    fy_linear_forward_ex(lin, xs, m, range, nr, scratch, want_r, ldy);
+    fy_linear_forward_ex(lin, xs, m, cols, nl, scratch, want_l, ldy);
+    if (relu)
+        for (int i = 0; i < m; i++)
+            fy_relu(want_r + (size_t)i * ldy, (size_t)nr),
+                fy_relu(want_l + (size_t)i * ldy, (size_t)nl);
+    fy_vk_f32_layer dl = {
+        .w = fy_vk_at(vt_buf(wt, sizeof(float) * k * n), 0),
+        .bias = with_bias ? fy_vk_at(vt_buf(bias, sizeof(float) * n), 0) : fy_vk_at(NULL, 0),
+        .n = n,
+        .k = k,
+    };
+    fy_vk_buf *bx = vt_buf(x, sizeof(float) * m * ldx), *bc = vt_buf(cols, sizeof(int32_t) * n);
+    fy_vk_buf *by = vt_buf(NULL, sizeof(float) * m * ldy),
+              *by2 = vt_buf(NULL, sizeof(float) * m * ldy);
+    if (vt_begin()) return;
+    fy_vk_op_gemm_f32(vt_cmd, &dl, fy_vk_at(bx, 0), ldx, m, fy_vk_at(NULL, 0), nr, j0, relu,
+                      fy_vk_at(by, 0), ldy);
+    fy_vk_op_gemm_f32(vt_cmd, &dl, fy_vk_at(bx, 0), ldx, m, fy_vk_at(bc, 0), nl, 0, relu,
+                      fy_vk_at(by2, 0), ldy);
+    if (vt_run()) return;
+    char what[96];
+    vt_get(by, got, sizeof(float) * m * ldy);
+    snprintf(what, sizeof what, "gemm_f32 %dx%dx%d%s%s, columns %d..", m, n, k,
+             with_bias ? " bias" : "", relu ? " relu" : "", j0);
+    check_rows(what, got, want_r, m, nr, ldy);
+    vt_get(by2, got, sizeof(float) * m * ldy);
+    snprintf(what, sizeof what, "gemm_f32 %dx%dx%d%s%s, %d listed columns", m, n, k,
+             with_bias ? " bias" : "", relu ? " relu" : "", nl);
+    check_rows(what, got, want_l, m, nl, ldy);
+    vt_free_all();
+    fy_linear_free(lin);
+    free(w), free(wt), free(bias), free(x), free(cols), free(range), free(want_r), free(want_l);
+    free(got), free(xs), free(scratch);
+}
+
 void test_vk_gemm(void)
 {
+    gemm_f32_case(1, 10, 17, 1, 0);
+    gemm_f32_case(5, 72, 64, 0, 1);
+    gemm_f32_case(70, 130, 100, 1, 0);
     gemm_case(1, 8, 64, 1, 0);
     gemm_case(3, 72, 128, 0, 0);
     gemm_case(5, 136, 192, 1, 1);

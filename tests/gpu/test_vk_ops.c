@@ -146,6 +146,7 @@ static void test_ssru(void)
 
 static void test_softmax(void)
 {
+    long denormals = 0;
     const int lens[] = {1, 2, 3, 4, 5, 7, 8, 12, 13, 31, 32, 33, 64, 100, 127, 128, 1000, 1024};
     for (size_t t = 0; t < sizeof lens / sizeof *lens; t++) {
         int n = lens[t], rows = 4, ld = n + 1;
@@ -159,6 +160,8 @@ static void test_softmax(void)
         if (n > 5) x[3 * ld + 5] = -99999999.0f; /* Marian's mask */
         memcpy(want, x, sizeof(float) * rows * ld);
         for (int r = 0; r < rows; r++) fy_softmax(want + r * ld, n);
+        for (int i = 0; i < rows * ld; i++)
+            denormals += want[i] != 0.0f && fabsf(want[i]) < 0x1p-126f;
         fy_vk_buf *bx = vt_buf(x, sizeof(float) * rows * ld);
         if (vt_begin()) return;
         fy_vk_op_softmax(vt_cmd, fy_vk_at(bx, 0), ld, rows, n);
@@ -170,6 +173,7 @@ static void test_softmax(void)
         vt_free_all();
         free(x), free(want), free(got);
     }
+    vt_check(denormals > 0, "softmax: the rows have denormal results");
 }
 
 /* ---- embed ------------------------------------------------------------------------- */
@@ -353,6 +357,11 @@ int main(int argc, char **argv)
     printf("device vulkan:%d %s (%s), SPIR-V variant %d%s\n", idx, in->name, in->driver,
            fy_vk_dev_variant(vt_dev), skew ? ", div_rn/sqrt_rn skewed" : "");
     vt_check(fy_vk_dev_prepare(vt_dev, &err) == 0, "every pipeline builds: %s", err.msg);
+    const char *staging = getenv("FANYI_VK_STAGING");
+    int mapped = fy_vk_buf_map(vt_buf(NULL, 64)) != NULL;
+    printf("device memory %s\n", mapped ? "mapped" : "through staging buffers");
+    vt_check(!(staging && !strcmp(staging, "1") && mapped), "FANYI_VK_STAGING=1 unmaps");
+    vt_free_all();
     test_quantize();
     test_add_norm();
     test_relu();
@@ -363,6 +372,7 @@ int main(int argc, char **argv)
     test_vk_gemm();
     test_vk_select();
     test_errors();
+    test_vk_runtime(vk, idx);
     fy_vk_cmd_free(vt_cmd);
     fy_vk_dev_free(vt_dev);
     fy_vk_close(vk);

@@ -41,5 +41,6 @@ long vt_diff(const void *a, const void *b, size_t n);
 /* The test groups (test_vk_gemm.c, test_vk_select.c, test_vk_ops.c). */
 void test_vk_gemm(void);
 void test_vk_select(void);
+void test_vk_runtime(fy_vk *vk, int index);
 
 #endif

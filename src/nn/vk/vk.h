@@ -111,7 +111,8 @@ int fy_vk_dev_variant(const fy_vk_dev *dev);
 
 typedef enum {
     FY_VK_MEM_DEVICE, /* device-local; mapped too where the device-local memory is
-                         host-visible (integrated GPUs, resizable BAR, lavapipe) */
+                         host-visible (integrated GPUs, resizable BAR, lavapipe),
+                         unless FANYI_VK_STAGING=1 */
     FY_VK_MEM_HOST,   /* host-visible, coherent, always mapped: staging and read-back */
 } fy_vk_mem;
 
@@ -157,6 +158,7 @@ typedef enum {
     FY_VK_K_GEMM_I8,
     FY_VK_K_GEMM_I8_ROWS,
     FY_VK_K_GEMM_I8_DOT,
+    FY_VK_K_GEMM_F32,
     FY_VK_K_ADD_NORM,
     FY_VK_K_RELU,
     FY_VK_K_SSRU,

@@ -71,7 +71,10 @@ static void choose_memory(fy_vk_dev *dev)
         if ((f & mapped) == mapped && (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) && host_cached < 0)
             host_cached = (int)i;
     }
-    dev->device_mapped = dev_mapped >= 0;
+    /* FANYI_VK_STAGING=1: device memory is never mapped, so uploads and
+     * downloads take the staging path of discrete GPUs (its tests). */
+    const char *staging = getenv("FANYI_VK_STAGING");
+    dev->device_mapped = dev_mapped >= 0 && !(staging && *staging && *staging != '0');
     dev->mem_device = (uint32_t)(dev_mapped >= 0 ? dev_mapped : dev_plain >= 0 ? dev_plain : 0);
     dev->mem_host = (uint32_t)(host_cached >= 0 ? host_cached : host >= 0 ? host : 0);
 }

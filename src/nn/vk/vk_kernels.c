@@ -12,6 +12,7 @@ const fy_vk_kernel_desc fy_vk_kernels[FY_VK_K_COUNT] = {
     [FY_VK_K_GEMM_I8] = {"gemm_i8", 5, sizeof(fy_vk_push_gemm), 0},
     [FY_VK_K_GEMM_I8_ROWS] = {"gemm_i8_rows", 6, sizeof(fy_vk_push_gemm_rows), 0},
     [FY_VK_K_GEMM_I8_DOT] = {"gemm_i8_dot", 7, sizeof(fy_vk_push_gemm_dot), 1},
+    [FY_VK_K_GEMM_F32] = {"gemm_f32", 5, sizeof(fy_vk_push_gemm_f32), 0},
     [FY_VK_K_ADD_NORM] = {"add_norm", 4, sizeof(fy_vk_push_add_norm), 0},
     [FY_VK_K_RELU] = {"relu", 1, sizeof(fy_vk_push_relu), 0},
     [FY_VK_K_SSRU] = {"ssru", 4, sizeof(fy_vk_push_ssru), 0},

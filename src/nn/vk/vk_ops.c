@@ -159,6 +159,33 @@ int fy_vk_op_gemm_i8_rows(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, in
                               groups((size_t)max_n, 64), (uint32_t)m, 1);
 }
 
+int fy_vk_op_gemm_f32(fy_vk_cmd *c, const fy_vk_f32_layer *l, fy_vk_ref x, int ldx, int m,
+                      fy_vk_ref cols, int ncols, int j0, int relu, fy_vk_ref y, int ldy)
+{
+    fy_vk_push_gemm_f32 p = {
+        .m = (uint32_t)m,
+        .ncols = (uint32_t)ncols,
+        .ldy = (uint32_t)ldy,
+        .ldx = (uint32_t)ldx,
+    };
+    if (!l || l->n <= 0 || l->k <= 0 || m < 0 || ncols < 0 || ldy < ncols || ldx < l->k ||
+        (!cols.buf && (j0 < 0 || j0 + ncols > l->n)))
+        return bad(c, "gemm_f32", "bad shape");
+    p.k = (uint32_t)l->k;
+    if (woff(c, x, "gemm_f32 x", &p.x_off) || woff(c, l->w, "gemm_f32 w", &p.w_off) ||
+        woff(c, y, "gemm_f32 y", &p.y_off) ||
+        (l->bias.buf && woff(c, l->bias, "gemm_f32 bias", &p.bias_off)) ||
+        (cols.buf && woff(c, cols, "gemm_f32 cols", &p.cols_off)))
+        return FY_EINVAL;
+    p.j0 = (uint32_t)(cols.buf ? 0 : j0);
+    p.flags = (cols.buf ? FY_VK_GEMM_COLS : 0) | (relu ? FY_VK_GEMM_RELU : 0) |
+              (l->bias.buf ? FY_VK_GEMM_BIAS : 0);
+    fy_vk_buf *b[] = {x.buf, l->w.buf, l->bias.buf ? l->bias.buf : x.buf, y.buf,
+                      cols.buf ? cols.buf : x.buf};
+    return fy_vk_cmd_dispatch(c, FY_VK_K_GEMM_F32, NULL, 0, b, 5, &p, sizeof p,
+                              groups((size_t)ncols, 64), groups((size_t)m, 64), 1);
+}
+
 int fy_vk_op_add_norm(fy_vk_cmd *c, fy_vk_ref x, int ldx, fy_vk_ref y, int ldy, int rows, int d,
                       fy_vk_ref scale, fy_vk_ref bias)
 {

@@ -82,6 +82,21 @@ int fy_vk_op_gemm_i8_dot(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref start,
 int fy_vk_op_gemm_i8_rows(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, int m, fy_vk_ref cols,
                           fy_vk_ref rowcols, int max_n, int relu, fy_vk_ref y, int ldy);
 
+/* One float32 linear layer (float models): w [n][k] (row j = output j, the
+ * transpose of the file's [k][n] tensor: fy_transpose), bias n floats
+ * (bias.buf NULL: none). */
+typedef struct fy_vk_f32_layer {
+    fy_vk_ref w, bias;
+    int n, k;
+} fy_vk_f32_layer;
+
+/* y[i·ldy + c] = sum over kk in order of x[i·ldx + kk]·w[j][kk] (from 0,
+ * products and sums rounded one by one) + bias[j] if any (gemm_ref.c
+ * ref_f32_gemm, the arithmetic of every CPU path), relu if asked; columns
+ * as fy_vk_op_gemm_i8 (a list, or j0 + c). Any k > 0. */
+int fy_vk_op_gemm_f32(fy_vk_cmd *c, const fy_vk_f32_layer *l, fy_vk_ref x, int ldx, int m,
+                      fy_vk_ref cols, int ncols, int j0, int relu, fy_vk_ref y, int ldy);
+
 /* x = LayerNorm(x + y) row by row (ops.c fy_add_layer_norm): rows of d
  * floats at x (stride ldx, updated in place) and y (ldy); scale, bias: d
  * floats. d <= FY_VK_NORM_MAX_D. */

@@ -14,15 +14,23 @@ typedef struct fy_vk_push_quantize {
     float mult;
 } fy_vk_push_quantize;
 
-/* gemm_i8.comp, gemm_i8_dot.comp. flags: bit 0 column list, bit 1 relu. */
+/* gemm_i8.comp, gemm_i8_dot.comp, gemm_f32.comp. flags: bit 0 column
+ * list, bit 1 relu, bit 2 bias (gemm_f32; the int8 ones always have one). */
 #define FY_VK_GEMM_COLS 1u
 #define FY_VK_GEMM_RELU 2u
+#define FY_VK_GEMM_BIAS 4u
 typedef struct fy_vk_push_gemm {
     uint32_t m, ncols, k, ldy;
     uint32_t a_off, w_off, bias_off, y_off, cols_off;
     uint32_t j0, flags;
     float unquant;
 } fy_vk_push_gemm;
+
+typedef struct fy_vk_push_gemm_f32 {
+    uint32_t m, ncols, k, ldy;
+    uint32_t x_off, w_off, bias_off, y_off, cols_off;
+    uint32_t j0, flags, ldx;
+} fy_vk_push_gemm_f32;
 
 typedef struct fy_vk_push_gemm_dot {
     fy_vk_push_gemm g;
