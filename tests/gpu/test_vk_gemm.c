@@ -151,6 +151,14 @@ static void gemm_case(int m, int n, int k, int sat, int relu)
         snprintf(what, sizeof what, "gemm_i8_dot %dx%dx%d%s (%zu of %d pairs fixed up)", m, n, k,
                  sat ? " saturating" : "", np, n * k / 2);
         check_rows(what, got, want_l, m, nl, ldy);
+        if (vt_begin()) return; /* pair mode: masked dot products, no list */
+        fy_vk_op_gemm_i8_dot(vt_cmd, &l.dev, fy_vk_at(NULL, 0), fy_vk_at(NULL, 0), fy_vk_at(ba, 0),
+                             m, fy_vk_at(NULL, 0), nr, j0, relu, fy_vk_at(by2, 0), ldy);
+        if (vt_run()) return;
+        vt_get(by2, got, sizeof(float) * m * ldy);
+        snprintf(what, sizeof what, "gemm_i8_dot %dx%dx%d%s, pairs as masked dot products", m, n, k,
+                 sat ? " saturating" : "");
+        check_rows(what, got, want_r, m, nr, ldy);
         free(start), free(pairs);
     }
     vt_free_all();
@@ -271,6 +279,8 @@ void test_vk_gemm(void)
     gemm_case(64, 64, 256, 1, 0);
     gemm_case(70, 200, 512, 1, 0);
     gemm_case(67, 80, 64, 0, 1);
+    gemm_case(8, 64, 128, 1, 0); /* the last row count of the one-row-per-workgroup path */
+    gemm_case(9, 64, 128, 1, 1); /* the first of the tiles */
     gemm_rows_case(7, 152, 128);
     gemm_rows_case(3, 72, 512);
 }

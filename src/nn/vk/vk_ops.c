@@ -45,7 +45,6 @@ static int layer_check(fy_vk_cmd *c, const char *op, const fy_vk_i8_layer *l, fy
                        fy_vk_ref y, uint32_t *offs)
 {
     if (!l || l->n <= 0 || l->k <= 0 || l->k % 64) return bad(c, op, "k must be a multiple of 64");
-    if (l->k > FY_VK_ROWS_MAX_K) return bad(c, op, "k too large");
     if (woff(c, a, op, &offs[0]) || woff(c, l->w, op, &offs[1]) || woff(c, l->bias, op, &offs[2]) ||
         woff(c, y, op, &offs[3]))
         return FY_EINVAL;
@@ -60,6 +59,29 @@ int fy_vk_op_gemm_i8(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, int m, 
     if (m < 0 || ncols < 0 || ldy < ncols || (!cols.buf && (j0 < 0 || j0 + ncols > l->n)))
         return bad(c, "gemm_i8", "bad shape");
     if (cols.buf && woff(c, cols, "gemm_i8 cols", &co)) return FY_EINVAL;
+    uint32_t flags = (cols.buf ? FY_VK_GEMM_COLS : 0) | (relu ? FY_VK_GEMM_RELU : 0);
+    if (m <= FY_VK_GEMV_ROWS && l->k <= FY_VK_ROWS_MAX_K) { /* a 64-row tile would idle */
+        fy_vk_push_gemm_rows r = {
+            .m = (uint32_t)m,
+            .k = (uint32_t)l->k,
+            .ldy = (uint32_t)ldy,
+            .a_off = o[0],
+            .w_off = o[1],
+            .bias_off = o[2],
+            .y_off = o[3],
+            .cols_off = co,
+            .flags = flags,
+            .unquant = l->unquant,
+            .j0 = (uint32_t)(cols.buf ? 0 : j0),
+            .ncols = (uint32_t)ncols,
+        };
+        fy_vk_buf *b[] = {a.buf, l->w.buf, l->bias.buf, y.buf, cols.buf ? cols.buf : a.buf, a.buf};
+        return fy_vk_cmd_dispatch(c, FY_VK_K_GEMM_I8_ROWS, NULL, 0, b, 6, &r, sizeof r,
+                                  groups((size_t)ncols, 64), (uint32_t)m, 1);
+    }
+    if (fy_vk_dev_info(fy_vk_cmd_dev(c))->int_dot_accel) /* two dot products per 4 bytes */
+        return fy_vk_op_gemm_i8_dot(c, l, fy_vk_at(NULL, 0), fy_vk_at(NULL, 0), a, m, cols, ncols,
+                                    j0, relu, y, ldy);
     fy_vk_push_gemm p = {
         .m = (uint32_t)m,
         .ncols = (uint32_t)ncols,
@@ -71,7 +93,7 @@ int fy_vk_op_gemm_i8(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, int m, 
         .y_off = o[3],
         .cols_off = co,
         .j0 = (uint32_t)(cols.buf ? 0 : j0),
-        .flags = (cols.buf ? FY_VK_GEMM_COLS : 0) | (relu ? FY_VK_GEMM_RELU : 0),
+        .flags = flags,
         .unquant = l->unquant,
     };
     fy_vk_buf *b[] = {a.buf, l->w.buf, l->bias.buf, y.buf, cols.buf ? cols.buf : a.buf};
@@ -101,12 +123,13 @@ int fy_vk_op_gemm_i8_dot(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref start,
                          fy_vk_ref a, int m, fy_vk_ref cols, int ncols, int j0, int relu,
                          fy_vk_ref y, int ldy)
 {
-    uint32_t o[4], co = 0, fo, po;
+    uint32_t o[4], co = 0, fo = 0, po = 0, mode = start.buf ? 0 : 1;
     if (layer_check(c, "gemm_i8_dot", l, a, y, o)) return FY_EINVAL;
     if (m < 0 || ncols < 0 || ldy < ncols || (!cols.buf && (j0 < 0 || j0 + ncols > l->n)))
         return bad(c, "gemm_i8_dot", "bad shape");
     if ((cols.buf && woff(c, cols, "gemm_i8_dot cols", &co)) ||
-        woff(c, start, "gemm_i8_dot start", &fo) || woff(c, pairs, "gemm_i8_dot pairs", &po))
+        (start.buf &&
+         (woff(c, start, "gemm_i8_dot start", &fo) || woff(c, pairs, "gemm_i8_dot pairs", &po))))
         return FY_EINVAL;
     fy_vk_push_gemm_dot p = {
         .g =
@@ -127,9 +150,14 @@ int fy_vk_op_gemm_i8_dot(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref start,
         .fix_off = fo,
         .pair_off = po,
     };
-    fy_vk_buf *b[] = {a.buf,     l->w.buf, l->bias.buf, y.buf, cols.buf ? cols.buf : a.buf,
-                      start.buf, pairs.buf};
-    return fy_vk_cmd_dispatch(c, FY_VK_K_GEMM_I8_DOT, NULL, 0, b, 7, &p, sizeof p,
+    fy_vk_buf *b[] = {a.buf,
+                      l->w.buf,
+                      l->bias.buf,
+                      y.buf,
+                      cols.buf ? cols.buf : a.buf,
+                      start.buf ? start.buf : a.buf,
+                      start.buf ? pairs.buf : a.buf};
+    return fy_vk_cmd_dispatch(c, FY_VK_K_GEMM_I8_DOT, &mode, 1, b, 7, &p, sizeof p,
                               groups((size_t)ncols, 64), groups((size_t)m, 64), 1);
 }
 
@@ -139,6 +167,7 @@ int fy_vk_op_gemm_i8_rows(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, in
     uint32_t o[4], co, ro;
     if (layer_check(c, "gemm_i8_rows", l, a, y, o)) return FY_EINVAL;
     if (m < 0 || max_n < 0 || ldy < max_n) return bad(c, "gemm_i8_rows", "bad shape");
+    if (l->k > FY_VK_ROWS_MAX_K) return bad(c, "gemm_i8_rows", "k over FY_VK_ROWS_MAX_K");
     if (woff(c, cols, "gemm_i8_rows cols", &co) || woff(c, rowcols, "gemm_i8_rows rows", &ro))
         return FY_EINVAL;
     fy_vk_push_gemm_rows p = {
@@ -151,7 +180,7 @@ int fy_vk_op_gemm_i8_rows(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, in
         .y_off = o[3],
         .cols_off = co,
         .rows_off = ro,
-        .flags = relu ? FY_VK_GEMM_RELU : 0,
+        .flags = FY_VK_GEMM_PER_ROW | (relu ? FY_VK_GEMM_RELU : 0),
         .unquant = l->unquant,
     };
     fy_vk_buf *b[] = {a.buf, l->w.buf, l->bias.buf, y.buf, cols.buf, rowcols.buf};

@@ -27,12 +27,13 @@
 
 #include "nn/vk/vk.h"
 
-/* Limits of the shaders (shared memory). */
+/* Limits of the shaders (shared memory) and the few-row GEMM path. */
 #define FY_VK_NORM_MAX_D    4096 /* add_norm: row width */
 #define FY_VK_ATTEND_MAX_TK 1024 /* attend, softmax: keys per query, row length */
 #define FY_VK_ATTEND_MAX_DK 512  /* attend: dimensions per head */
 #define FY_VK_TOPK_MAX      16   /* topk: k (k + 1 candidates per row) */
-#define FY_VK_ROWS_MAX_K    65536
+#define FY_VK_ROWS_MAX_K    4096 /* gemm_i8_rows: inputs (activations in shared memory) */
+#define FY_VK_GEMV_ROWS     8    /* gemm_i8 up to this many rows: one workgroup per row */
 
 /* a[r][0..k) = clamp(rint(x[r·ldx + i]·mult), -127, 127) + 127 as bytes
  * (gemm_ref.c ref_quantize_u8, intgemm's semantics: NaN and |x·mult| >= 2^31
@@ -53,7 +54,9 @@ typedef struct fy_vk_i8_layer {
  * cols[c] when cols.buf is set (int32 ids, each < n), else j0 + c
  * (j0 + ncols <= n). relu != 0 applies x > 0 ? x : 0 to each output (the
  * feed-forward block's relu, fused: same bits as fy_relu afterwards).
- * a: u8 [m][k]. */
+ * a: u8 [m][k]. Tiles of 64 x 64 outputs (with hardware dot products:
+ * fy_vk_op_gemm_i8_dot's pair mode); up to FY_VK_GEMV_ROWS rows, one
+ * workgroup per row and 64 columns instead. Every way gives the same bits. */
 int fy_vk_op_gemm_i8(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, int m, fy_vk_ref cols,
                      int ncols, int j0, int relu, fy_vk_ref y, int ldy);
 
@@ -66,11 +69,14 @@ int fy_vk_op_gemm_i8(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref a, int m, 
  * only when it is a small share of n·k/2. */
 size_t fy_vk_i8_fixups(const int8_t *w, int n, int k, uint32_t *start, uint32_t *pairs);
 
-/* fy_vk_op_gemm_i8's result (the same bits) through exact 4-way dot
- * products (dp4a) plus the fixups for the listed pairs: start and pairs
- * uploaded from fy_vk_i8_fixups of this layer's weights. Only on devices
- * with shaderIntegerDotProduct (fy_vk_info.int_dot); FY_EUNSUPPORTED at
- * submit otherwise. */
+/* fy_vk_op_gemm_i8's result (the same bits) through 4-way dot products
+ * (dp4a): with start.buf set, exact sums plus the fixups of the listed pairs
+ * (start and pairs uploaded from fy_vk_i8_fixups of this layer's weights);
+ * with start.buf NULL, each pair as a dot product with the other pair
+ * masked out, saturated (no list; what fy_vk_op_gemm_i8 runs on devices
+ * whose dot products are accelerated). Only on devices with
+ * shaderIntegerDotProduct (fy_vk_info.int_dot); FY_EUNSUPPORTED at submit
+ * otherwise. */
 int fy_vk_op_gemm_i8_dot(fy_vk_cmd *c, const fy_vk_i8_layer *l, fy_vk_ref start, fy_vk_ref pairs,
                          fy_vk_ref a, int m, fy_vk_ref cols, int ncols, int j0, int relu,
                          fy_vk_ref y, int ldy);

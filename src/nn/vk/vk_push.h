@@ -37,13 +37,17 @@ typedef struct fy_vk_push_gemm_dot {
     uint32_t fix_off, pair_off; /* the correction lists (vk_ops.h fy_vk_i8_fixups) */
 } fy_vk_push_gemm_dot;
 
-/* gemm_i8_rows.comp: row i's columns cols[cols_off + start_i ..], count n_i
- * from rows[rows_off + 2i], [.. + 1]. */
+/* gemm_i8_rows.comp: with FY_VK_GEMM_PER_ROW, row i's columns are
+ * cols[cols_off + start_i ..], n_i of them, from rows[rows_off + 2i], [.. + 1];
+ * otherwise every row's ncols columns are the list (FY_VK_GEMM_COLS) or
+ * j0 + c. */
+#define FY_VK_GEMM_PER_ROW 8u
 typedef struct fy_vk_push_gemm_rows {
     uint32_t m, k, ldy;
     uint32_t a_off, w_off, bias_off, y_off, cols_off, rows_off;
     uint32_t flags;
     float unquant;
+    uint32_t j0, ncols;
 } fy_vk_push_gemm_rows;
 
 /* add_norm.comp: x = LN(x + y) row by row. */

@@ -1,12 +1,17 @@
 #version 450
-/* gemm_i8_dot.comp - gemm_i8.comp's result through exact 4-way integer dot
- * products (OpSUDotKHR, dp4a on NVIDIA; needs shaderIntegerDotProduct):
- * sum u·w over each 4 bytes without saturation, then, per output, the
- * correction sat16(p) - p for each weight pair of column j that can
- * saturate (same sign, |w0| + |w1| > 129, as 254·129 < 32768), listed at
- * load time (vk_ops.h fy_vk_i8_fixups): pairs[fix[j] .. fix[j+1]) are
- * their pair indices. Integers throughout, so the sum is gemm_i8's
- * exactly; worthwhile where few pairs are listed (trained weights). */
+/* gemm_i8_dot.comp - gemm_i8.comp's result through 4-way integer dot
+ * products (OpSUDotKHR, dp4a on NVIDIA; needs shaderIntegerDotProduct),
+ * in one of two ways (specialization constant PAIRS):
+ *  0: the exact sum u·w of each 4 bytes without saturation, then, per
+ *     output, the correction sat16(p) - p for each weight pair of column j
+ *     that can saturate (same sign, |w0| + |w1| > 129, as 254·129 < 32768),
+ *     listed at load time (vk_ops.h fy_vk_i8_fixups): pairs[fix[j] ..
+ *     fix[j+1]) are their pair indices. Worthwhile where few pairs are
+ *     listed (trained weights);
+ *  1: each pair as a dot product of the word with the other pair's bytes
+ *     masked to zero, saturated to int16 as it is: two dot products and two
+ *     clamps per 4 bytes, no list.
+ * Integers throughout, so either gives gemm_i8's sums exactly. */
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -28,6 +33,8 @@ layout(push_constant) uniform P {
     float unquant;
     uint fix_off, pair_off;
 } p;
+
+layout(constant_id = 1) const uint PAIRS = 0u;
 
 #define TILE 64u
 #define KW   16u
@@ -71,8 +78,17 @@ void main()
             uint av[4], wv[4];
             for (uint r = 0u; r < 4u; r++) av[r] = sa[ty * 4u + r][q];
             for (uint c = 0u; c < 4u; c++) wv[c] = sw[tx * 4u + c][q];
-            for (uint r = 0u; r < 4u; r++)
-                for (uint c = 0u; c < 4u; c++) acc[r][c] += sudot(int(wv[c]), av[r], 0);
+            if (PAIRS != 0u) {
+                for (uint c = 0u; c < 4u; c++) {
+                    int lo = int(wv[c] & 0xffffu), hi = int(wv[c] & 0xffff0000u);
+                    for (uint r = 0u; r < 4u; r++)
+                        acc[r][c] += clamp(sudot(lo, av[r], 0), -32768, 32767) +
+                                     clamp(sudot(hi, av[r], 0), -32768, 32767);
+                }
+            } else {
+                for (uint r = 0u; r < 4u; r++)
+                    for (uint c = 0u; c < 4u; c++) acc[r][c] += sudot(int(wv[c]), av[r], 0);
+            }
         }
         barrier();
     }
@@ -83,8 +99,9 @@ void main()
             if (i >= p.m || cc >= p.ncols) continue;
             uint j = column(cc);
             int sum = acc[r][c];
-            for (uint e = fix[p.fix_off + j]; e < fix[p.fix_off + j + 1u]; e++)
-                sum += fixup(i, j, pairs[p.pair_off + e]);
+            if (PAIRS == 0u)
+                for (uint e = fix[p.fix_off + j]; e < fix[p.fix_off + j + 1u]; e++)
+                    sum += fixup(i, j, pairs[p.pair_off + e]);
             precise float v = float(sum) * p.unquant;
             v = v + bias[p.bias_off + j];
             if ((p.flags & 2u) != 0u) v = v > F_0 ? v : F_0;

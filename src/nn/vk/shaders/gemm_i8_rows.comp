@@ -1,11 +1,14 @@
 #version 450
 /* gemm_i8_rows.comp - the int8 product over a column list per row (the
- * shortlisted output layer of many rows at once): row i uses the columns
- * cols[start_i .. start_i + n_i) with (start_i, n_i) = rows[2i], rows[2i+1],
- * and writes its c-th value at y[i·ldy + c]. Arithmetic as gemm_i8.comp
- * (gemm_ref.c ref_i8_gemm). One workgroup per row and 64 columns; the row's
- * activations and a 64-column slice of the weights go through shared
- * memory 64 bytes of k at a time. flags bit 1: relu. */
+ * shortlisted output layer of many rows at once): with flags bit 3, row i
+ * uses the columns cols[start_i .. start_i + n_i) with (start_i, n_i) =
+ * rows[2i], rows[2i+1], and writes its c-th value at y[i·ldy + c]. Without
+ * it every row has the same ncols columns: cols[c] (bit 0) or j0 + c (the
+ * few-row case of gemm_i8, which wastes most of a 64-row tile there). Arithmetic as gemm_i8.comp
+ * (gemm_ref.c ref_i8_gemm). One workgroup per row and 64 columns: the
+ * row's activations in shared memory, each invocation reading its column's
+ * weight row (a gather: rows are not shared between rows' lists). k <= 4096.
+ * flags bit 1: relu. */
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -21,12 +24,11 @@ layout(push_constant) uniform P {
     uint a_off, w_off, bias_off, y_off, cols_off, rows_off;
     uint flags;
     float unquant;
+    uint j0, ncols;
 } p;
 
-#define KW 16u
-shared uint sa[KW];
-shared uint sw[64][KW + 1u];
-shared uint scol[64];
+#define MAX_KW 1024u /* k <= 4096 */
+shared uint sa[MAX_KW];
 
 int pair_sum(uint u, uint s)
 {
@@ -42,26 +44,26 @@ int pair_sum(uint u, uint s)
 void main()
 {
     uint i = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
-    uint c0 = gl_WorkGroupID.x * 64u;
-    uint start = uint(rows[p.rows_off + 2u * i]), n = uint(rows[p.rows_off + 2u * i + 1u]);
-    if (c0 >= n) return; /* the whole workgroup leaves together */
-    uint kw = p.k >> 2;
-    scol[t] = c0 + t < n ? uint(cols[p.cols_off + start + c0 + t]) : 0u;
+    uint c = gl_WorkGroupID.x * 64u + t;
+    bool per_row = (p.flags & 8u) != 0u;
+    uint start = per_row ? uint(rows[p.rows_off + 2u * i]) : 0u;
+    uint n = per_row ? uint(rows[p.rows_off + 2u * i + 1u]) : p.ncols;
+    if (gl_WorkGroupID.x * 64u >= n) return; /* the whole workgroup leaves together */
+    uint kw = min(p.k >> 2, MAX_KW);
+    for (uint q = t; q < kw; q += 64u) sa[q] = a[p.a_off + i * kw + q];
     barrier();
+    if (c >= n) return;
+    uint j = (p.flags & 9u) != 0u ? uint(cols[p.cols_off + start + c]) : p.j0 + c;
+    uint wb = p.w_off + j * kw;
     int acc = 0;
-    for (uint k0 = 0u; k0 < kw; k0 += KW) {
-        if (t < KW) sa[t] = a[p.a_off + i * kw + k0 + t];
-        /* 64 columns x 16 words: invocation t loads word t % 16 of columns
-         * t / 16, t / 16 + 4, ...: 16 neighbours read one contiguous 64 bytes */
-        for (uint cc = t >> 4; cc < 64u; cc += 4u)
-            sw[cc][t & 15u] = c0 + cc < n ? w[p.w_off + scol[cc] * kw + k0 + (t & 15u)] : 0u;
-        barrier();
-        for (uint q = 0u; q < KW; q++) acc += pair_sum(sa[q], sw[t][q]);
-        barrier();
+    for (uint q = 0u; q < kw; q += 4u) {
+        acc += pair_sum(sa[q], w[wb + q]);
+        acc += pair_sum(sa[q + 1u], w[wb + q + 1u]);
+        acc += pair_sum(sa[q + 2u], w[wb + q + 2u]);
+        acc += pair_sum(sa[q + 3u], w[wb + q + 3u]);
     }
-    if (c0 + t >= n) return;
     precise float v = float(acc) * p.unquant;
-    v = v + bias[p.bias_off + scol[t]];
+    v = v + bias[p.bias_off + j];
     if ((p.flags & 2u) != 0u) v = v > F_0 ? v : F_0;
-    y[p.y_off + i * p.ldy + c0 + t] = v;
+    y[p.y_off + i * p.ldy + c] = v;
 }
