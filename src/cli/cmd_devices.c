@@ -50,6 +50,13 @@ static const char *yes(int v)
     return v ? "yes" : "no";
 }
 
+/* VkShaderFloatControlsIndependence: may fp32's rounding mode differ from
+ * the other widths'? (The shaders declare RTE for fp32 and fp64.) */
+static const char *independence(int v)
+{
+    return v == 0 ? "32-bit only" : v == 1 ? "all" : "none";
+}
+
 static json_t *vk_json(const fy_vk_info *in)
 {
     char name[32], api[32];
@@ -70,6 +77,8 @@ static json_t *vk_json(const fy_vk_info *in)
                                         in->rte64, "fp32_denorm_preserve", in->denorm_preserve32,
                                         "fp32_signed_zero_inf_nan_preserve", in->szinp32, "usable",
                                         in->usable, "why_not", in->usable ? NULL : in->why_not));
+    json_object_set_new(o, "rounding_mode_independence",
+                        json_string(independence(in->rounding_independence)));
     return o;
 }
 
@@ -87,9 +96,10 @@ static void vk_text(const fy_vk_info *in)
     printf("  integer dot product %s (accelerated %s), cooperative matrix KHR %s, NV %s\n",
            yes(in->int_dot), yes(in->int_dot_accel), yes(in->coopmat_khr), yes(in->coopmat_nv));
     printf("  subgroup size %u; fp32 round-to-nearest-even %s, denormals preserved %s, signed "
-           "zero/inf/nan preserved %s; fp64 round-to-nearest-even %s\n",
+           "zero/inf/nan preserved %s; fp64 round-to-nearest-even %s; rounding modes "
+           "independent: %s\n",
            in->subgroup_size, yes(in->rte32), yes(in->denorm_preserve32), yes(in->szinp32),
-           yes(in->rte64));
+           yes(in->rte64), independence(in->rounding_independence));
 }
 #endif
 
