@@ -64,7 +64,7 @@ typedef struct fy_vk_info {
     uint32_t max_shared;       /* maxComputeSharedMemorySize */
     uint64_t max_storage_range; /* maxStorageBufferRange: a buffer a shader sees whole */
     /* Usable for exact inference: Vulkan 1.3, a compute queue, fp64, RTE for
-     * fp32 and fp64. If not, why_not says what is missing. */
+     * fp32 and fp64, workgroups of 256. If not, why_not says what is missing. */
     int usable;
     char why_not[128];
 } fy_vk_info;

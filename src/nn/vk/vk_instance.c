@@ -208,6 +208,9 @@ static void read_device(fy_vk *vk, int i, VkPhysicalDevice pd)
             why = "no shaderFloat64 (exact division, sqrt and expf need it)";
         else if (!in->rte32 || !in->rte64)
             why = "no round-to-nearest-even float controls for fp32 and fp64";
+        else if (p.limits.maxComputeWorkGroupInvocations < 256 ||
+                 p.limits.maxComputeWorkGroupSize[0] < 256)
+            why = "workgroups of 256 invocations needed";
     }
     in->usable = why == NULL;
     snprintf(in->why_not, sizeof in->why_not, "%s", why ? why : "");

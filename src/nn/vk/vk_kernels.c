@@ -52,6 +52,11 @@ static int kernel_init(fy_vk_dev *dev, fy_vk_kernel k, fy_error *err)
         .codeSize = sp->nwords * 4,
         .pCode = sp->words,
     };
+    /* Pieces left by an earlier failed try are made again. */
+    if (o->module) dev->d.vkDestroyShaderModule(dev->device, o->module, NULL);
+    if (o->set_layout) dev->d.vkDestroyDescriptorSetLayout(dev->device, o->set_layout, NULL);
+    o->module = VK_NULL_HANDLE;
+    o->set_layout = VK_NULL_HANDLE;
     VkResult r = dev->d.vkCreateShaderModule(dev->device, &mi, NULL, &o->module);
     if (r != VK_SUCCESS) return fy_vk_fail(dev, r, err, "vkCreateShaderModule");
     VkDescriptorSetLayoutBinding b[FY_VK_MAX_BINDINGS];
@@ -154,6 +159,10 @@ int fy_vk_dev_prepare(fy_vk_dev *dev, fy_error *err)
         VkPipelineLayout l;
         VkDescriptorSetLayout s;
         int rc = fy_vk_pipeline(dev, (fy_vk_kernel)k, spec, &p, &l, &s, err);
+        if (!rc && k == FY_VK_K_GEMM_I8_DOT) { /* and its pair mode */
+            spec[1] = 1;
+            rc = fy_vk_pipeline(dev, (fy_vk_kernel)k, spec, &p, &l, &s, err);
+        }
         if (rc) return rc;
     }
     return 0;

@@ -28,7 +28,7 @@
 #include "nn/vk/vk.h"
 
 /* Limits of the shaders (shared memory) and the few-row GEMM path. */
-#define FY_VK_NORM_MAX_D    4096 /* add_norm: row width */
+#define FY_VK_NORM_MAX_D    2048 /* add_norm: row width */
 #define FY_VK_ATTEND_MAX_TK 1024 /* attend, softmax: keys per query, row length */
 #define FY_VK_ATTEND_MAX_DK 512  /* attend: dimensions per head */
 #define FY_VK_TOPK_MAX      16   /* topk: k (k + 1 candidates per row) */

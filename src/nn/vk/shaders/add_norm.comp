@@ -3,11 +3,11 @@
  * then one invocation sums the row in order (mean = sum/d, then the
  * squared deviations in order, sigma = sqrt(var/d + eps)), exactly the
  * CPU's chains of dependent additions; the workgroup then writes
- * scale·((x - mean)/sigma) + bias. d <= 4096. */
+ * scale·((x - mean)/sigma) + bias. d <= 2048. */
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
-#define MAX_D 4096u
+#define MAX_D 2048u /* 8 KiB: every device has 16 */
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer Y { float y[]; };
