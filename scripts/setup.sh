@@ -23,6 +23,8 @@ packages=(
     podman runc catatonit                   # deploy tests: kube play (catatonit: the pause image podman builds)
     systemd systemd-container               # deploy tests: systemd-analyze, the unit under systemd-nspawn
     qemu-user                               # portability test: CPUs without AVX/AVX2
+    libvulkan-dev glslc glslang-tools spirv-tools   # the Vulkan backend (FANYI_VULKAN): headers, shader compiler, checks
+    mesa-vulkan-drivers vulkan-tools        # lavapipe (a CPU Vulkan driver: the GPU tests run on it), vulkaninfo
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 # kubectl kustomize (deploy tests); Debian's kubectl when none is installed.

@@ -16,6 +16,7 @@ static const command commands[] = {
     {"model", cmd_model, "fetch, verify, inspect or synthesise models"},
     {"spm", cmd_spm, "SentencePiece encode/decode (debugging)"},
     {"bench", cmd_bench, "measure latency, throughput and memory"},
+    {"devices", cmd_devices, "list the CPU and GPUs (Vulkan) translations can run on"},
     {"version", cmd_version, "print the version"},
 };
 

@@ -19,7 +19,7 @@
  * flip a quantised activation and, later, a word: layer norm sums
  * sequentially and divides by sigma (seen in the WASM disassembly; a
  * partial-sum order cost ~0.5% of sentences); softmax rows whose length is a
- * multiple of 4 use four lanes with Cephes exp_ps, others libm expf; the
+ * multiple of 4 use four lanes with Cephes exp_ps, others musl's expf (fy_expf); the
  * SSRU gate is exp_ps(x)/(1+exp_ps(x)) as Marian's 4-lane sigmoid.
  *
  * Weights are bound by name once ("bind"); the forward functions take const

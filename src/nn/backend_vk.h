@@ -1,12 +1,12 @@
 /* backend_vk.h - the Vulkan backend's devices, as backend.c opens them
- * (internal to src/nn). Builds without FANYI_VULKAN have no Vulkan code:
+ * (internal to src/nn). Builds without FY_HAVE_VULKAN have no Vulkan code:
  * asking for a Vulkan device then says so. */
 #ifndef FY_NN_BACKEND_VK_H
 #define FY_NN_BACKEND_VK_H
 
 #include "nn/backend.h"
 
-#ifdef FANYI_VULKAN
+#ifdef FY_HAVE_VULKAN
 extern const fy_nn_backend fy_nn_vulkan;
 
 /* Appends Vulkan device index (every device when index < 0; with

@@ -11,7 +11,7 @@
  * one decoder step: one recording, one submit, one wait, a few numbers per
  * row read back.
  */
-#ifdef FANYI_VULKAN
+#ifdef FY_HAVE_VULKAN
 
 #include <math.h>
 #include <pthread.h>
@@ -259,19 +259,17 @@ static fy_vk_ref pack(packer *p, const void *src, size_t bytes)
 
 static void pack_lin(packer *p, const fy_linear *l, vk_lin *out)
 {
-    const int8_t *w;
-    const float *bias;
-    float unquant;
-    if (fy_linear_i8_parts(l, &w, &bias, &out->a_mult, &unquant) < 0) {
+    fy_linear_i8_parts q;
+    if (fy_linear_i8_parts_get(l, &q) < 0) {
         p->failed = 1;
         return;
     }
-    int n = fy_linear_out(l), k = fy_linear_in(l);
-    out->l = (fy_vk_i8_layer){.w = pack(p, w, (size_t)n * k),
-                              .bias = pack(p, bias, (size_t)n * sizeof(float)),
-                              .n = n,
-                              .k = k,
-                              .unquant = unquant};
+    out->a_mult = q.a_mult;
+    out->l = (fy_vk_i8_layer){.w = pack(p, q.w, (size_t)q.n * q.k),
+                              .bias = pack(p, q.bias, (size_t)q.n * sizeof(float)),
+                              .n = q.n,
+                              .k = q.k,
+                              .unquant = q.unquant};
 }
 
 static void pack_norm(packer *p, const fy_nn_norm *n, int d, vk_norm *out)
@@ -918,4 +916,4 @@ const fy_nn_backend fy_nn_vulkan = {
     .logits = vk_logits,
 };
 
-#endif /* FANYI_VULKAN */
+#endif /* FY_HAVE_VULKAN */

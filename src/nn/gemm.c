@@ -213,14 +213,17 @@ int fy_linear_out(const fy_linear *l)
     return l->n;
 }
 
-int fy_linear_i8_parts(const fy_linear *l, const int8_t **w, const float **bias, float *a_mult,
-                       float *unquant)
+int fy_linear_i8_parts_get(const fy_linear *l, fy_linear_i8_parts *out)
 {
-    if (!l->int8) return FY_EUNSUPPORTED;
-    *w = l->w8;
-    *bias = l->bias;
-    *a_mult = l->a_mult;
-    *unquant = l->unquant;
+    if (!l->int8) return FY_EINVAL;
+    *out = (fy_linear_i8_parts){
+        .w = l->w8,
+        .bias = l->bias,
+        .n = l->n,
+        .k = l->k,
+        .a_mult = l->a_mult,
+        .unquant = l->unquant,
+    };
     return 0;
 }
 

@@ -77,14 +77,6 @@ void fy_linear_free(fy_linear *l);
 int fy_linear_in(const fy_linear *l);  /* k */
 int fy_linear_out(const fy_linear *l); /* n */
 
-/* An int8 layer's prepared parts, for a backend that copies the layer to a
- * device: *w its weights [n][k], *bias the prepared bias [n] (bias +
- * colsum·factor, as the kernels add it), *a_mult the activations'
- * multiplier, *unquant 1/(a_mult·w_mult). Borrowed while l lives. Returns
- * 0, or FY_EUNSUPPORTED for a float32 layer. */
-int fy_linear_i8_parts(const fy_linear *l, const int8_t **w, const float **bias, float *a_mult,
-                       float *unquant);
-
 /* Scratch bytes fy_linear_forward needs for m rows (the quantised
  * activations and, for column subsets, a gather buffer). */
 size_t fy_linear_scratch_bytes(const fy_linear *l, int m);
@@ -104,6 +96,20 @@ void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t 
  * (cols = a slice of ids, y = the matching columns of a wider buffer). */
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy);
+
+/* What an int8 layer computes with, for a device backend that uploads it
+ * (src/nn/vk): its weights [n][k] (64-byte aligned rows), the prepared
+ * bias' (n floats, see above), the activation multiplier and unquant. All
+ * borrowed from l. */
+typedef struct fy_linear_i8_parts {
+    const int8_t *w;
+    const float *bias;
+    int n, k;
+    float a_mult, unquant;
+} fy_linear_i8_parts;
+
+/* Fills *out for an int8 layer and returns 0; FY_EINVAL for a float one. */
+int fy_linear_i8_parts_get(const fy_linear *l, fy_linear_i8_parts *out);
 
 /* Quantises float weights the way the reference prepares a float matrix for
  * int8 (used for a tied float Wemb as the output layer): out[i] =

@@ -23,10 +23,20 @@
  * polynomial, scaled by 2^n through the exponent bits. */
 float fy_exp_ps(float x);
 
+/* expf as musl computes it (the algorithm of ARM's optimized routines, in
+ * double: 2^(k/32) from a table times a cubic in the reduced argument),
+ * every operation rounded separately (no FMA): the expf of the reference's
+ * WASM build. glibc's expf is the same algorithm with fused multiply-adds
+ * where the CPU has them, which differs from this at two floats
+ * (x = -0x1.f8cbb2p+5 and 0x1.04845ep+5, by one ulp); calling this instead
+ * gives the same bits on every machine and on the GPU (nn/vk). Results
+ * within 0.502 ulp of exp(x); 0 below -0x1.9fe368p6, +inf above 0x1.62e42ep6. */
+float fy_expf(float x);
+
 /* Marian's CPU softmax of one row in place: rows whose length is a multiple
  * of 4 run on four lanes (exp_ps, a running sum per lane, the lanes added
- * in order); others run scalar with libm expf and one running sum. Then
- * every element is divided by the sum. */
+ * in order); others run scalar with fy_expf (the reference's musl expf) and
+ * one running sum. Then every element is divided by the sum. */
 void fy_softmax(float *x, int n);
 
 /* x = LayerNorm(x + y) row by row (rows of d floats): mean and variance are

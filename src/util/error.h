@@ -28,8 +28,9 @@ enum {
     FY_EBUSY = -10,       /* queue full, try again later */
     FY_ETIMEOUT = -11,    /* deadline passed */
     FY_ECANCELED = -12,   /* the caller gave up */
-    FY_EDEVICE = -13,     /* a compute device failed (lost, out of device memory): the work
-                             can run again elsewhere */
+    FY_EDEVICE = -13,     /* a compute device failed (a GPU lost, hung or refusing): the
+                             work can run again elsewhere */
+    FY_EDEVMEM = -14,     /* a compute device ran out of its own memory */
 };
 
 /* Formats the message into err (if non-NULL), stores code, returns code. */

@@ -5,7 +5,7 @@
 run "$FANYI_BIN" --help
 expect_status 0
 expect_out '^usage: fanyi <command>'
-for c in serve translate model spm bench version; do expect_out "^  $c "; done
+for c in serve translate model spm bench devices version; do expect_out "^  $c "; done
 
 run "$FANYI_BIN"
 expect_status 2
@@ -49,7 +49,7 @@ expect_err "unexpected argument 'extra'"
 
 # Every subcommand answers --help with its own usage and exit status 0, and
 # rejects an unknown option with one line and exit status 2.
-for c in serve translate model spm bench; do
+for c in serve translate model spm bench devices; do
     run "$FANYI_BIN" "$c" --help
     expect_status 0
     expect_out "^usage: fanyi $c"

@@ -62,6 +62,68 @@ static void test_exp(void)
     CHECK(lo == 0.0f && hi > 1e38f && isfinite(hi), "exp_ps clamps: %g %g", lo, hi);
 }
 
+static float from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* |got - exp(x)| in units of the float spacing at exp(x) (2^-149 for
+ * denormal results), exp(x) taken in double (relative error ~1e-16). */
+static double expf_ulps(float x, float got)
+{
+    double want = exp((double)x);
+    int e;
+    frexp(want, &e);
+    double ulp = ldexp(1.0, (e - 24 < -149 ? -149 : e - 24));
+    return fabs((double)got - want) / ulp;
+}
+
+/* fy_expf: musl's algorithm without FMA. Every result within musl's bound
+ * of 0.502 ulp of the double-precision exp, and all but a few correctly
+ * rounded; the two inputs where glibc's FMA path differs give the
+ * FMA-free (reference) bits; the special values. */
+static void test_expf(void)
+{
+    double worst = 0;
+    long count = 0, not_nearest = 0;
+    /* every 97th float from -104 (below: 0) to 89 (above: inf), denormal results included */
+    for (uint32_t u = to_bits(-0.0f); u < to_bits(-104.0f); u += 97, count++) {
+        float x = from_bits(u), got = fy_expf(x);
+        double e = expf_ulps(x, got);
+        worst = fmax(worst, e);
+        not_nearest += e > 0.5;
+    }
+    for (uint32_t u = 0; u < to_bits(88.7f); u += 97, count++) {
+        float x = from_bits(u), got = fy_expf(x);
+        double e = expf_ulps(x, got);
+        worst = fmax(worst, e);
+        not_nearest += e > 0.5;
+    }
+    CHECK(worst <= 0.502, "fy_expf: %.4f ulp > 0.502 over %ld inputs", worst, count);
+    CHECK(not_nearest * 10000 < count, "fy_expf: %ld of %ld not correctly rounded", not_nearest,
+          count);
+    /* where glibc's FMA expf gives 0x1.f45326p-92 and 0x1.f93e38p+46 */
+    CHECK(to_bits(fy_expf(-0x1.f8cbb2p+5f)) == to_bits(0x1.f45324p-92f),
+          "fy_expf(-0x1.f8cbb2p+5) %a", (double)fy_expf(-0x1.f8cbb2p+5f));
+    CHECK(to_bits(fy_expf(0x1.04845ep+5f)) == to_bits(0x1.f93e36p+46f), "fy_expf(0x1.04845ep+5) %a",
+          (double)fy_expf(0x1.04845ep+5f));
+    CHECK(fy_expf(0.0f) == 1.0f && fy_expf(-0.0f) == 1.0f, "fy_expf(±0) == 1");
+    CHECK(to_bits(fy_expf(-INFINITY)) == 0 && to_bits(fy_expf(-104.0f)) == 0, "fy_expf: +0 below");
+    CHECK(isinf(fy_expf(INFINITY)) && isinf(fy_expf(89.0f)), "fy_expf: +inf above");
+    CHECK(isnan(fy_expf(NAN)), "fy_expf(NaN) is NaN");
+    CHECK(fy_expf(-0x1.9fe368p6f) > 0.0f && fy_expf(-0x1.9fe368p6f) < 0x1p-148f,
+          "fy_expf: the smallest denormal at the underflow edge");
+}
+
 /* The reference's softmax, one element after the other. */
 static void softmax_plain(float *x, int n)
 {
@@ -79,7 +141,7 @@ static void softmax_plain(float *x, int n)
         for (int l = 0; l < 4; l++) sum = sum + lane[l];
     } else {
         for (int i = 0; i < n; i++) {
-            float e = expf(x[i] - mx);
+            float e = fy_expf(x[i] - mx);
             sum = sum + e;
             x[i] = e;
         }
@@ -261,6 +323,7 @@ static void test_positional(void)
 int main(void)
 {
     test_exp();
+    test_expf();
     test_layer_norm();
     test_softmax();
     test_ssru_cell();
