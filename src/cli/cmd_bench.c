@@ -37,7 +37,7 @@ static const char *const default_text[] = {
 };
 
 typedef struct bench_opts {
-    const char *model, *input;
+    const char *model, *models, *input;
     int threads, sentences, json, beam;
     double max_length_factor;
 } bench_opts;
@@ -220,13 +220,15 @@ static int bench_batched(fy_translator *t, const lines *in, int threads, int bea
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fanyi bench [--model DIR] [--threads N] [--input FILE] [--sentences N]\n"
-            "                   [--max-length-factor F] [--beam N] [--json]\n\n"
+            "usage: fanyi bench [--model DIR | --models ROOT] [--threads N] [--input FILE]\n"
+            "                   [--sentences N] [--max-length-factor F] [--beam N] [--json]\n\n"
             "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
             "thread), batched throughput through the real scheduler (N threads, every\n"
             "sentence submitted at once), and peak RSS.\n\n"
-            "  --model DIR            model directory (default: $FANYI_MODEL_DIR, then\n"
-            "                         ~/.local/share/fanyi/models/zh-en)\n"
+            "  --model DIR            model directory (default: $FANYI_MODEL_DIR, else the\n"
+            "                         zh-en model, or the only model, of the models dir)\n"
+            "  --models ROOT          the models directory (default: $FANYI_MODELS_DIR,\n"
+            "                         else ~/.local/share/fanyi/models)\n"
             "  --threads N            scheduler workers for the batched run (default: cores)\n"
             "  --input FILE           one sentence a line (default: ../shared/data/wmt/wmt19.zh\n"
             "                         when present, else built-in Chinese sentences)\n"
@@ -245,6 +247,7 @@ static int parse(int argc, char **argv, bench_opts *o)
                                          {"json", no_argument, NULL, 'j'},
                                          {"max-length-factor", required_argument, NULL, 'f'},
                                          {"beam", required_argument, NULL, 'B'},
+                                         {"models", required_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     long v;
@@ -253,6 +256,9 @@ static int parse(int argc, char **argv, bench_opts *o)
         switch (c) {
         case 'm':
             o->model = optarg;
+            break;
+        case 'M':
+            o->models = optarg;
             break;
         case 'i':
             o->input = optarg;
@@ -285,6 +291,8 @@ static int parse(int argc, char **argv, bench_opts *o)
         }
     }
     if (optind < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+    if (o->model && o->models)
+        return cli_usage_error("bench", "--model and --models exclude each other");
     return 0;
 }
 
@@ -328,7 +336,7 @@ int cmd_bench(int argc, char **argv)
         lines_free(&in);
         return 1;
     }
-    char *dir = fy_model_default_dir(o.model);
+    char *dir = o.model ? strdup(o.model) : cli_default_model_dir(o.models);
     fy_translator_options to;
     fy_translator_options_default(&to);
     to.max_length_factor = (float)o.max_length_factor;
