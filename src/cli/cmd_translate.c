@@ -230,7 +230,7 @@ typedef struct printer {
     uint32_t last;
     float gap;
     size_t lines;      /* lines finished so far */
-    size_t not_text;   /* lines passed on because they are not UTF-8 text */
+    size_t not_text;   /* lines passed through: they are not UTF-8 text */
     size_t first_bad;  /* the first of them (a line number) */
     size_t named_line; /* the last of them named on stderr */
     cli_progress *pg;  /* cleared before a message */

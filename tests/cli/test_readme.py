@@ -24,9 +24,10 @@ left (an `export` carries on, as in one shell) and must exit 0, except:
  - `fanyi serve` runs in the background until it answers on its port
    (https:// with --tls-cert), and is stopped (exit status 0) when the next
    `fanyi serve` starts or at the end; the curl lines talk to the last one;
- - 8989 is the test's free port (in the commands, and as FANYI_PORT for a
-   `fanyi serve` without --port); 6379 is the port of a redis-server the
-   test starts; curl fails on an HTTP error status (--fail in ~/.curlrc);
+ - 8989 is a free port the test picks for each `fanyi serve` (in the
+   commands, and as FANYI_PORT for one without --port; the curl lines after
+   it use the same); 6379 is the port of a redis-server the test starts;
+   curl fails on an HTTP error status (--fail in ~/.curlrc);
  - a command's output must exist afterwards: `> FILE`, and the `-> NAME` a
    `fanyi translate --file` line's comment promises.
 
@@ -46,8 +47,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import ssl
+import urllib.request
 
 SRC = os.environ["FANYI_SOURCE_DIR"]
 FANYI = os.path.realpath(os.environ["FANYI_BIN"])
@@ -240,6 +241,7 @@ def run_synth(sh, lines, clone, tmp):
                 fail(f"{line}: {show(p)}")
             continue
         log = os.path.join(tmp, "run.log")
+        sh.env["FANYI_PORT"] = str(free_port())  # run.sh serves with its options' defaults
         proc = sh.start(line, clone, log)
         url = wait_listening(proc, log, 600)
         out = open(log, encoding="utf-8", errors="replace").read()
@@ -263,15 +265,21 @@ def run_synth(sh, lines, clone, tmp):
         stop(proc, line)
 
 
-def run_usage(sh, lines, work, tmp, port, redis_port):
+def run_usage(sh, lines, work, tmp, redis_port):
     offline = {"https_proxy": f"http://127.0.0.1:{free_port()}", "no_proxy": "", "NO_PROXY": ""}
     offline.update({"HTTPS_PROXY": offline["https_proxy"], "http_proxy": offline["https_proxy"],
                     "HTTP_PROXY": offline["https_proxy"]})
-    server = None
+    server, port = None, None
     for n, raw in enumerate(lines, 1):
+        serve = re.search(r"(^|\s)fanyi serve(\s|$)", raw)
+        if serve:  # a port picked just before it is bound: no other test takes it meanwhile
+            port = free_port()
+            sh.env["FANYI_PORT"] = str(port)
+        if "8989" in raw and port is None:
+            fail(f"{raw}: talks to port 8989 before any fanyi serve")
         line = raw.replace("8989", str(port)).replace("6379", str(redis_port))
         note(f"$ {raw}")
-        if re.search(r"(^|\s)fanyi serve(\s|$)", line):
+        if serve:
             if server:
                 stop(server, "the previous fanyi serve")
             log = os.path.join(tmp, f"serve{n}.log")
@@ -319,10 +327,10 @@ def main():
         note(f"fresh copy of the working tree in {clone}")
         with open(os.path.join(home, ".curlrc"), "w") as f:
             f.write("fail\n")
-        port, redis_port = free_port(), free_port()
+        redis_port = free_port()
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("FANYI_") and k not in ("HOME", "CURL_HOME")}
-        env.update(HOME=home, FANYI_PORT=str(port), FANYI_PREBUILT=FANYI)
+        env.update(HOME=home, FANYI_PREBUILT=FANYI)
         env["PATH"] = ":".join(p for p in env.get("PATH", "").split(":")
                                if not os.path.exists(os.path.join(p, "fanyi")))
         sh = Shell(env, tmp)
@@ -340,7 +348,7 @@ def main():
                     home, ".local/bin/fanyi"):
                 fail("after the install step, fanyi on the PATH is not ~/.local/bin/fanyi")
             make_inputs(usage, work)
-            run_usage(sh, usage, work, tmp, port, redis_port)
+            run_usage(sh, usage, work, tmp, redis_port)
         finally:
             os.killpg(rs.pid, signal.SIGTERM)
             rs.wait(timeout=30)
