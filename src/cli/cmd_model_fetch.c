@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -259,10 +260,14 @@ static int run_fetch(const char *name, const char *dir_opt, const char *mirror,
         fprintf(stderr, "fetching %s %s (%zu files, %.1f MiB) into %s\n", model->name,
                 model->version, model->nfiles, (double)total / MIB, dir);
     int rc = fy_fetch_model(model, dir, o, &res, &err);
-    /* A synthetic model (./scripts/run.sh --synth) in the way stands in for
-     * this one until it is fetched: replace it (random weights, which
-     * fanyi model synth makes again from its seed); --force is for the rest. */
-    if (rc && res.refused && !o->force && cli_model_is_synthetic(dir)) {
+    /* A synthetic model that ./scripts/run.sh --synth or fanyi model synth
+     * wrote in a plain directory stands in for this one until it is
+     * fetched: replace it (random weights, which model synth makes again
+     * from its seed). One fetch installed (its link into the store) or a
+     * link of the user's is kept unless --force, like any other files. */
+    struct stat st;
+    if (rc && res.refused && !o->force && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        cli_model_is_synthetic(dir)) {
         fprintf(stderr, "%s holds a synthetic model (fanyi model synth): replacing it\n", dir);
         o->force = 1;
         memset(&res, 0, sizeof res);
