@@ -1,21 +1,46 @@
 #!/usr/bin/env bash
-# setup.sh - installs every build and test dependency (Debian + npm).
-# Idempotent and non-interactive; run as root or with sudo available.
+# setup.sh [--serve] - installs dependencies. Idempotent and non-interactive;
+# run as root or with sudo available.
+#
+#   scripts/setup.sh          everything the build and the whole test suite use
+#                             (.ci/run, scripts/test.sh): the Debian packages, then
+#                             the pinned npm packages (npm ci), skipped when
+#                             node_modules already holds what package-lock.json pins
+#   scripts/setup.sh --serve  only what building and serving fanyi need
+#                             (scripts/run.sh): Debian packages, no Node, no network
+#                             when they are installed
 set -euo pipefail
 cd "$(dirname "$0")/.."
+serve_only=0
+case "${1:-}" in
+--serve) serve_only=1 ;;
+"") ;;
+*)
+    echo "usage: scripts/setup.sh [--serve]" >&2
+    exit 2
+    ;;
+esac
 
-packages=(
-    build-essential cmake pkg-config git ca-certificates curl python3
-    clang clang-format libclang-rt-14-dev   # formatting check, libFuzzer
-    sentencepiece                           # reference spm_encode/spm_decode/spm_train
+# Building and serving: the compiler, the libraries fanyi links, spm_train
+# (model synth, for ./scripts/run.sh --synth), CA certificates (model fetch).
+serve_packages=(
+    build-essential cmake pkg-config ca-certificates
+    sentencepiece                           # spm_train: synthetic models
     libmicrohttpd-dev libjansson-dev        # HTTP server, JSON
-    libgnutls28-dev openssl                 # HTTPS (libmicrohttpd's TLS); test certificates
+    libgnutls28-dev                         # HTTPS (libmicrohttpd's TLS)
     libyaml-dev                             # model.yml inside Marian models
     libcld2-dev                             # language detection (CLD2, as in Firefox)
     libzip-dev libxml2-dev                  # documents: zip archives, XML parts
-    python3-docx python3-odf python3-lxml python3-ebooklib   # document tests: real readers
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
-    libhiredis-dev redis-server             # the Redis cache tier (hiredis 0.14), its tests
+    libhiredis-dev                          # the Redis cache tier (hiredis 0.14)
+)
+# Testing, formatting, benchmarking and deploying on top of that.
+test_packages=(
+    git curl python3
+    clang clang-format libclang-rt-14-dev   # formatting check, libFuzzer
+    openssl                                 # test certificates
+    python3-docx python3-odf python3-lxml python3-ebooklib   # document tests: real readers
+    redis-server                            # the Redis cache tier's tests
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks
     nginx haproxy                           # load-balancer tests (tests/lb)
@@ -26,10 +51,14 @@ packages=(
     libvulkan-dev glslc glslang-tools spirv-tools   # the Vulkan backend (FANYI_VULKAN): headers, shader compiler, checks
     mesa-vulkan-drivers vulkan-tools        # lavapipe (a CPU Vulkan driver: the GPU tests run on it), vulkaninfo
 )
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-# kubectl kustomize (deploy tests); Debian's kubectl when none is installed.
-command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+packages=("${serve_packages[@]}")
+if [ "$serve_only" = 0 ]; then
+    packages+=("${test_packages[@]}")
+    command -v node >/dev/null 2>&1 || packages+=(nodejs)
+    # kubectl kustomize (deploy tests); Debian's kubectl when none is installed.
+    command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+    command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -41,8 +70,37 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+if [ "$serve_only" = 1 ]; then
+    echo "setup: build dependencies installed"
+    exit 0
+fi
 
+# node_modules matches the lock file when npm's own record of what it
+# installed (node_modules/.package-lock.json) holds every locked package at
+# its locked version and hash (optional ones for other platforms may be absent).
+node_modules_current() {
+    python3 - <<'PY'
+import json, sys
+try:
+    want = json.load(open("package-lock.json"))["packages"]
+    have = json.load(open("node_modules/.package-lock.json"))["packages"]
+except (OSError, ValueError, KeyError):
+    sys.exit(1)
+for name, p in want.items():
+    if not name:
+        continue
+    h = have.get(name)
+    if h is None and p.get("optional"):
+        continue
+    if h is None or (h.get("version"), h.get("integrity")) != (p.get("version"), p.get("integrity")):
+        sys.exit(1)
+PY
+}
 if [ -f package-lock.json ]; then
-    npm ci --no-audit --no-fund --loglevel=error
+    if node_modules_current; then
+        echo "setup: node_modules matches package-lock.json (npm ci skipped)"
+    else
+        npm ci --no-audit --no-fund --loglevel=error
+    fi
 fi
 echo "setup: dependencies installed"

@@ -43,14 +43,15 @@ echo "== portable kernels (FANYI_KERNEL=ref, release build)"
 # model math), lb, clients, deploy, server, ui, load, docs and modelmgmt
 # (proxies, client packages, containers, HTTP, the browser, load shapes,
 # documents, model files: what they check does not depend on how the model
-# math is done, and the release run proved it), conformance_harness (the
+# math is done, and the release run proved it), readme (the README's
+# commands from a fresh copy: scripts and CLI, not kernels), conformance_harness (the
 # reference engine only),
 # portability_qemu / portability_isa_audit (they set their own kernels or
 # read the binary), and the beam-search conformance tests (the search is the
 # same C code on every kernel; the greedy variants prove the kernels' logits).
 # Measured: +8 min on the shared 2-core machine, 490 CPU s
 # (docs/reliability.md, "Portability").
-(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt)$' \
+(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt|readme)$' \
     -E '^(conformance_harness|portability_qemu|portability_isa_audit|conformance_beam4_.*|beam_eos_model)$')
 
 echo "== sanitizer build (ASan + UBSan)"

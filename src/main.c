@@ -23,7 +23,9 @@ static const command commands[] = {
 static void print_help(FILE *out)
 {
     fprintf(out, "usage: fanyi <command> [options]\n\n"
-                 "Offline Chinese-to-English machine translation.\n\n"
+                 "Offline machine translation with Firefox Translations models: every\n"
+                 "direction Firefox ships (zh-en, en-zh, de-en, en-ja, ...: 'fanyi model list\n"
+                 "--available'); a pair without a model of its own goes through English.\n\n"
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);

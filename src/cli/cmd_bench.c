@@ -38,7 +38,7 @@ static const char *const default_text[] = {
 };
 
 typedef struct bench_opts {
-    const char *model, *input, *device;
+    const char *model, *models, *input, *device;
     int threads, sentences, json, beam, batch;
     double max_length_factor;
 } bench_opts;
@@ -244,14 +244,16 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fanyi bench [--model DIR] [--threads N] [--input FILE] [--sentences N]\n"
-            "                   [--max-length-factor F] [--beam N] [--device D] [--batch N]\n"
-            "                   [--json]\n\n"
+            "usage: fanyi bench [--model DIR | --models ROOT] [--threads N] [--input FILE]\n"
+            "                   [--sentences N] [--max-length-factor F] [--beam N]\n"
+            "                   [--device D] [--batch N] [--json]\n\n"
             "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
             "thread), batched throughput through the real scheduler (N threads, every\n"
             "sentence submitted at once), and peak RSS.\n\n"
-            "  --model DIR            model directory (default: $FANYI_MODEL_DIR, then\n"
-            "                         ~/.local/share/fanyi/models/zh-en)\n"
+            "  --model DIR            model directory (default: $FANYI_MODEL_DIR, else the\n"
+            "                         zh-en model, or the only model, of the models dir)\n"
+            "  --models ROOT          the models directory (default: $FANYI_MODELS_DIR,\n"
+            "                         else ~/.local/share/fanyi/models)\n"
             "  --threads N            scheduler workers for the batched run (default: cores)\n"
             "  --input FILE           one sentence a line (default: ../shared/data/wmt/wmt19.zh\n"
             "                         when present, else built-in Chinese sentences)\n"
@@ -276,6 +278,7 @@ static int parse(int argc, char **argv, bench_opts *o)
                                          {"beam", required_argument, NULL, 'B'},
                                          {"device", required_argument, NULL, 'D'},
                                          {"batch", required_argument, NULL, 'b'},
+                                         {"models", required_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     long v;
@@ -291,6 +294,9 @@ static int parse(int argc, char **argv, bench_opts *o)
             break;
         case 'm':
             o->model = optarg;
+            break;
+        case 'M':
+            o->models = optarg;
             break;
         case 'i':
             o->input = optarg;
@@ -323,6 +329,8 @@ static int parse(int argc, char **argv, bench_opts *o)
         }
     }
     if (optind < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+    if (o->model && o->models)
+        return cli_usage_error("bench", "--model and --models exclude each other");
     return 0;
 }
 
@@ -369,7 +377,7 @@ int cmd_bench(int argc, char **argv)
         lines_free(&in);
         return 1;
     }
-    char *dir = fy_model_default_dir(o.model);
+    char *dir = o.model ? strdup(o.model) : cli_default_model_dir(o.models);
     fy_translator_options to;
     fy_translator_options_default(&to);
     to.max_length_factor = (float)o.max_length_factor;

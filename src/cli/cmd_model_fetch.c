@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -28,18 +29,34 @@ typedef struct progress_state {
     size_t index;     /* which file the state belongs to */
 } progress_state;
 
+/* Spellings the help shows as examples, each printed only when the
+ * built-in catalogue has its direction: the help never offers what fetch
+ * would refuse. */
+static const char *const EXAMPLES[] = {"en-zh", "EN-ZH", "zh-Hans-en", "de-en", "en-ja", "fr-en"};
+
 static void usage(void)
 {
+    fy_error err;
+    fy_manifest *m = fy_manifest_builtin(NULL, &err);
     printf("usage: fanyi model fetch [DIRECTION] [--dir DIR] [--mirror URL] [--manifest FILE]\n"
            "                         [--force] [--no-wait] [--retries N] [--timeout SECONDS]\n"
            "                         [--min-rate BYTES] [--max-attempts N] [--max-time SECONDS]\n"
            "                         [--quiet]\n\n"
            "Downloads the model of DIRECTION (default zh-en) from the catalogue of Firefox\n"
-           "Translations models compiled into fanyi ('fanyi model list --available' lists\n"
-           "them), checks every file's size and sha256, and installs the model atomically:\n"
-           "it is built beside the installed one and switched to in one rename.\n"
-           "DIRECTION is SOURCE-TARGET in any spelling of the languages: en-zh, EN-ZH,\n"
-           "en-zh-Hans, zh-Hans-en (= zh-en), de-en, zh-Hant-en.\n\n"
+           "Translations models compiled into fanyi (%zu directions: 'fanyi model list\n"
+           "--available' lists them), checks every file's size and sha256, and installs the\n"
+           "model atomically: it is built beside the installed one and switched to in one\n"
+           "rename. DIRECTION is SOURCE-TARGET in any spelling of the languages, e.g.\n",
+           m ? fy_manifest_model_count(m) : 0);
+    for (size_t i = 0, k = 0; m && i < sizeof EXAMPLES / sizeof *EXAMPLES; i++) {
+        const fy_manifest_model *d = fy_manifest_find_direction(m, EXAMPLES[i]);
+        if (!d) continue;
+        printf("%s%s", k++ ? ", " : "  ", EXAMPLES[i]);
+        if (strcmp(d->name, EXAMPLES[i]) && strcasecmp(d->name, EXAMPLES[i]))
+            printf(" (= %s)", d->name);
+    }
+    fy_manifest_free(m);
+    printf(".\n\n"
            "  --dir DIR         install as DIR (default: MODELS/DIRECTION, where MODELS is\n"
            "                    $FANYI_MODELS_DIR, else the directory holding\n"
            "                    $FANYI_MODEL_DIR, else ~/.local/share/fanyi/models; zh-en\n"
@@ -183,6 +200,27 @@ static int unknown_model(const fy_manifest *m, const char *name, const char *man
                            name, list);
 }
 
+/* After a network failure: the two ways to install the model without that
+ * network, with the file names to copy and where to. */
+static void offline_hint(const fy_manifest_model *model, const char *dir, const char *mirror)
+{
+    fprintf(stderr, "fanyi model fetch: without network access, install %s either\n  - by copying ",
+            model->name);
+    for (size_t i = 0; i < model->nfiles; i++)
+        fprintf(stderr, "%s%s", model->files[i].name,
+                i + 2 < model->nfiles    ? ", "
+                : i + 2 == model->nfiles ? " and "
+                                         : "");
+    fprintf(stderr,
+            " (%.1f MiB,\n    from a machine where 'fanyi model fetch %s' worked) into %s/,\n"
+            "    then checking them: fanyi model verify %s\n"
+            "  - or from a mirror that holds the catalogue's paths%s:\n"
+            "    fanyi model fetch %s --mirror URL   (http://, https:// or file:///PATH/;\n"
+            "    docs/models.md, \"Without network access\")\n",
+            (double)fy_manifest_model_bytes(model) / MIB, model->name, dir, dir,
+            mirror ? " (not this one)" : "", model->name);
+}
+
 static int exit_code(int rc, const fy_fetch_result *res)
 {
     if (res->refused) return EXIT_REFUSED;
@@ -222,9 +260,23 @@ static int run_fetch(const char *name, const char *dir_opt, const char *mirror,
         fprintf(stderr, "fetching %s %s (%zu files, %.1f MiB) into %s\n", model->name,
                 model->version, model->nfiles, (double)total / MIB, dir);
     int rc = fy_fetch_model(model, dir, o, &res, &err);
+    /* A synthetic model that ./scripts/run.sh --synth or fanyi model synth
+     * wrote in a plain directory stands in for this one until it is
+     * fetched: replace it (random weights, which model synth makes again
+     * from its seed). One fetch installed (its link into the store) or a
+     * link of the user's is kept unless --force, like any other files. */
+    struct stat st;
+    if (rc && res.refused && !o->force && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        cli_model_is_synthetic(dir)) {
+        fprintf(stderr, "%s holds a synthetic model (fanyi model synth): replacing it\n", dir);
+        o->force = 1;
+        memset(&res, 0, sizeof res);
+        rc = fy_fetch_model(model, dir, o, &res, &err);
+    }
     if (rc) {
         fprintf(stderr, "fanyi model fetch: %s\n", err.msg);
         status = exit_code(rc, &res);
+        if (status == EXIT_NET && !manifest_path) offline_hint(model, dir, mirror);
         goto done;
     }
     if (res.installed)

@@ -20,11 +20,13 @@
 
 static void usage(void)
 {
-    printf("usage: fanyi model info [DIR] [--json]\n\n"
-           "Shows the architecture of the model in DIR (default: $FANYI_MODEL_DIR, else\n"
-           "~/.local/share/fanyi/models/zh-en) as read from its files: dimensions, layers,\n"
-           "heads, vocabularies, quantisation, shortlist and file sizes.\n\n"
-           "  --json  one JSON object instead of text\n\n"
+    printf("usage: fanyi model info [DIR | --models ROOT] [--json]\n\n"
+           "Shows the architecture of the model in DIR as read from its files: dimensions,\n"
+           "layers, heads, vocabularies, quantisation, shortlist and file sizes. Without\n"
+           "DIR: $FANYI_MODEL_DIR, else the zh-en model (or the only model) of the models\n"
+           "directory: ROOT, else $FANYI_MODELS_DIR, else ~/.local/share/fanyi/models.\n\n"
+           "  --models ROOT  the models directory to take the model from\n"
+           "  --json         one JSON object instead of text\n\n"
            "Exit status: 0 shown, 1 the model cannot be loaded (reason on stderr), 2 bad usage.\n");
 }
 
@@ -41,12 +43,17 @@ static const char *embeddings(const fy_model_config *c)
     return "untied";
 }
 
-static void print_text(const char *dir, const fy_model_info *in, const fy_manifest_model *known)
+static void print_text(const char *dir, const fy_model_info *in, const fy_manifest_model *known,
+                       int synthetic)
 {
     const fy_model_config *c = &in->config;
     const fy_model_files *f = &in->files;
     printf("directory     %s\n", dir);
-    if (known) printf("manifest      %s %s (file names match)\n", known->name, known->version);
+    if (synthetic)
+        printf("synthetic     yes: random weights from fanyi model synth (translations are "
+               "gibberish)\n");
+    else if (known)
+        printf("manifest      %s %s (file names match)\n", known->name, known->version);
     printf("model         %s (%.1f MiB, %zu tensors)\n", fy_path_base(f->model),
            (double)in->model_bytes / MIB, in->tensors);
     printf("encoder       %d layers, %s\n", c->enc_depth, c->enc_cell);
@@ -76,7 +83,8 @@ static json_t *file_json(const char *path, uint64_t bytes)
     return json_pack("{s:s, s:I}", "name", fy_path_base(path), "bytes", (json_int_t)bytes);
 }
 
-static int print_json(const char *dir, const fy_model_info *in, const fy_manifest_model *known)
+static int print_json(const char *dir, const fy_model_info *in, const fy_manifest_model *known,
+                      int synthetic)
 {
     const fy_model_config *c = &in->config;
     const fy_model_files *f = &in->files;
@@ -99,7 +107,8 @@ static int print_json(const char *dir, const fy_model_info *in, const fy_manifes
                         file_json(f->shortlist, in->shortlist_bytes), "frequent", in->sl_frequent,
                         "best", in->sl_best, "src_ids", in->sl_src_vocab)
             : json_null());
-    if (o && known)
+    if (o) json_object_set_new(o, "synthetic", json_boolean(synthetic));
+    if (o && known && !synthetic)
         json_object_set_new(
             o, "manifest", json_pack("{s:s, s:s}", "name", known->name, "version", known->version));
     char *text = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
@@ -115,8 +124,11 @@ static int print_json(const char *dir, const fy_model_info *in, const fy_manifes
 
 int cmd_model_info(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'}, {0}};
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"models", required_argument, NULL, 'M'},
+                                         {0}};
+    const char *models = NULL;
     int json = 0, c;
     while ((c = cli_getopt(argc, argv, CMD, "hj", opts)) != -1) {
         switch (c) {
@@ -126,13 +138,17 @@ int cmd_model_info(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'M':
+            models = optarg;
+            break;
         default:
             return 2;
         }
     }
     const char *dir_arg = optind < argc ? argv[optind++] : NULL;
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
-    char *dir = fy_model_default_dir(dir_arg);
+    if (dir_arg && models) return cli_usage_error(CMD, "DIR and --models exclude each other");
+    char *dir = dir_arg ? strdup(dir_arg) : cli_default_model_dir(models);
     if (!dir) {
         fprintf(stderr, "fanyi %s: out of memory\n", CMD);
         return 1;
@@ -145,10 +161,11 @@ int cmd_model_info(int argc, char **argv)
     } else {
         fy_manifest *m = fy_manifest_builtin(NULL, &err);
         const fy_manifest_model *known = fy_model_identify(dir, m);
+        int synthetic = cli_model_is_synthetic(dir);
         if (json) {
-            status = print_json(dir, &in, known);
+            status = print_json(dir, &in, known, synthetic);
         } else {
-            print_text(dir, &in, known);
+            print_text(dir, &in, known, synthetic);
             status = 0;
         }
         fy_manifest_free(m);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -297,7 +298,7 @@ static int copy_file(const char *from, const char *to)
  * writing work/vocab.model. It runs there with relative paths because the
  * model records its --input and --model_prefix: so the same corpus gives
  * the same bytes wherever and whenever it is trained. 0 or -1. */
-static int run_spm_train(const char *work, int pieces, uint64_t seed)
+static int run_spm_train(const char *work, int pieces, uint64_t seed, cli_progress *pg)
 {
     char a_size[64], a_seed[64];
     snprintf(a_size, sizeof a_size, "--vocab_size=%d", pieces);
@@ -326,7 +327,20 @@ static int run_spm_train(const char *work, int pieces, uint64_t seed)
     if (!rc) rc = posix_spawn_file_actions_addchdir_np(&fa, work);
     if (!rc) rc = posix_spawnp(&pid, "spm_train", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc == 0 && waitpid(pid, &status, 0) < 0) status = -1;
+    /* It takes seconds to a minute: a terminal sees the time go by. */
+    while (rc == 0) {
+        pid_t got = waitpid(pid, &status, pg->on ? WNOHANG : 0);
+        if (got == pid) break;
+        if (got < 0 && errno != EINTR) {
+            status = -1;
+            break;
+        }
+        cli_progress_draw(pg, 0,
+                          "fanyi model synth: training a %d-piece vocabulary (spm_train), %.0f s",
+                          pieces, cli_progress_elapsed(pg));
+        nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    }
+    cli_progress_done(pg);
     if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "fanyi model synth: spm_train failed (%s)\n",
                 rc ? strerror(rc) : "see its messages above");
@@ -338,7 +352,7 @@ static int run_spm_train(const char *work, int pieces, uint64_t seed)
 /* Trains a pieces-piece vocabulary with spm_train on a corpus of the
  * languages langs[0..nlangs); the model lands at dst (atomically renamed). */
 static int train_vocab(const char *dir, const char *dst, const char *const *langs, int nlangs,
-                       int pieces, uint64_t seed, int lines)
+                       int pieces, uint64_t seed, int lines, cli_progress *pg)
 {
     char work[4096], corpus[4200], model[4200], vocab[4200], tag[FY_PAIR_MAX];
     snprintf(tag, sizeof tag, "%s%s", langs[0], nlangs > 1 ? langs[1] : "");
@@ -351,9 +365,12 @@ static int train_vocab(const char *dir, const char *dst, const char *const *lang
         return -1;
     }
     int rc = -1;
+    cli_progress_draw(pg, 1, "fanyi model synth: writing a training corpus (%d lines a language)",
+                      lines);
     if (write_corpus(corpus, langs, nlangs, seed, lines)) {
+        cli_progress_done(pg);
         fprintf(stderr, "fanyi model synth: %s: cannot write the training corpus\n", corpus);
-    } else if (run_spm_train(work, pieces, seed) == 0) {
+    } else if (run_spm_train(work, pieces, seed, pg) == 0) {
         if (rename(model, dst) == 0)
             rc = 0;
         else
@@ -522,7 +539,7 @@ static void corpus_langs(const char *name, char src[FY_LANG_MAX], char trg[FY_LA
 
 /* Puts the vocab file(s) in place (copied, or trained with the sizes in o)
  * and sets o's vocabulary sizes to theirs. */
-static int make_vocabs(const args *a, fy_synth_options *o)
+static int make_vocabs(const args *a, fy_synth_options *o, cli_progress *pg)
 {
     char src[4096], trg[4096], sl[FY_LANG_MAX], tl[FY_LANG_MAX];
     if (o->separate_vocab) {
@@ -539,12 +556,12 @@ static int make_vocabs(const args *a, fy_synth_options *o)
     if (o->separate_vocab && a->src_vocab) {
         if (copy_file(a->src_vocab, src) || copy_file(a->trg_vocab, trg)) return -1;
     } else if (o->separate_vocab) {
-        if (train_vocab(a->out, src, s1, 1, o->src_vocab_size, seed, lines) ||
-            train_vocab(a->out, trg, t1, 1, o->trg_vocab_size, seed, lines))
+        if (train_vocab(a->out, src, s1, 1, o->src_vocab_size, seed, lines, pg) ||
+            train_vocab(a->out, trg, t1, 1, o->trg_vocab_size, seed, lines, pg))
             return -1;
     } else if (a->vocab) {
         if (copy_file(a->vocab, src)) return -1;
-    } else if (train_vocab(a->out, src, both, 2, o->src_vocab_size, seed, lines)) {
+    } else if (train_vocab(a->out, src, both, 2, o->src_vocab_size, seed, lines, pg)) {
         return -1;
     }
     int ns, nt;
@@ -604,21 +621,24 @@ int cmd_model_synth(int argc, char **argv)
     o.out_scales = a.out_scales;
     o.none_scale_factor = a.none_factor;
     o.wemb_scale_factor = a.wemb_factor;
-    if (make_vocabs(&a, &o)) return 1;
+    cli_progress pg;
+    cli_progress_start(&pg, 1);
+    if (make_vocabs(&a, &o, &pg)) return 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.%s%s.bin", a.out, a.name,
              a.int8 ? ".intgemm.alphas" : "");
-    if (fy_synth_write_model(path, &o, &err)) {
+    cli_progress_draw(&pg, 1, "fanyi model synth: writing %s", path);
+    rc = fy_synth_write_model(path, &o, &err);
+    if (!rc && a.shortlist) {
+        snprintf(path, sizeof path, "%s/lex.50.50.%s.s2t.bin", a.out, a.name);
+        cli_progress_draw(&pg, 1, "fanyi model synth: writing %s", path);
+        rc = fy_synth_write_shortlist(path, o.src_vocab_size, o.trg_vocab_size, 50, 50, o.seed,
+                                      &err);
+    }
+    cli_progress_done(&pg);
+    if (rc) {
         fprintf(stderr, "fanyi model synth: %s\n", err.msg);
         return 1;
-    }
-    if (a.shortlist) {
-        snprintf(path, sizeof path, "%s/lex.50.50.%s.s2t.bin", a.out, a.name);
-        if (fy_synth_write_shortlist(path, o.src_vocab_size, o.trg_vocab_size, 50, 50, o.seed,
-                                     &err)) {
-            fprintf(stderr, "fanyi model synth: %s\n", err.msg);
-            return 1;
-        }
     }
     return 0;
 }

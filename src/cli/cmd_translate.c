@@ -7,6 +7,12 @@
  * the join), translated by the scheduler's worker threads and printed in
  * order once it is done.
  *
+ * Nothing is lost: a line that is not UTF-8 text never reaches the
+ * pipeline; it is printed as it came, with a warning naming it, and the
+ * lines around it are translated (exit status 3 at the end); with
+ * --strict, or a NUL byte, or a line the pipeline refuses, every line
+ * before it is printed and the run stops there (exit status 1).
+ *
  * By default each line is split into sentences, protected spans are kept
  * and the translations joined and cleaned up; a line longer than 64 KiB is
  * read and translated in pieces cut where sentences end, so memory stays
@@ -23,9 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/line_reader.h"
 #include "model/discover.h"
 #include "translate/models.h"
 #include "text/segment.h"
@@ -37,12 +45,14 @@
 static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
-    "                       [--max-length-factor F] [--beam N] [--min-gap]\n"
-    "       fanyi translate --file IN [-o OUT] [--from LANG] [--to LANG] [...]\n"
+    "                       [--max-length-factor F] [--beam N] [--min-gap] [--strict]\n"
+    "       fanyi translate --file IN [-o OUT] [--force] [--max-document-mb N]\n"
+    "                       [--max-document-chars N] [--from LANG] [--to LANG] [...]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
     "empty). Each line is split into sentences, and the translations are joined and\n"
-    "cleaned up; URLs, e-mail addresses, numbers and code are kept.\n"
+    "cleaned up; URLs, e-mail addresses, numbers and code are kept. A line that is\n"
+    "not UTF-8 text is printed as it came, with a warning naming it on stderr.\n"
     "\n"
     "  --from LANG            source language (zh, en, zh-Hant, de, ...); default: the\n"
     "                         only model's, else detected per line\n"
@@ -60,20 +70,34 @@ static const char USAGE[] =
     "  --max-length-factor F  output tokens <= F x source tokens (default 2.0)\n"
     "  --beam N               beam search keeping N hypotheses per sentence, 1 .. 16\n"
     "                         (default 1: greedy); the best translation is printed\n"
+    "  --min-gap              after each translation print a TAB and the smallest\n"
+    "                         margin of a decision in its search: top-1 minus top-2\n"
+    "                         logit (greedy), or the closest call of the beam search\n"
+    "  --strict               stop at the first line that is not UTF-8 text, after\n"
+    "                         printing every line before it (default: print it as it\n"
+    "                         came and go on)\n"
     "  --file IN              translate the document IN (.txt .md .html .srt .vtt\n"
     "                         .docx .odt .pptx .epub) keeping its formatting\n"
     "  -o, --output OUT       where to write it (default: IN's name with the target\n"
     "                         language: report.docx -> report.en.docx; - for stdout)\n"
-    "  --min-gap              after each translation print a TAB and the smallest\n"
-    "                         margin of a decision in its search: top-1 minus top-2\n"
-    "                         logit (greedy), or the closest call of the beam search\n";
+    "  --force                replace OUT if it exists (default: refuse)\n"
+    "  --max-document-mb N    the largest document --file reads, in MiB (default 20)\n"
+    "  --max-document-chars N characters of text in it (default 1000000)\n"
+    "\n"
+    "On a terminal, long work shows its progress on stderr.\n"
+    "Exit status: 0 every line translated (or passed through: nothing to translate),\n"
+    "1 stopped by an error (named on stderr; every line before it is printed),\n"
+    "2 bad usage, 3 done, but lines that are not UTF-8 text were passed through\n"
+    "untranslated (each named on stderr).\n";
 
 typedef struct opts {
     const char *model, *models, *from, *to, *file, *output;
-    long threads, batch, beam;
-    int raw, html, min_gap;
+    long threads, batch, beam, doc_mb, doc_chars;
+    int raw, html, min_gap, strict, force;
     fy_translator_options topt;
 } opts;
+
+enum { OPT_STRICT = 256, OPT_FORCE, OPT_DOC_MB, OPT_DOC_CHARS };
 
 static int parse_opts(int argc, char **argv, opts *o)
 {
@@ -92,6 +116,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"beam", required_argument, NULL, 'B'},
         {"file", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
+        {"strict", no_argument, NULL, OPT_STRICT},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"max-document-mb", required_argument, NULL, OPT_DOC_MB},
+        {"max-document-chars", required_argument, NULL, OPT_DOC_CHARS},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -146,6 +174,19 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'B':
             if (cli_parse_long(CMD, "--beam", optarg, 1, FY_BEAM_MAX, &o->beam)) return 2;
             break;
+        case OPT_STRICT:
+            o->strict = 1;
+            break;
+        case OPT_FORCE:
+            o->force = 1;
+            break;
+        case OPT_DOC_MB:
+            if (cli_parse_long(CMD, "--max-document-mb", optarg, 1, 4096, &o->doc_mb)) return 2;
+            break;
+        case OPT_DOC_CHARS:
+            if (cli_parse_long(CMD, "--max-document-chars", optarg, 1, 100000000, &o->doc_chars))
+                return 2;
+            break;
         default:
             return 2;
         }
@@ -155,197 +196,12 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->file && (o->raw || o->html || o->min_gap))
         return cli_usage_error(CMD, "--file takes no --raw, --html or --min-gap");
     if (o->output && !o->file) return cli_usage_error(CMD, "-o OUT needs --file IN");
+    if (!o->file && (o->force || o->doc_mb || o->doc_chars))
+        return cli_usage_error(CMD, "--force and --max-document-* go with --file IN");
+    if (o->file && o->strict) return cli_usage_error(CMD, "--strict goes with stdin, not --file");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Input                                                                     */
-/* ------------------------------------------------------------------------ */
-
-/* A line longer than this is translated in pieces, each cut where a
- * sentence ends (after white space, else after a full stop), so memory
- * stays bounded whatever the line's length (FANYI_TRANSLATE_PIECE, bytes,
- * lets tests use small pieces). */
-#define PIECE_BYTES (64 * 1024)
-
-enum { CUT_LINE, CUT_SPACE, CUT_STOP, CUT_ANY };
-
-typedef struct piece {
-    char *text;
-    size_t len;
-    int ends_line; /* the line's last piece: a line break follows it */
-    int after;     /* how the piece before it, of the same line, was cut (CUT_*) */
-    char *gap;     /* CUT_SPACE: the spaces and tabs between that piece and this one */
-    size_t gap_len;
-} piece;
-
-typedef struct reader {
-    FILE *in;
-    char *buf; /* bytes read but not yet handed out */
-    size_t len, cap, piece;
-    int eof, whole_lines;
-    const char *source; /* the source language when known, else NULL */
-    int after;          /* CUT_LINE when the next piece starts a line */
-    char *gap;          /* the white space the last cut took out (CUT_SPACE) */
-    size_t gap_len;
-} reader;
-
-typedef struct block {
-    piece *p; /* [n] */
-    size_t n, cap;
-} block;
-
-static void block_clear(block *b)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->p[i].text);
-        free(b->p[i].gap);
-    }
-    b->n = 0;
-}
-
-/* Fills r->buf up to its piece size (or the end of the input). 0 or -1. */
-static int fill(reader *r)
-{
-    while (!r->eof && r->len < r->piece) {
-        if (fy_vec_reserve((void **)&r->buf, &r->cap, r->piece + 1, 1)) {
-            errno = ENOMEM;
-            return -1;
-        }
-        size_t n = fread(r->buf + r->len, 1, r->piece - r->len, r->in);
-        r->len += n;
-        if (n == 0) {
-            if (ferror(r->in)) return -1;
-            r->eof = 1;
-        }
-    }
-    return 0;
-}
-
-static int horizontal(unsigned char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-/* The run of spaces and tabs around s[i], within (0, n): 1 and [*a, *e),
- * or 0 when it touches an end (it may go on beyond the buffer). */
-static int space_run(const unsigned char *s, size_t n, size_t i, size_t *a, size_t *e)
-{
-    *a = i, *e = i + 1;
-    while (*a > 0 && horizontal(s[*a - 1])) (*a)--;
-    while (*e < n && horizontal(s[*e])) (*e)++;
-    return *a > 0 && *e < n;
-}
-
-/* Where to cut a long line in buf[0..n): where the splitter ends its last
- * whole sentence (fy_split_last_end; [*end, *next) is the white space
- * taken out, the join's rules put what belongs there), so the pieces
- * translate as the line would; without two sentences, at the last white
- * space of its second half, else at its last character boundary (a
- * sentence of 32 KiB is cut anyway). *how receives CUT_*. */
-static void cut_point(const char *buf, size_t n, const char *source, size_t *end, size_t *next,
-                      int *how)
-{
-    const unsigned char *s = (const unsigned char *)buf;
-    size_t a, e;
-    if (source && fy_split_last_end(buf, n, source, end, next) && *end > n / 4) {
-        *how = *next > *end ? CUT_SPACE : CUT_STOP;
-        return;
-    }
-    for (size_t i = n - 1; i > n / 2; i--)
-        if (horizontal(s[i]) && space_run(s, n, i, &a, &e)) {
-            *end = a, *next = e, *how = CUT_SPACE;
-            return;
-        }
-    size_t i = n;
-    while (i > 1 && (s[i] & 0xC0) == 0x80) i--;
-    *end = *next = i, *how = CUT_ANY;
-}
-
-/* The next piece of input: a whole line, or a piece of a long one (a whole
- * line however long with r->whole_lines, for --raw, where a cut would
- * change what the engine sees). Returns 1, 0 at the end of the input, -1
- * on a read error (errno). A NUL stays in its line (the pipeline refuses
- * it with its position). */
-static int next_piece(reader *r, piece *out)
-{
-    char *nl;
-    for (;;) {
-        if (fill(r)) return -1;
-        if (r->len == 0) return 0;
-        nl = memchr(r->buf, '\n', r->len);
-        if (nl || r->eof || !r->whole_lines) break;
-        r->piece *= 2;
-    }
-    size_t take = nl ? (size_t)(nl - r->buf) : r->len, skip = take + (nl != NULL);
-    int how = CUT_LINE;
-    if (!nl && !r->eof) cut_point(r->buf, r->len, r->source, &take, &skip, &how); /* a long line */
-    size_t len = take;
-    if (how == CUT_LINE && len > 0 && r->buf[len - 1] == '\r') len--;
-    if (!(out->text = malloc(len + 1))) {
-        errno = ENOMEM;
-        return -1;
-    }
-    memcpy(out->text, r->buf, len);
-    out->text[len] = '\0';
-    out->len = len;
-    out->ends_line = how == CUT_LINE;
-    out->after = r->after;
-    out->gap = r->gap; /* the white space before this piece: it is the piece's now */
-    out->gap_len = r->gap_len;
-    r->after = how;
-    r->gap = how == CUT_SPACE ? strndup(r->buf + take, skip - take) : NULL;
-    r->gap_len = r->gap ? skip - take : 0;
-    if (how == CUT_SPACE && !r->gap) {
-        errno = ENOMEM;
-        return -1;
-    }
-    memmove(r->buf, r->buf + skip, r->len - skip);
-    r->len -= skip;
-    return 1;
-}
-
-/* Reads all of stdin as one text (--html). */
-static int read_all(reader *r, piece *out)
-{
-    fy_buf all = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, r->in)) > 0) fy_buf_put(&all, chunk, n);
-    if (ferror(r->in)) {
-        fy_buf_free(&all);
-        return -1;
-    }
-    if (!(out->text = fy_buf_take(&all, &out->len))) {
-        errno = ENOMEM;
-        return -1;
-    }
-    out->ends_line = 0;
-    out->after = CUT_LINE;
-    r->eof = 1;
-    return 1;
-}
-
-/* Reads up to b->cap pieces; returns how many (0 at end of input), -1 on a
- * read error (errno). whole: the whole input is one piece (--html). */
-static long block_read(block *b, reader *r, int whole)
-{
-    block_clear(b);
-    if (whole) {
-        if (r->eof) return 0;
-        int rc = read_all(r, &b->p[0]);
-        if (rc > 0) b->n = 1;
-        return rc < 0 ? -1 : (long)b->n;
-    }
-    while (b->n < b->cap) {
-        int rc = next_piece(r, &b->p[b->n]);
-        if (rc < 0) return -1;
-        if (rc == 0) break;
-        b->n++;
-    }
-    return (long)b->n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -373,7 +229,11 @@ static void on_done(void *user, int status)
 typedef struct printer {
     uint32_t last;
     float gap;
-    size_t lines; /* lines finished so far */
+    size_t lines;      /* lines finished so far */
+    size_t not_text;   /* lines passed through: they are not UTF-8 text */
+    size_t first_bad;  /* the first of them (a line number) */
+    size_t named_line; /* the last of them named on stderr */
+    cli_progress *pg;  /* cleared before a message */
 } printer;
 
 static uint32_t first_cp(const char *s, size_t len)
@@ -418,55 +278,166 @@ static void print_piece(const opts *o, printer *pr, const fy_request *q, size_t 
     pr->lines++;
 }
 
-/* The line number of piece bad of block b. */
-static size_t line_of(const printer *pr, const block *b, size_t bad)
+/* Warnings name at most this many lines; the summary at the end counts all. */
+#define NAMED_LINES 10
+
+/* Prints piece p, which is not UTF-8 text, as it came (with the white space
+ * a cut took out before it), and names its line (bad: the offending byte's
+ * offset in the piece). */
+static void pass_piece(printer *pr, const piece *p, size_t bad)
 {
     size_t line = pr->lines + 1;
-    for (size_t i = 0; i < bad && i < b->n; i++) line += b->p[i].ends_line;
-    return line;
+    if (pr->named_line != line) { /* a long line's pieces count once */
+        cli_progress_done(pr->pg);
+        if (++pr->not_text == 1) pr->first_bad = line;
+        if (pr->not_text <= NAMED_LINES)
+            fprintf(stderr,
+                    "fanyi translate: line %zu: not UTF-8 text (byte %zu); passed through "
+                    "untranslated\n",
+                    line, p->at + bad);
+        else if (pr->not_text == NAMED_LINES + 1)
+            fprintf(stderr, "fanyi translate: more lines are not UTF-8 text; counted at the end\n");
+        pr->named_line = line;
+    }
+    if (p->after == CUT_SPACE && p->gap_len) fwrite(p->gap, 1, p->gap_len, stdout);
+    fwrite(p->text, 1, p->len, stdout);
+    pr->last = p->len ? last_cp(p->text, p->len) : pr->last;
+    if (!p->ends_line) return;
+    fputc('\n', stdout);
+    pr->last = 0;
+    pr->gap = INFINITY;
+    pr->lines++;
 }
 
-/* Translates and prints block b. 0, or 1 after a message. */
-static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched, block *b,
-                           printer *pr)
+/* What a piece is, before the pipeline sees it. */
+enum { PIECE_TEXT, PIECE_NUL, PIECE_NOT_UTF8 };
+
+/* *at: the offending byte's offset in the piece. */
+static int classify(const piece *p, size_t *at)
+{
+    const char *nul = p->len ? memchr(p->text, '\0', p->len) : NULL;
+    if (nul) {
+        *at = (size_t)(nul - p->text);
+        return PIECE_NUL;
+    }
+    return fy_utf8_valid(p->text, p->len, at) ? PIECE_TEXT : PIECE_NOT_UTF8;
+}
+
+/* Where a block stops, and why: a piece that ends the run (stop < n). */
+typedef struct stop {
+    size_t at;  /* the piece */
+    int kind;   /* PIECE_NUL, PIECE_NOT_UTF8 (--strict, --html) or PIECE_TEXT (the
+                   pipeline refused it: msg) */
+    size_t bad; /* the offending byte's offset in the piece */
+    char msg[FY_ERROR_MSG_MAX];
+} stop;
+
+/* The request for the text pieces of b before st->at (their indexes in
+ * idx[0..*m)); a text the pipeline refuses moves the stop to it and the
+ * request is made again for the pieces before it. NULL with *m 0 when
+ * there is nothing to translate; NULL with a message for other errors. */
+static fy_request *make_request(const opts *o, fy_registry *reg, block *b, stop *st, size_t *idx,
+                                size_t *m, int *failed, cli_progress *pg)
 {
     const char *texts[4096];
     size_t lens[4096];
-    for (size_t i = 0; i < b->n; i++) texts[i] = b->p[i].text, lens[i] = b->p[i].len;
+    for (size_t k = 0; k < *m; k++) texts[k] = b->p[idx[k]].text, lens[k] = b->p[idx[k]].len;
     fy_request_options ro = {
         .source = o->from, .target = o->to, .html = o->html, .raw = o->raw, .beam = (int)o->beam};
-    fy_error err = {0};
-    size_t bad;
-    fy_request *q = fy_request_new(reg, texts, lens, b->n, &ro, &bad, &err);
-    if (!q) {
-        if (bad < b->n && !o->html)
-            fprintf(stderr, "fanyi translate: line %zu: %s\n", line_of(pr, b, bad), err.msg);
-        else
+    *failed = 0;
+    while (*m) {
+        fy_error err = {0};
+        size_t bad;
+        fy_request *q = fy_request_new(reg, texts, lens, *m, &ro, &bad, &err);
+        if (q) return q;
+        if (bad >= *m || o->html) { /* not one text's fault: nothing of the block goes */
+            cli_progress_done(pg);
             fprintf(stderr, "fanyi translate: %s\n", err.msg);
-        return 1;
+            *failed = 1;
+            return NULL;
+        }
+        st->at = idx[bad];
+        st->kind = PIECE_TEXT;
+        snprintf(st->msg, sizeof st->msg, "%s", err.msg);
+        *m = bad;
     }
+    return NULL;
+}
+
+/* Waits for request q on sched. 0, or an error code with err. */
+static int run_request(fy_request *q, fy_scheduler *sched, fy_error *err)
+{
     waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
     fy_request_callbacks cb = {NULL, on_done, &w};
-    int rc = fy_request_submit(q, sched, &cb, &err);
-    if (!rc) {
-        pthread_mutex_lock(&w.mu);
-        while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
-        pthread_mutex_unlock(&w.mu);
-        if ((rc = w.status)) fy_request_status(q, &err);
+    int rc = fy_request_submit(q, sched, &cb, err);
+    if (rc) return rc;
+    pthread_mutex_lock(&w.mu);
+    while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    if ((rc = w.status)) fy_request_status(q, err);
+    return rc;
+}
+
+/* Says why the run stops at st (every piece before it is printed). */
+static void report_stop(const opts *o, const printer *pr, const piece *p, const stop *st)
+{
+    cli_progress_done(pr->pg);
+    char where[64] = "";
+    if (!o->html) snprintf(where, sizeof where, "line %zu: ", pr->lines + 1);
+    if (st->kind == PIECE_NUL)
+        fprintf(stderr, "fanyi translate: %sNUL byte at byte %zu\n", where, p->at + st->bad);
+    else if (st->kind == PIECE_NOT_UTF8)
+        fprintf(stderr, "fanyi translate: %snot UTF-8 text (byte %zu)%s\n", where, p->at + st->bad,
+                o->strict ? "; stopped there (--strict)" : "; convert it to UTF-8");
+    else
+        fprintf(stderr, "fanyi translate: %s%s\n", where, st->msg);
+}
+
+/* Translates and prints block b: its text pieces in one request, the ones
+ * that are not UTF-8 text as they came, up to the first piece that stops
+ * the run. 0, or 1 after a message. */
+static int translate_block(const opts *o, fy_registry *reg, fy_scheduler *sched, block *b,
+                           printer *pr)
+{
+    size_t idx[4096], m = 0, bad;
+    stop st = {.at = b->n};
+    for (size_t i = 0; i < b->n && st.at == b->n; i++) {
+        int kind = classify(&b->p[i], &bad);
+        if (kind == PIECE_TEXT)
+            idx[m++] = i;
+        else if (kind == PIECE_NUL || o->strict || o->html)
+            st = (stop){.at = i, .kind = kind, .bad = bad};
     }
-    for (size_t i = 0; !rc && i < b->n; i++) {
-        size_t len;
-        char *text = fy_request_text(q, i, &len, NULL, &err);
-        if (!text) {
-            rc = err.code;
-            break;
+    int failed;
+    fy_request *q = make_request(o, reg, b, &st, idx, &m, &failed, pr->pg);
+    if (failed) return 1;
+    fy_error err = {0};
+    int rc = q ? run_request(q, sched, &err) : 0;
+    for (size_t i = 0, k = 0; !rc && i < st.at; i++) {
+        if (k < m && idx[k] == i) {
+            size_t len;
+            char *text = fy_request_text(q, k, &len, NULL, &err);
+            if (!text) {
+                rc = err.code;
+                break;
+            }
+            print_piece(o, pr, q, k++, &b->p[i], text, len);
+            free(text);
+        } else {
+            classify(&b->p[i], &bad);
+            pass_piece(pr, &b->p[i], bad);
         }
-        print_piece(o, pr, q, i, &b->p[i], text, len);
-        free(text);
     }
     fy_request_free(q);
-    if (rc) fprintf(stderr, "fanyi translate: %s\n", err.msg);
-    return rc ? 1 : 0;
+    if (rc) {
+        cli_progress_done(pr->pg);
+        fprintf(stderr, "fanyi translate: %s\n", err.msg);
+        return 1;
+    }
+    if (st.at == b->n) return 0;
+    fflush(stdout);
+    report_stop(o, pr, &b->p[st.at], &st);
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -511,48 +482,86 @@ static void default_languages(fy_registry *reg, opts *o, fy_direction_info *d)
     if (!o->to && !strcmp(o->from, d->source)) o->to = d->target;
 }
 
-/* The piece size: PIECE_BYTES, or $FANYI_TRANSLATE_PIECE (tests). */
-static size_t piece_bytes(void)
+/* Draws how far the run is: lines done, and of how much when stdin is a file. */
+static void draw_progress(cli_progress *pg, const printer *pr, const reader *r, int64_t total)
 {
-    const char *v = getenv("FANYI_TRANSLATE_PIECE");
-    long n = v ? atol(v) : 0;
-    return n >= 64 && n <= (1L << 30) ? (size_t)n : PIECE_BYTES;
+    char done[32], all[32];
+    cli_size(r->consumed, done, sizeof done);
+    if (total > 0)
+        cli_progress_draw(pg, 0, "fanyi translate: %zu lines, %s of %s (%d%%)", pr->lines, done,
+                          cli_size((uint64_t)total, all, sizeof all),
+                          (int)((double)r->consumed * 100.0 / (double)total));
+    else
+        cli_progress_draw(pg, 0, "fanyi translate: %zu lines (%s read)", pr->lines, done);
+}
+
+/* The size of stdin when it is a file (for progress), else -1. */
+static int64_t input_size(void)
+{
+    struct stat st;
+    if (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode)) return -1;
+    off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+    return (int64_t)st.st_size - (at > 0 ? at : 0);
+}
+
+/* The last word on lines passed on untranslated: how many, and what to do. */
+static int summary(const printer *pr)
+{
+    if (!pr->not_text) return 0;
+    fprintf(
+        stderr,
+        "fanyi translate: %zu line%s (the first: line %zu) %s not UTF-8 text and %s passed through "
+        "untranslated; if the input is in another encoding, convert it first (iconv -f "
+        "GB18030 -t UTF-8)\n",
+        pr->not_text, pr->not_text == 1 ? "" : "s", pr->first_bad, pr->not_text == 1 ? "is" : "are",
+        pr->not_text == 1 ? "was" : "were");
+    return 3;
 }
 
 static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 {
     fy_direction_info d;
     default_languages(reg, o, &d);
-    reader r = {.in = stdin, .piece = piece_bytes(), .whole_lines = o->raw, .after = CUT_LINE};
+    reader r = {.in = stdin, .piece = lr_piece_bytes(), .whole_lines = o->raw, .after = CUT_LINE};
     /* Sentence ends are the same for every language but for the spans a
      * source protects: unknown (detected per line), cut as English is. */
     char from[FY_LANG_MAX];
     r.source = o->from && fy_lang_normalize(o->from, from) == 0 ? from : "en";
+    int interactive = isatty(STDIN_FILENO);
     block b = {0};
-    b.cap = o->html ? 1 : isatty(STDIN_FILENO) ? 1 : (size_t)(o->batch * o->threads * 4);
+    b.cap = o->html ? 1 : interactive ? 1 : (size_t)(o->batch * o->threads * 4);
     if (b.cap > 4096) b.cap = 4096;
     b.p = calloc(b.cap, sizeof *b.p);
-    printer pr = {0, INFINITY, 0};
+    /* Progress when the output goes elsewhere than the terminal: there the
+     * translations themselves show it. */
+    cli_progress pg;
+    cli_progress_start(&pg, !interactive && !isatty(STDOUT_FILENO));
+    printer pr = {0, INFINITY, 0, 0, 0, 0, &pg};
+    int64_t total = pg.on ? input_size() : -1;
     int rc = b.p ? 0 : 1;
     if (rc) fprintf(stderr, "fanyi translate: out of memory\n");
     while (!rc) {
-        long n = block_read(&b, &r, o->html);
+        long n = lr_block_read(&b, &r, o->html);
         if (n < 0) {
+            cli_progress_done(&pg);
             fprintf(stderr, "fanyi translate: reading stdin: %s\n", strerror(errno));
             rc = 1;
         }
         if (n <= 0) break;
         rc = translate_block(o, reg, sched, &b, &pr);
         /* A reader that went away, a full disk: say so and stop translating. */
-        if (!rc && (fflush(stdout) != 0 || ferror(stdout))) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            cli_progress_done(&pg);
             fprintf(stderr, "fanyi translate: write error: %s\n", strerror(errno));
             rc = 1;
         }
+        if (!rc) draw_progress(&pg, &pr, &r, total);
     }
-    block_clear(&b);
+    cli_progress_done(&pg);
+    if (!rc) rc = summary(&pr);
+    lr_block_clear(&b);
     free(b.p);
-    free(r.buf);
-    free(r.gap);
+    lr_reader_free(&r);
     return rc;
 }
 
@@ -586,7 +595,8 @@ int cmd_translate(int argc, char **argv)
     if (o.file) {
         fy_direction_info d;
         default_languages(reg, &o, &d);
-        rc = cli_translate_file(o.file, o.output, o.from, o.to, sched, reg);
+        cli_file_options fo = {o.file, o.output, o.from, o.to, o.force, o.doc_mb, o.doc_chars};
+        rc = cli_translate_file(&fo, sched, reg);
     } else {
         rc = run(&o, sched, reg);
     }

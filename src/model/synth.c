@@ -126,7 +126,7 @@
 #define MAX_TENSOR 512
 /* The version line's value. The real files' is 24 bytes long (derived from
  * their sizes: see above), and so is this one, which says what it is. */
-#define SYNTH_VERSION "v1.12.14 fanyi-synthetic"
+#define SYNTH_VERSION "v1.12.14 " FY_SYNTH_MARK
 
 /* ---------------------------------------------------------------- PRNG */
 

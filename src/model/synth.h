@@ -15,6 +15,11 @@
 
 #include "util/error.h"
 
+/* What the version line of a synthetic model's model.yml holds, so that
+ * a tool can tell a synthetic model from a real one (fanyi model verify
+ * does not hold it against the catalogue's sizes and hashes). */
+#define FY_SYNTH_MARK "fanyi-synthetic"
+
 /* Output-layer activation scales of int8 models: none_QuantMultA (float32)
  * and Wemb_QuantMultA, or decoder_Wemb_QuantMultA with separate
  * vocabularies (intgemm8 [1, 1]). */

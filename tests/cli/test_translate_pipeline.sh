@@ -39,11 +39,12 @@ expect_out '^<p>.*<b>.*</b>.*</p>$'
 expect_out '^<!-- 注释 -->$'
 expect_out '^<pre>代码 不翻译</pre>$'
 
-# Invalid UTF-8 is a clear error naming the line, never a crash.
+# Invalid UTF-8 is passed through with a warning naming the line, never a
+# crash (tests/cli/test_translate_lines.sh has the rest).
 printf '第一行。\n\xff\xfe坏\n' >"$FY_TMP/bad.txt"
 FY_STDIN="$FY_TMP/bad.txt" run T
-expect_status 1
-expect_err "^fanyi translate: line 2: .*UTF-8"
+expect_status 3
+expect_err "^fanyi translate: line 2: not UTF-8 text \(byte 0\); passed through untranslated$"
 
 run T --raw --html
 expect_status 2
