@@ -23,13 +23,14 @@ int cmd_model_info(int argc, char **argv);
 int cmd_model_list(int argc, char **argv);
 int cmd_model_synth(int argc, char **argv);
 
-/* `fanyi translate --file IN [-o OUT]` (cmd_translate_file.c): translates
- * one document with sched and reg; OUT NULL: the translated name beside IN
- * ("-": stdout). Returns the exit status. */
+/* `fanyi translate --file IN [-o OUT] [--bilingual]` (cmd_translate_file.c):
+ * translates one document with sched and reg; OUT NULL: the translated name
+ * beside IN ("-": stdout). bilingual: a PDF's pages each followed by its
+ * translation. Returns the exit status. */
 struct fy_scheduler;
 struct fy_registry;
 int cli_translate_file(const char *in, const char *out, const char *from, const char *to,
-                       struct fy_scheduler *sched, struct fy_registry *reg);
+                       int bilingual, struct fy_scheduler *sched, struct fy_registry *reg);
 
 /* The program version string ("0.1.0"). */
 const char *cli_version(void);

@@ -38,7 +38,7 @@ static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
     "                       [--max-length-factor F] [--beam N] [--min-gap]\n"
-    "       fanyi translate --file IN [-o OUT] [--from LANG] [--to LANG] [...]\n"
+    "       fanyi translate --file IN [-o OUT] [--bilingual] [--from LANG] [--to LANG] [...]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
     "empty). Each line is split into sentences, and the translations are joined and\n"
@@ -61,9 +61,11 @@ static const char USAGE[] =
     "  --beam N               beam search keeping N hypotheses per sentence, 1 .. 16\n"
     "                         (default 1: greedy); the best translation is printed\n"
     "  --file IN              translate the document IN (.txt .md .html .srt .vtt\n"
-    "                         .docx .odt .pptx .epub) keeping its formatting\n"
+    "                         .docx .odt .pptx .epub .pdf) keeping its formatting\n"
     "  -o, --output OUT       where to write it (default: IN's name with the target\n"
     "                         language: report.docx -> report.en.docx; - for stdout)\n"
+    "  --bilingual            PDF: every page followed by its translation\n"
+    "                         (default OUT: report.en.bilingual.pdf)\n"
     "  --min-gap              after each translation print a TAB and the smallest\n"
     "                         margin of a decision in its search: top-1 minus top-2\n"
     "                         logit (greedy), or the closest call of the beam search\n";
@@ -71,7 +73,7 @@ static const char USAGE[] =
 typedef struct opts {
     const char *model, *models, *from, *to, *file, *output;
     long threads, batch, beam;
-    int raw, html, min_gap;
+    int raw, html, min_gap, bilingual;
     fy_translator_options topt;
 } opts;
 
@@ -92,6 +94,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"beam", required_argument, NULL, 'B'},
         {"file", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
+        {"bilingual", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -103,6 +106,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case 'o':
             o->output = optarg;
+            break;
+        case 'L':
+            o->bilingual = 1;
             break;
         case 'h':
             fputs(USAGE, stdout);
@@ -155,6 +161,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->file && (o->raw || o->html || o->min_gap))
         return cli_usage_error(CMD, "--file takes no --raw, --html or --min-gap");
     if (o->output && !o->file) return cli_usage_error(CMD, "-o OUT needs --file IN");
+    if (o->bilingual && !o->file) return cli_usage_error(CMD, "--bilingual needs --file IN");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
@@ -586,7 +593,7 @@ int cmd_translate(int argc, char **argv)
     if (o.file) {
         fy_direction_info d;
         default_languages(reg, &o, &d);
-        rc = cli_translate_file(o.file, o.output, o.from, o.to, sched, reg);
+        rc = cli_translate_file(o.file, o.output, o.from, o.to, o.bilingual, sched, reg);
     } else {
         rc = run(&o, sched, reg);
     }

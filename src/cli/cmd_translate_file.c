@@ -1,7 +1,8 @@
-/* cmd_translate_file.c - `fanyi translate --file IN [-o OUT]`: one document
- * (txt, md, html, srt, vtt, docx, odt, pptx, epub; text/document.h)
- * translated with the server's document job (translate/docjob.h) and
- * written with its formatting and structure kept. */
+/* cmd_translate_file.c - `fanyi translate --file IN [-o OUT] [--bilingual]`:
+ * one document (txt, md, html, srt, vtt, docx, odt, pptx, epub, pdf;
+ * text/document.h) translated with the server's document job
+ * (translate/docjob.h) and written with its formatting and structure kept;
+ * what the document reports (pages without text) goes to stderr. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +47,17 @@ static char *slurp(const char *path, size_t *len, size_t max)
     return fy_buf_take(&b, len);
 }
 
-/* OUT when not given: the translated name beside IN. */
-static void default_out(const char *in, const fy_docjob *j, char *out, size_t cap)
+/* OUT when not given: the translated name beside IN; a bilingual PDF's
+ * has ".bilingual" before the extension (report.en.bilingual.pdf). */
+static void default_out(const char *in, const fy_docjob *j, int bilingual, char *out, size_t cap)
 {
     char name[256];
     fy_document_name(in, fy_docjob_source(j), fy_docjob_target(j), name, sizeof name);
+    char *dot = strrchr(name, '.');
+    if (bilingual && dot && strlen(name) + 11 < sizeof name) {
+        memmove(dot + 10, dot, strlen(dot) + 1);
+        memcpy(dot, ".bilingual", 10);
+    }
     const char *slash = strrchr(in, '/');
     if (slash)
         snprintf(out, cap, "%.*s/%s", (int)(slash - in), in, name);
@@ -83,7 +90,7 @@ static int run_job(fy_docjob *j, wait_batch *w, fy_error *err)
 }
 
 int cli_translate_file(const char *in, const char *out, const char *from, const char *to,
-                       fy_scheduler *sched, fy_registry *reg)
+                       int bilingual, fy_scheduler *sched, fy_registry *reg)
 {
     fy_doc_limits lim;
     fy_doc_limits_default(&lim);
@@ -97,6 +104,10 @@ int cli_translate_file(const char *in, const char *out, const char *from, const 
     int fmt = fy_docfmt_detect(in, NULL, data, len, &err);
     fy_document *d = fmt < 0 ? NULL : fy_document_read(fmt, data, len, &lim, &err);
     free(data);
+    if (d && bilingual && fy_document_set_bilingual(d, 1, &err)) {
+        fy_document_free(d);
+        d = NULL;
+    }
     wait_batch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     fy_docjob_options o = {from, to, 0, 0};
     fy_docjob_callbacks cb = {NULL, batch_over, &w};
@@ -109,7 +120,7 @@ int cli_translate_file(const char *in, const char *out, const char *from, const 
         if (out)
             snprintf(path, sizeof path, "%s", out);
         else
-            default_out(in, j, path, sizeof path);
+            default_out(in, j, bilingual, path, sizeof path);
         if (!strcmp(path, in)) {
             fprintf(stderr, "fanyi translate: %s would be overwritten; give -o OUT\n", in);
             rc = 2;
@@ -125,6 +136,8 @@ int cli_translate_file(const char *in, const char *out, const char *from, const 
         fprintf(stderr, "fanyi translate: %s: %s\n", in, err.msg);
         rc = 1;
     }
+    for (size_t i = 0; d && i < fy_document_notes(d); i++)
+        fprintf(stderr, "fanyi translate: %s: %s\n", in, fy_document_note(d, i));
     free(result);
     fy_docjob_free(j);
     fy_document_free(d);
