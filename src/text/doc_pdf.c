@@ -8,7 +8,9 @@
  * Refused: files MuPDF cannot open or repair (FY_EFORMAT), files that need
  * a password, or whose permissions forbid changes (FY_EUNSUPPORTED), more
  * pages than fy_doc_limits.max_pages or more memory than max_memory
- * (FY_ELIMIT). A file MuPDF had to repair is translated with a note.
+ * (FY_ELIMIT). A file MuPDF had to repair is translated with a note. An
+ * encrypted file that opens without a password and allows changes is
+ * written encrypted as it was (same method, same permissions).
  */
 #include <stdalign.h>
 #include <stdarg.h>
@@ -74,15 +76,12 @@ static void *mem_realloc(void *user, void *p, size_t n)
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
-static void on_warning(void *user, const char *msg)
+/* MuPDF prints warnings and errors on stderr by default: a server's log is
+ * no place for them. Errors reach the caller through fz_caught_message;
+ * warnings (odd but readable files) are dropped. */
+static void quiet(void *user, const char *msg)
 {
-    pdfdoc *p = user;
-    if (!p->warnings++) snprintf(p->first_warning, sizeof p->first_warning, "%s", msg);
-}
-
-static void on_error(void *user, const char *msg)
-{
-    (void)user, (void)msg; /* reported through fz_caught_message */
+    (void)user, (void)msg;
 }
 
 void pdf_raise(pdfdoc *p, int code, const char *fmt, ...)
@@ -223,7 +222,6 @@ static int read_pages(fy_document *d, pdfdoc *p, fy_error *err)
         if (!rc) rc = pdfpara_page(d, p, i, err);
         drop_page_state(p);
         if (rc) return fy_err_prefix(err, "page %zu", i + 1);
-        fz_empty_store(p->ctx); /* pages are read once: keep memory flat */
     }
     no_text_note(d, p);
     return 0;
@@ -243,8 +241,8 @@ static int pdf_read(fy_document *d, const char *data, size_t len, fy_error *err)
         return p->mem.over ? fy_err(err, FY_ELIMIT, "max_memory is too small to open a PDF")
                            : fy_err(err, FY_ENOMEM, "out of memory");
     fz_set_user_context(p->ctx, p);
-    fz_set_warning_callback(p->ctx, on_warning, p);
-    fz_set_error_callback(p->ctx, on_error, p);
+    fz_set_warning_callback(p->ctx, quiet, p);
+    fz_set_error_callback(p->ctx, quiet, p);
     p->fonts = pf_new();
     if (!p->fonts) return fy_err(err, FY_ENOMEM, "out of memory");
     fz_try(p->ctx) p->bytes =
@@ -254,8 +252,7 @@ static int pdf_read(fy_document *d, const char *data, size_t len, fy_error *err)
     if (rc) return rc;
     d->pages = p->npg;
     if (pdf_was_repaired(p->ctx, p->doc))
-        doc_note(d, "the file was damaged and MuPDF repaired it (%s); check the result",
-                 p->first_warning[0] ? p->first_warning : "broken cross-reference table");
+        doc_note(d, "the file was damaged and MuPDF repaired it; check the result");
     return read_pages(d, p, err);
 }
 

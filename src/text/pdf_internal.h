@@ -85,8 +85,6 @@ typedef struct pdfdoc {
     fz_output *wr;
     pdf_obj *held[3]; /* objects being built */
     fy_error why;     /* our own error raised inside a guard (pdf_raise) */
-    size_t warnings;  /* MuPDF's warnings, counted, never printed */
-    char first_warning[160];
 } pdfdoc;
 
 /* Runs fn(p, arg) with MuPDF errors caught: 0, or the error in err

@@ -15,6 +15,7 @@ chinese.pdf   Chinese (WenQuanYi Micro Hei embedded): a title, paragraphs, a
               two-column part and a table
 encrypted-user.pdf   needs a password to open
 encrypted-owner.pdf  opens without one, but forbids changes
+encrypted-open.pdf   opens without one and allows changes: translated, stays encrypted
 truncated.pdf        report.pdf cut at 40 %
 expect.json   per file: the paragraphs (texts) that must be units, on which
               page, and texts that must be kept as they are
@@ -314,6 +315,7 @@ def main():
     chinese(os.path.join(out, "chinese.pdf"))
     encrypted(os.path.join(out, "encrypted-user.pdf"), "user-secret", 1)
     encrypted(os.path.join(out, "encrypted-owner.pdf"), "", 0)
+    encrypted(os.path.join(out, "encrypted-open.pdf"), "", 1)
     data = open(os.path.join(out, "report.pdf"), "rb").read()
     with open(os.path.join(out, "truncated.pdf"), "wb") as f:
         f.write(data[:len(data) * 2 // 5])

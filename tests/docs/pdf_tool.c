@@ -11,7 +11,8 @@
  *       sets every unit (but every K-th with --skip) and writes OUT; the
  *       translations: FILE's lines in unit order (JSON strings, as `units`
  *       prints texts), the text upper-cased (ASCII), or the text itself
- *       (--keep: the layout with the same words); prints the notes
+ *       (--keep: the layout with the same words); prints the notes and the
+ *       most memory MuPDF held at once
  *   either, before IN: --max-pages N, --max-memory MIB (fy_doc_limits)
  *   on a refused document: "error CODE: message", exit 2
  */
@@ -174,7 +175,9 @@ static int write_doc(fy_document *d, int argc, char **argv)
     FILE *f = fopen(out, "wb");
     if (!f || fwrite(data, 1, len, f) != len || fclose(f)) return perror(out), 1;
     free(data);
-    printf("{\"units\": %zu, \"notes\": [", fy_document_units(d));
+    const pdfdoc *p = d->impl;
+    printf("{\"units\": %zu, \"mupdf_peak_bytes\": %zu, \"notes\": [", fy_document_units(d),
+           p->mem.peak);
     print_notes(d);
     printf("]}\n");
     return 0;

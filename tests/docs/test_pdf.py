@@ -183,6 +183,12 @@ def test_refused():
         r = tool("units", os.path.join(IN, name))
         check(r.returncode == 2 and r.stdout.startswith(f"error {code}:") and words_ in r.stdout,
               f"{name} refused ({code}, {words_!r}): {r.stdout.strip()!r}")
+    out = os.path.join(TMP, "encrypted-open.pdf")
+    r = tool("write", os.path.join(IN, "encrypted-open.pdf"), out, "--target", "de", "--upper")
+    info = run(["pdfinfo", out]).stdout
+    check(r.returncode == 0 and re.search(r"Encrypted:\s+yes .*change:yes", info) and
+          "THIS DOCUMENT IS ENCRYPTED" in page_text(out, 1),
+          f"an encrypted PDF that allows changes: translated, still encrypted: {r.stdout} {info}")
     bogus = os.path.join(TMP, "bogus.pdf")
     with open(bogus, "wb") as f:
         f.write(b"this is not a PDF at all\n")
