@@ -147,7 +147,8 @@ static void open_doc(pdfdoc *p, void *arg)
     if (!pdf_has_permission(ctx, p->doc, FZ_PERMISSION_EDIT))
         pdf_raise(p, FY_EUNSUPPORTED, "the PDF's permissions do not allow changing it");
     int n = pdf_count_pages(ctx, p->doc);
-    if (n <= 0) pdf_raise(p, FY_EFORMAT, "the PDF has no pages");
+    if (n <= 0)
+        pdf_raise(p, FY_EFORMAT, "the PDF is damaged or truncated: it has no readable page");
     if ((size_t)n > d->lim.max_pages)
         pdf_raise(p, FY_ELIMIT, "the PDF has %d pages; the limit is %zu", n, d->lim.max_pages);
     p->npg = (size_t)n;

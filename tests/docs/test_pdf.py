@@ -1,12 +1,14 @@
 """test_pdf.py - PDF in, PDF out: generated PDFs (make_pdfs.py) read into
-paragraphs, written back with translations given (pdf_tool) and with the
-synthetic models (`fanyi translate --file`), and the output checked with
+paragraphs, written back with translations given (pdf_tool), with the
+synthetic models (`fanyi translate --file`) and through a real `fanyi serve`
+(/translate_file, compared with POST /translate), and the output checked with
 the readers others use: poppler's pdfinfo (pages, sizes, rotation),
 pdftotext -bbox (the text, where it is), pdfimages (images), and MuPDF's
 mutool (links, untouched pages).
 
 Usage: test_pdf.py PDF_TOOL FANYI MODELS_DIR
 """
+import http.client
 import json
 import os
 import re
@@ -189,6 +191,22 @@ def test_refused():
     check(r.returncode == 0 and re.search(r"Encrypted:\s+yes .*change:yes", info) and
           "THIS DOCUMENT IS ENCRYPTED" in page_text(out, 1),
           f"an encrypted PDF that allows changes: translated, still encrypted: {r.stdout} {info}")
+    # Damaged files: cut short or with bytes changed (a fixed seed): each is
+    # translated (MuPDF repaired it) or refused with a message, never a crash.
+    import random
+    rnd = random.Random(26)
+    data = open(os.path.join(IN, "report.pdf"), "rb").read()
+    broken = os.path.join(TMP, "broken.pdf")
+    for i in range(16):
+        d = bytearray(data[:rnd.randrange(100, len(data))] if i % 2 else data)
+        for _ in range(0 if i % 2 else rnd.randrange(1, 12)):
+            d[rnd.randrange(len(d))] = rnd.randrange(256)
+        with open(broken, "wb") as f:
+            f.write(d)
+        r = tool("write", broken, os.path.join(TMP, "x.pdf"), "--target", "de", "--upper")
+        check(r.returncode == 0 or (r.returncode == 2 and re.match(r"error (format|unsupported):",
+                                                                    r.stdout)),
+              f"damaged file {i}: translated or refused, not {r.returncode} {r.stdout!r}")
     bogus = os.path.join(TMP, "bogus.pdf")
     with open(bogus, "wb") as f:
         f.write(b"this is not a PDF at all\n")
@@ -202,10 +220,11 @@ def test_refused():
     r = tool("write", os.path.join(IN, "report.pdf"), os.path.join(TMP, "x.pdf"), "--target", "ar")
     check(r.stdout.startswith("error unsupported:") and "Arabic" in r.stdout,
           f"Arabic output refused: {r.stdout!r}")
+    none = os.path.join(TMP, "never-written.pdf")
     r = run([FANYI, "translate", "--model", os.path.join(MODELS, "firefox-en-zh"), "--file",
-             os.path.join(IN, "encrypted-user.pdf"), "-o", os.path.join(TMP, "x.pdf")])
-    check(r.returncode == 1 and "password" in r.stderr and not os.path.exists(
-        os.path.join(TMP, "x.pdf")), f"fanyi translate on an encrypted PDF: {r.stderr!r}")
+             os.path.join(IN, "encrypted-user.pdf"), "-o", none])
+    check(r.returncode == 1 and "password" in r.stderr and not os.path.exists(none),
+          f"fanyi translate on an encrypted PDF: {r.stderr!r}")
 
 
 # ---- writing with translations given ------------------------------------------------------
@@ -325,6 +344,47 @@ def test_engine(name, model, src_lang, tgt_lang, bilingual):
         check("page 4 has no text layer" in r.stderr, f"the CLI reports page 4: {r.stderr!r}")
 
 
+def test_server():
+    """LibreTranslate's /translate_file on a real `fanyi serve`: every paragraph in the
+    downloaded PDF is what POST /translate makes of its text."""
+    sys.path.insert(0, os.path.join(HERE, "..", "server"))
+    os.environ.setdefault("FANYI_BIN", FANYI)
+    os.environ.setdefault("FANYI_BUILD_DIR", os.path.dirname(MODELS))
+    from fylib import Server
+    src = os.path.join(IN, "report.pdf")
+    data = open(src, "rb").read()
+    b = "fanyipdfboundary"
+    body = (f'--{b}\r\nContent-Disposition: form-data; name="target"\r\n\r\nzh\r\n'
+            f'--{b}\r\nContent-Disposition: form-data; name="file"; filename="report.pdf"\r\n'
+            f'Content-Type: application/pdf\r\n\r\n').encode() + data + f"\r\n--{b}--\r\n".encode()
+    s = Server(model=os.path.join(MODELS, "firefox-en-zh")).start()
+    try:
+        st, _, r = s.post("/translate_file", body,
+                          {"Content-Type": f"multipart/form-data; boundary={b}"})
+        if not check(st == 200 and "translatedFileUrl" in r, f"/translate_file a PDF: {st} {r}"):
+            return
+        url = r["translatedFileUrl"]
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=120)
+        c.request("GET", url[url.index("/download_file/"):])
+        resp = c.getresponse()
+        pdf = resp.read()
+        c.close()
+        check(resp.status == 200 and resp.getheader("Content-Type", "").startswith(
+            "application/pdf") and pdf.startswith(b"%PDF-"), f"download: {resp.status}")
+        out = os.path.join(TMP, "server.pdf")
+        with open(out, "wb") as f:
+            f.write(pdf)
+        _, us = units(src)
+        texts = {u["unit"]: s.translate(u["text"], source="en", target="zh") for u in us}
+        check_layout(src, out, us, texts, "server /translate_file")
+        st, _, r = s.post("/translate_file", body.replace(data, open(
+            os.path.join(IN, "encrypted-user.pdf"), "rb").read()),
+            {"Content-Type": f"multipart/form-data; boundary={b}"})
+        check(st == 415 and "password" in r.get("error", ""), f"an encrypted PDF: {st} {r}")
+    finally:
+        eq(s.stop(), 0, "server exit status")
+
+
 def test_cli_names():
     d = os.path.join(TMP, "cli")
     os.makedirs(d)
@@ -359,6 +419,7 @@ def main():
     test_engine("report.pdf", "firefox-en-zh", "en", "zh", True)
     test_engine("chinese.pdf", "firefox-zh-en", "zh", "en", False)
     test_cli_names()
+    test_server()
     shutil.rmtree(TMP, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
