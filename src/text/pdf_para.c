@@ -1,6 +1,7 @@
 /* pdf_para.c - the paragraphs of a page, from the lines MuPDF's structured
  * text gives (fz_stext: characters with their origin, size, font and
- * colour, grouped into lines in content order).
+ * colour, grouped into lines in content order). Pieces of one line that
+ * MuPDF split at wide gaps are joined first (join_segments).
  *
  * A line continues a paragraph above it when it is horizontal, has the
  * same size (within 15%), weight, colour and fixed pitch, sits the next
@@ -133,6 +134,7 @@ static void line_summary(scan *s, tline *l)
     size_t i = l->c0, end = l->c0 + l->nc;
     while (i < end && s->c[i].c == ' ') i++;
     l->bullet = i < end && is_bullet(s->c[i].c);
+    l->words = l->cjk = 0;
     for (size_t k = i; k < end; k++) {
         uint32_t c = s->c[k].c;
         if (fy_cp_is_cjk(c))
@@ -155,6 +157,12 @@ static void line_summary(scan *s, tline *l)
 static int add_line(fz_context *ctx, scan *s, const fz_stext_line *ln)
 {
     if (fy_vec_reserve((void **)&s->l, &s->capl, s->nl + 1, sizeof *s->l)) return -1;
+    /* A space first: it separates this line from the previous when the two
+     * are joined (join_segments), and is no part of either otherwise. */
+    if (fy_vec_reserve((void **)&s->c, &s->capc, s->nc + 1, sizeof *s->c)) return -1;
+    tline *prev = s->nl ? &s->l[s->nl - 1] : NULL;
+    fz_point o = prev ? fz_make_point(prev->box.x1, prev->base) : fz_make_point(0, 0);
+    s->c[s->nc++] = (tchar){' ', o, prev ? prev->size : 0, 0, 0};
     tline *l = &s->l[s->nl];
     *l = (tline){.box = ln->bbox, .c0 = s->nc, .next = -1};
     l->horizontal = ln->wmode == 0 && fabsf(ln->dir.x - 1) < 0.01f && fabsf(ln->dir.y) < 0.01f;
@@ -168,6 +176,67 @@ static int add_line(fz_context *ctx, scan *s, const fz_stext_line *ln)
     line_summary(s, l);
     s->nl++;
     return 0;
+}
+
+/* ---- one line in pieces ------------------------------------------------------------------
+ *
+ * MuPDF starts a new line at a gap wider than 0.8 em, so a justified line
+ * with wide word spaces (a narrow column) comes in pieces, as does a table
+ * row. Two pieces drawn one after the other on one baseline, in one style,
+ * are one line when the gap is at most 1.2 em, or when a piece of a line
+ * just above or below runs across the middle of the gap: text flows over
+ * it there, so it is no column gutter. Repeated until nothing changes (a
+ * joined line can bridge its neighbours' gaps). */
+
+static int one_style(const tline *a, const tline *b)
+{
+    float sz = a->size;
+    return a->horizontal && b->horizontal && fabsf(b->base - a->base) < 0.2f * sz &&
+           fabsf(b->size - sz) <= 0.15f * sz && !((a->style ^ b->style) & (PS_BOLD | PS_MONO)) &&
+           a->color == b->color;
+}
+
+/* Does a piece of a line next to a's (above or below) cover x? */
+static int bridged(const scan *s, const tline *a, float x)
+{
+    for (size_t i = 0; i < s->nl; i++) {
+        const tline *n = &s->l[i];
+        float dy = fabsf(n->base - a->base);
+        if (n->horizontal && dy >= 0.5f * a->size && dy <= 1.9f * a->size &&
+            fabsf(n->size - a->size) <= 0.15f * a->size && n->box.x0 < x && n->box.x1 > x)
+            return 1;
+    }
+    return 0;
+}
+
+static int join_pass(scan *s)
+{
+    int joined = 0;
+    size_t i = 0;
+    while (i + 1 < s->nl) {
+        tline *a = &s->l[i], *b = &s->l[i + 1];
+        float gap = b->box.x0 - a->box.x1;
+        if (!one_style(a, b) || gap < -0.5f || gap > 8 * a->size ||
+            (gap > 1.2f * a->size && !bridged(s, a, (a->box.x1 + b->box.x0) / 2))) {
+            i++;
+            continue;
+        }
+        /* b's characters follow a's and the space before b: a takes them
+         * (and stays at i: it may take the next piece too). */
+        a->box = fz_union_rect(a->box, b->box);
+        a->nc = b->c0 + b->nc - a->c0;
+        line_summary(s, a);
+        memmove(b, b + 1, (s->nl - i - 2) * sizeof *b);
+        s->nl--;
+        joined = 1;
+    }
+    return joined;
+}
+
+static void join_segments(scan *s)
+{
+    for (int pass = 0; pass < 16 && join_pass(s); pass++) {
+    }
 }
 
 /* ---- paragraphs ------------------------------------------------------------------------ */
@@ -439,6 +508,7 @@ int pdfpara_page(fy_document *d, pdfdoc *p, size_t page, fy_error *err)
             if (add_line(p->ctx, &s, ln)) rc = fy_err(err, FY_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < s.nc && !pg->text; i++) pg->text = s.c[i].c != ' ';
+    if (!rc) join_segments(&s);
     if (!rc && group(&s)) rc = fy_err(err, FY_ENOMEM, "out of memory");
     if (!rc) rc = add_units(d, p, &s, page, err);
     pg->np = p->npara - pg->p0;

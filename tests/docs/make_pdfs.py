@@ -13,6 +13,8 @@ report.pdf    English: a centred title, an abstract, a heading, justified
               (page 5)
 chinese.pdf   Chinese (WenQuanYi Micro Hei embedded): a title, paragraphs, a
               two-column part and a table
+narrow.pdf    a narrow justified column (gaps between words wider than MuPDF's
+              0.8 em line break) beside a two-column table of words
 encrypted-user.pdf   needs a password to open
 encrypted-owner.pdf  opens without one, but forbids changes
 encrypted-open.pdf   opens without one and allows changes: translated, stays encrypted
@@ -76,6 +78,13 @@ ROTATED = "This page is printed in landscape. Its text must stay readable after 
 FORM_TEXT = "This sentence is drawn inside a form object."
 VERTICAL = "Draft"
 HIDDEN = "hidden text layer"
+
+NARROW = [
+    ("Irrigation scheduling determines agricultural productivity, particularly "
+     "throughout unpredictable seasons."),
+    "Photovoltaic installations require comparatively uncomplicated maintenance procedures.",
+]
+NARROW_TABLE = [["Pump", "Panel"], ["Valve", "Cable"]]
 
 ZH_TITLE = "小型农场的太阳能水泵"
 ZH_BODY = [
@@ -249,6 +258,18 @@ def chinese(path):
     c.save()
 
 
+def narrow(path):
+    c = canvas.Canvas(path, pagesize=A4)
+    st = styles()
+    flow(c, (60, H - 400, 120, 340), [Paragraph(p, st["body"]) for p in NARROW])
+    t = Table(NARROW_TABLE, colWidths=[60, 60])
+    t.setStyle(TableStyle([("FONT", (0, 0), (-1, -1), "Helvetica", 10)]))
+    t.wrapOn(c, 200, 100)
+    t.drawOn(c, 300, H - 140)
+    c.showPage()
+    c.save()
+
+
 def encrypted(path, user, can_modify):
     enc = pdfencrypt.StandardEncryption(user, ownerPassword="owner-secret",
                                         canModify=can_modify)
@@ -292,6 +313,15 @@ def expectations():
             "images": 3,
             "links": ["https://example.org/solar-pumps"],
         },
+        "narrow.pdf": {
+            "pages": 1,
+            "units": [[1, p] for p in NARROW] + [[1, x] for row in NARROW_TABLE for x in row],
+            "kept": [],
+            "no_text": [],
+            "rotated": [],
+            "images": 0,
+            "links": [],
+        },
         "chinese.pdf": {
             "pages": 1,
             "units": [[1, ZH_TITLE]] + [[1, p] for p in ZH_BODY] + [[1, p] for p in ZH_COLUMNS] +
@@ -313,6 +343,7 @@ def main():
         return
     report(os.path.join(out, "report.pdf"))
     chinese(os.path.join(out, "chinese.pdf"))
+    narrow(os.path.join(out, "narrow.pdf"))
     encrypted(os.path.join(out, "encrypted-user.pdf"), "user-secret", 1)
     encrypted(os.path.join(out, "encrypted-owner.pdf"), "", 0)
     encrypted(os.path.join(out, "encrypted-open.pdf"), "", 1)

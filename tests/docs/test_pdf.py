@@ -254,6 +254,17 @@ def test_keep_and_upper(expect):
               f"{mode}: the rotated page's text: {pg3!r}")
 
 
+def test_narrow():
+    """A justified column whose word spaces MuPDF takes for line breaks: set
+    again (justified) in its box, the table beside it cell by cell."""
+    src = os.path.join(IN, "narrow.pdf")
+    out = os.path.join(TMP, "narrow-keep.pdf")
+    _, us = units(src)
+    r = tool("write", src, out, "--target", "en", "--keep")
+    if check(r.returncode == 0, f"narrow write: {r.stdout}"):
+        check_layout(src, out, us, {u["unit"]: u["text"] for u in us}, "narrow --keep")
+
+
 def test_partial():
     """Units left unset keep their original text; the others are replaced."""
     src = os.path.join(IN, "report.pdf")
@@ -413,6 +424,7 @@ def main():
     test_refused()
     test_keep_and_upper(expect)
     test_partial()
+    test_narrow()
     test_bilingual()
     test_cjk_layout()
     test_engine("report.pdf", "firefox-en-zh", "en", "zh", False)
