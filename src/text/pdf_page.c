@@ -105,6 +105,7 @@ void pdfpage_duplicate(pdfdoc *p, void *unused)
 /* v with 3 decimals, whatever the locale. */
 static void num(fy_buf *b, float v)
 {
+    if (!isfinite(v) || fabsf(v) > 1e9f) v = 0; /* never in a page; keeps lroundf defined */
     long m = lroundf(v * 1000);
     if (m < 0) {
         fy_buf_putc(b, '-');

@@ -22,7 +22,8 @@
  *     numbers, table cells of figures, page numbers, labels like "a)";
  *   - more than a tenth of its characters are unreadable (U+FFFD: a font
  *     without a Unicode mapping);
- *   - its lines are not horizontal (rotated or vertical text).
+ *   - its lines are not horizontal (rotated or vertical text);
+ *   - its size is under a point (or its matrix degenerate).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -388,6 +389,10 @@ static void para_text(const scan *s, const tpara *p, fy_buf *b)
 static int translatable(const scan *s, const tpara *p, const char *t, size_t n)
 {
     size_t mono = 0, all = 0;
+    /* Text under a point (or with a degenerate matrix) is not read by anyone. */
+    if (!(p->size >= 1 && p->size < 10000) ||
+        !isfinite(p->box.x0 + p->box.x1 + p->box.y0 + p->box.y1))
+        return 0;
     for (long li = p->head; li >= 0; li = s->l[li].next) {
         const tline *l = &s->l[li];
         if (!l->horizontal) return 0;
