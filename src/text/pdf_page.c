@@ -64,6 +64,17 @@ static void copy_annots(pdfdoc *p, pdf_obj *page, pdf_obj *dup)
     }
 }
 
+/* dict[key] = v, where a direct dict or array is copied (its own object
+ * in each page: MuPDF tracks a direct object's changes by its container),
+ * an indirect one shared. */
+static void put_copy(fz_context *ctx, pdf_obj *dict, pdf_obj *key, pdf_obj *v)
+{
+    if (!pdf_is_indirect(ctx, v) && (pdf_is_dict(ctx, v) || pdf_is_array(ctx, v)))
+        pdf_dict_put_drop(ctx, dict, key, pdf_deep_copy_obj(ctx, v));
+    else
+        pdf_dict_put(ctx, dict, key, v);
+}
+
 /* A copy of page i, inserted after it. */
 static void duplicate_one(pdfdoc *p, int i)
 {
@@ -73,13 +84,13 @@ static void duplicate_one(pdfdoc *p, int i)
     pdf_obj *dup = p->held[0];
     for (int k = 0, n = pdf_dict_len(ctx, page); k < n; k++) {
         pdf_obj *key = pdf_dict_get_key(ctx, page, k);
-        if (!skip_key(ctx, key)) pdf_dict_put(ctx, dup, key, pdf_dict_get_val(ctx, page, k));
+        if (!skip_key(ctx, key)) put_copy(ctx, dup, key, pdf_dict_get_val(ctx, page, k));
     }
     static pdf_obj *const inherited[] = {PDF_NAME(Resources), PDF_NAME(MediaBox), PDF_NAME(CropBox),
                                          PDF_NAME(Rotate)};
     for (size_t k = 0; k < sizeof inherited / sizeof *inherited; k++) {
         pdf_obj *v = pdf_dict_get_inheritable(ctx, page, inherited[k]);
-        if (v) pdf_dict_put(ctx, dup, inherited[k], v);
+        if (v) put_copy(ctx, dup, inherited[k], v);
     }
     /* In an array, so that the filter writes a new stream for the copy
      * instead of rewriting the one both pages show. */
