@@ -196,8 +196,11 @@ int fy_document_set(fy_document *d, size_t i, const char *text, size_t len, fy_e
 
 /* The whole document in its format with the translations in place: a
  * malloc'd buffer in *out (*len bytes; NUL-terminated for convenience).
- * Once, after the units are set: afterwards d can only be freed. Returns 0,
- * or FY_ENOMEM / FY_EFORMAT (an archive libzip could not write) with err. */
+ * Once, after the units are set (any of them may be left unset): afterwards
+ * d can only be freed. Returns 0, or with err FY_ENOMEM, FY_EFORMAT (an
+ * archive libzip could not write, a PDF MuPDF could not rewrite), FY_ELIMIT
+ * (a PDF past max_memory), FY_EUNSUPPORTED (a PDF whose target was never
+ * set and no Latin font is installed). */
 int fy_document_write(fy_document *d, char **out, size_t *len, fy_error *err);
 
 /* The name of the translated file: name with its language suffix replaced
