@@ -31,6 +31,9 @@ serve_packages=(
     libyaml-dev                             # model.yml inside Marian models
     libcld2-dev                             # language detection (CLD2, as in Firefox)
     libzip-dev libxml2-dev                  # documents: zip archives, XML parts
+    libmupdf-dev libmujs-dev libgumbo-dev libopenjp2-7-dev libjbig2dec0-dev libjpeg-dev
+    libfreetype-dev libharfbuzz-dev zlib1g-dev   # PDF: MuPDF (static) and what it links; hb-subset
+    fonts-liberation2 fonts-dejavu-core fonts-wqy-microhei   # fonts PDF translations are set in
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
     libhiredis-dev                          # the Redis cache tier (hiredis 0.14)
 )
@@ -40,6 +43,7 @@ test_packages=(
     clang clang-format libclang-rt-14-dev   # formatting check, libFuzzer
     openssl                                 # test certificates
     python3-docx python3-odf python3-lxml python3-ebooklib   # document tests: real readers
+    python3-reportlab poppler-utils mupdf-tools  # PDF tests: make PDFs; pdftotext, pdfinfo; mutool
     redis-server                            # the Redis cache tier's tests
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks

@@ -26,14 +26,15 @@ int cmd_model_info(int argc, char **argv);
 int cmd_model_list(int argc, char **argv);
 int cmd_model_synth(int argc, char **argv);
 
-/* `fanyi translate --file IN [-o OUT]` (cmd_translate_file.c): translates
- * one document with sched and reg. Returns the exit status. */
+/* `fanyi translate --file IN [-o OUT] [--bilingual]` (cmd_translate_file.c):
+ * translates one document with sched and reg. Returns the exit status. */
 typedef struct cli_file_options {
     const char *in;
     const char *out;        /* NULL: the translated name beside IN; "-": stdout */
     const char *from, *to;  /* NULL: the document's, detected; the default target */
     int force;              /* replace an OUT that exists */
     long max_mb, max_chars; /* --max-document-mb/-chars; 0: text/document.h's defaults */
+    int bilingual;          /* a PDF's pages each followed by its translation */
 } cli_file_options;
 struct fy_scheduler;
 struct fy_registry;

@@ -46,7 +46,7 @@ static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
     "                       [--max-length-factor F] [--beam N] [--min-gap] [--strict]\n"
-    "       fanyi translate --file IN [-o OUT] [--force] [--max-document-mb N]\n"
+    "       fanyi translate --file IN [-o OUT] [--bilingual] [--force] [--max-document-mb N]\n"
     "                       [--max-document-chars N] [--from LANG] [--to LANG] [...]\n"
     "\n"
     "Translates lines from stdin into lines on stdout, one per line (empty lines stay\n"
@@ -77,9 +77,11 @@ static const char USAGE[] =
     "                         printing every line before it (default: print it as it\n"
     "                         came and go on)\n"
     "  --file IN              translate the document IN (.txt .md .html .srt .vtt\n"
-    "                         .docx .odt .pptx .epub) keeping its formatting\n"
+    "                         .docx .odt .pptx .epub .pdf) keeping its formatting\n"
     "  -o, --output OUT       where to write it (default: IN's name with the target\n"
     "                         language: report.docx -> report.en.docx; - for stdout)\n"
+    "  --bilingual            PDF: every page followed by its translation\n"
+    "                         (default OUT: report.en.bilingual.pdf)\n"
     "  --force                replace OUT if it exists (default: refuse)\n"
     "  --max-document-mb N    the largest document --file reads, in MiB (default 20)\n"
     "  --max-document-chars N characters of text in it (default 1000000)\n"
@@ -93,7 +95,7 @@ static const char USAGE[] =
 typedef struct opts {
     const char *model, *models, *from, *to, *file, *output;
     long threads, batch, beam, doc_mb, doc_chars;
-    int raw, html, min_gap, strict, force;
+    int raw, html, min_gap, strict, force, bilingual;
     fy_translator_options topt;
 } opts;
 
@@ -120,6 +122,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"force", no_argument, NULL, OPT_FORCE},
         {"max-document-mb", required_argument, NULL, OPT_DOC_MB},
         {"max-document-chars", required_argument, NULL, OPT_DOC_CHARS},
+        {"bilingual", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -131,6 +134,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case 'o':
             o->output = optarg;
+            break;
+        case 'L':
+            o->bilingual = 1;
             break;
         case 'h':
             fputs(USAGE, stdout);
@@ -199,6 +205,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (!o->file && (o->force || o->doc_mb || o->doc_chars))
         return cli_usage_error(CMD, "--force and --max-document-* go with --file IN");
     if (o->file && o->strict) return cli_usage_error(CMD, "--strict goes with stdin, not --file");
+    if (o->bilingual && !o->file) return cli_usage_error(CMD, "--bilingual needs --file IN");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
@@ -595,7 +602,14 @@ int cmd_translate(int argc, char **argv)
     if (o.file) {
         fy_direction_info d;
         default_languages(reg, &o, &d);
-        cli_file_options fo = {o.file, o.output, o.from, o.to, o.force, o.doc_mb, o.doc_chars};
+        cli_file_options fo = {.in = o.file,
+                               .out = o.output,
+                               .from = o.from,
+                               .to = o.to,
+                               .force = o.force,
+                               .max_mb = o.doc_mb,
+                               .max_chars = o.doc_chars,
+                               .bilingual = o.bilingual};
         rc = cli_translate_file(&fo, sched, reg);
     } else {
         rc = run(&o, sched, reg);

@@ -1,7 +1,8 @@
-/* cmd_translate_file.c - `fanyi translate --file IN [-o OUT]`: one document
- * (txt, md, html, srt, vtt, docx, odt, pptx, epub; text/document.h)
- * translated with the server's document job (translate/docjob.h) and
- * written with its formatting and structure kept.
+/* cmd_translate_file.c - `fanyi translate --file IN [-o OUT] [--bilingual]`:
+ * one document (txt, md, html, srt, vtt, docx, odt, pptx, epub, pdf;
+ * text/document.h) translated with the server's document job
+ * (translate/docjob.h) and written with its formatting and structure kept;
+ * what the document reports (pages without text) goes to stderr.
  *
  * The cheap refusals come before the work: a file over --max-document-mb
  * is refused from its size alone (before a byte of it is read or checked),
@@ -104,11 +105,17 @@ static char *read_input(const char *in, long max_mb, size_t *len)
     return fy_buf_take(&b, len);
 }
 
-/* OUT when not given: the translated name beside IN. */
-static void default_out(const char *in, const fy_docjob *j, char *out, size_t cap)
+/* OUT when not given: the translated name beside IN (report.en.pdf, or
+ * report.en.bilingual.pdf). */
+static void default_out(const char *in, const fy_docjob *j, int bilingual, char *out, size_t cap)
 {
     char name[256];
     fy_document_name(in, fy_docjob_source(j), fy_docjob_target(j), name, sizeof name);
+    char *dot = strrchr(name, '.');
+    if (bilingual && dot && strlen(name) + 11 < sizeof name) {
+        memmove(dot + 10, dot, strlen(dot) + 1);
+        memcpy(dot, ".bilingual", 10);
+    }
     const char *slash = strrchr(in, '/');
     if (slash)
         snprintf(out, cap, "%.*s/%s", (int)(slash - in), in, name);
@@ -224,7 +231,7 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
         if (fo->out)
             snprintf(path, sizeof path, "%s", fo->out);
         else
-            default_out(fo->in, j, path, sizeof path);
+            default_out(fo->in, j, fo->bilingual, path, sizeof path);
         rc = check_out(fo, path);
     }
     if (j && !rc) rc = run_job(j, &w, fo->in, &err) ? 1 : 0;
@@ -240,6 +247,8 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
                 fy_docjob_direction(j)[0] ? fy_docjob_direction(j) : "unchanged",
                 fy_document_units(d), fy_docjob_total(j));
     }
+    for (size_t i = 0; i < fy_document_notes(d); i++)
+        fprintf(stderr, CMD ": %s: %s\n", fo->in, fy_document_note(d, i));
     free(result);
     fy_docjob_free(j);
     pthread_cond_destroy(&w.cv);
@@ -262,6 +271,10 @@ int cli_translate_file(const cli_file_options *fo, fy_scheduler *sched, fy_regis
     int fmt = fy_docfmt_detect(fo->in, NULL, data, len, &err);
     fy_document *d = fmt < 0 ? NULL : fy_document_read(fmt, data, len, &lim, &err);
     free(data);
+    if (d && fo->bilingual && fy_document_set_bilingual(d, 1, &err)) {
+        fy_document_free(d);
+        d = NULL;
+    }
     if (!d) {
         report(fo->in, &err);
         return 1;

@@ -1,4 +1,4 @@
-/* cmd_version.c - `fanyi version`. */
+/* cmd_version.c - `fanyi version`: the version, the license, the kernels. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -20,14 +20,17 @@ int cmd_version(int argc, char **argv)
     int c;
     while ((c = cli_getopt(argc, argv, "version", "h", opts)) != -1) {
         if (c == 'h') {
-            printf("usage: fanyi version\n\nPrints the program version and the CPU kernels "
-                   "this build can use.\n");
+            printf("usage: fanyi version\n\nPrints the program version, its license and the CPU "
+                   "kernels this build can use.\n");
             return 0;
         }
         return 2;
     }
     if (optind < argc) return cli_usage_error("version", "unexpected argument '%s'", argv[optind]);
     printf("fanyi %s\n", cli_version());
+    /* AGPL-3.0 (MuPDF's license) for the whole program: docs/license.md. */
+    printf("license AGPL-3.0-or-later: free software under the GNU Affero General Public "
+           "License,\n        version 3 or later, with no warranty (LICENSE, docs/license.md)\n");
     print_kernels();
     return 0;
 }

@@ -193,4 +193,5 @@ static int epub_read(fy_document *d, const char *data, size_t len, fy_error *err
     return rc;
 }
 
-const doc_ops doc_epub_ops = {epub_read, zipxml_check, zipxml_write, zipxml_free};
+const doc_ops doc_epub_ops = {
+    .read = epub_read, .check = zipxml_check, .write = zipxml_write, .free = zipxml_free};

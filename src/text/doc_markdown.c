@@ -581,4 +581,5 @@ static int md_read(fy_document *d, const char *data, size_t len, fy_error *err)
     return rc;
 }
 
-const doc_ops doc_md_ops = {md_read, textdoc_check, textdoc_write, textdoc_free};
+const doc_ops doc_md_ops = {
+    .read = md_read, .check = textdoc_check, .write = textdoc_write, .free = textdoc_free};

@@ -220,7 +220,8 @@ static int docx_read(fy_document *d, const char *data, size_t len, fy_error *err
     return rc;
 }
 
-const doc_ops doc_docx_ops = {docx_read, zipxml_check, zipxml_write, zipxml_free};
+const doc_ops doc_docx_ops = {
+    .read = docx_read, .check = zipxml_check, .write = zipxml_write, .free = zipxml_free};
 
 /* ---- pptx -------------------------------------------------------------------------- */
 
@@ -259,7 +260,8 @@ static int pptx_read(fy_document *d, const char *data, size_t len, fy_error *err
     return rc;
 }
 
-const doc_ops doc_pptx_ops = {pptx_read, zipxml_check, zipxml_write, zipxml_free};
+const doc_ops doc_pptx_ops = {
+    .read = pptx_read, .check = zipxml_check, .write = zipxml_write, .free = zipxml_free};
 
 /* ---- odt ---------------------------------------------------------------------------- */
 
@@ -300,4 +302,5 @@ static int odt_read(fy_document *d, const char *data, size_t len, fy_error *err)
     return rc;
 }
 
-const doc_ops doc_odt_ops = {odt_read, zipxml_check, zipxml_write, zipxml_free};
+const doc_ops doc_odt_ops = {
+    .read = odt_read, .check = zipxml_check, .write = zipxml_write, .free = zipxml_free};

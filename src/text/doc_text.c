@@ -280,7 +280,8 @@ static int txt_read(fy_document *d, const char *data, size_t len, fy_error *err)
     return rc;
 }
 
-const doc_ops doc_txt_ops = {txt_read, NULL, textdoc_write, textdoc_free};
+const doc_ops doc_txt_ops = {
+    .read = txt_read, .check = NULL, .write = textdoc_write, .free = textdoc_free};
 
 /* ---- HTML ----------------------------------------------------------------------- */
 
@@ -353,7 +354,8 @@ static int html_read(fy_document *d, const char *data, size_t len, fy_error *err
     return rc;
 }
 
-const doc_ops doc_html_ops = {html_read, NULL, textdoc_write, textdoc_free};
+const doc_ops doc_html_ops = {
+    .read = html_read, .check = NULL, .write = textdoc_write, .free = textdoc_free};
 
 /* ---- subtitles --------------------------------------------------------------------- */
 
@@ -518,5 +520,7 @@ static int vtt_read(fy_document *d, const char *data, size_t len, fy_error *err)
     return subs_read(d, data, len, 1, err);
 }
 
-const doc_ops doc_srt_ops = {srt_read, textdoc_check, textdoc_write, textdoc_free};
-const doc_ops doc_vtt_ops = {vtt_read, textdoc_check, textdoc_write, textdoc_free};
+const doc_ops doc_srt_ops = {
+    .read = srt_read, .check = textdoc_check, .write = textdoc_write, .free = textdoc_free};
+const doc_ops doc_vtt_ops = {
+    .read = vtt_read, .check = textdoc_check, .write = textdoc_write, .free = textdoc_free};

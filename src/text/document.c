@@ -2,6 +2,7 @@
  * unit table every format fills, and the translated file's name. */
 #include "text/document_internal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,12 @@ static const fy_docfmt_info formats[FY_DOC_NFORMATS] = {
                      "application/vnd.openxmlformats-officedocument.presentationml.presentation",
                      1},
     [FY_DOC_EPUB] = {"epub", ".epub", "application/epub+zip", 1},
+    [FY_DOC_PDF] = {"pdf", ".pdf", "application/pdf", 0},
 };
 
 static const doc_ops *const ops[FY_DOC_NFORMATS] = {
     &doc_txt_ops,  &doc_md_ops,  &doc_html_ops, &doc_srt_ops,  &doc_vtt_ops,
-    &doc_docx_ops, &doc_odt_ops, &doc_pptx_ops, &doc_epub_ops,
+    &doc_docx_ops, &doc_odt_ops, &doc_pptx_ops, &doc_epub_ops, &doc_pdf_ops,
 };
 
 const fy_docfmt_info *fy_docfmt_get(int f)
@@ -37,7 +39,7 @@ const fy_docfmt_info *fy_docfmt_get(int f)
 
 const char *fy_docfmt_list(void)
 {
-    return ".txt, .md, .html, .srt, .vtt, .docx, .odt, .pptx, .epub";
+    return ".txt, .md, .html, .srt, .vtt, .docx, .odt, .pptx, .epub, .pdf";
 }
 
 void fy_doc_limits_default(fy_doc_limits *l)
@@ -50,6 +52,8 @@ void fy_doc_limits_default(fy_doc_limits *l)
     l->max_depth = 256;
     l->max_units = 200000;
     l->max_chars = 1000000;
+    l->max_pages = 2000;
+    l->max_memory = (size_t)512 << 20;
 }
 
 /* ---- detection ------------------------------------------------------------ */
@@ -93,6 +97,13 @@ static int by_type(const char *ct)
 static int is_zip(const char *data, size_t len)
 {
     return len >= 4 && !memcmp(data, "PK\x03\x04", 4);
+}
+
+/* A PDF starts with %PDF- within its first 1,024 bytes (readers allow
+ * something before it). */
+static int is_pdf(const char *data, size_t len)
+{
+    return memmem(data, len < 1024 ? len : 1024, "%PDF-", 5) != NULL;
 }
 
 /* The zip format by its content: the mimetype entry's text where the
@@ -144,6 +155,7 @@ static int text_kind(const char *data, size_t len)
 static int by_content(const char *data, size_t len)
 {
     if (is_zip(data, len)) return zip_kind(data, len);
+    if (is_pdf(data, len)) return FY_DOC_PDF;
     if (!fy_utf8_valid(data, len, NULL) || (len && memchr(data, '\0', len))) return -1;
     return text_kind(data, len);
 }
@@ -152,6 +164,11 @@ static int by_content(const char *data, size_t len)
 static int content_fits(int f, const char *data, size_t len, const char *named, fy_error *err)
 {
     const char *what = formats[f].name;
+    if (f == FY_DOC_PDF) {
+        if (is_pdf(data, len)) return 0;
+        return fy_err(err, FY_EUNSUPPORTED,
+                      "%s says pdf, but the content is not a PDF (no %%PDF- header)", named);
+    }
     if (formats[f].zip) {
         if (!is_zip(data, len))
             return fy_err(err, FY_EUNSUPPORTED,
@@ -166,6 +183,8 @@ static int content_fits(int f, const char *data, size_t len, const char *named, 
     if (is_zip(data, len))
         return fy_err(err, FY_EUNSUPPORTED, "%s says %s, but the content is a zip archive", named,
                       what);
+    if (len >= 5 && !memcmp(data, "%PDF-", 5))
+        return fy_err(err, FY_EUNSUPPORTED, "%s says %s, but the content is a PDF", named, what);
     size_t bad;
     if (!fy_utf8_valid(data, len, &bad))
         return fy_err(err, FY_EUNSUPPORTED,
@@ -255,7 +274,7 @@ int doc_unit_add(fy_document *d, const char *text, size_t len, int html, size_t 
     if (!copy) return fy_err(err, FY_ENOMEM, "out of memory");
     if (len) memcpy(copy, text, len);
     copy[len] = '\0';
-    d->u[d->n] = (unit){copy, len, html, NULL, 0};
+    d->u[d->n] = (unit){copy, len, html, NULL, 0, 0};
     if (index) *index = d->n;
     d->n++;
     return 0;
@@ -302,6 +321,7 @@ void fy_document_free(fy_document *d)
 {
     if (!d) return;
     if (d->impl && d->ops->free) d->ops->free(d->impl);
+    for (size_t i = 0; i < d->nnotes; i++) free(d->notes[i]);
     for (size_t i = 0; i < d->n; i++) {
         free(d->u[i].text);
         free(d->u[i].out);
@@ -331,6 +351,61 @@ const char *fy_document_unit(const fy_document *d, size_t i, size_t *len, int *h
 size_t fy_document_chars(const fy_document *d)
 {
     return d->chars;
+}
+
+size_t fy_document_pages(const fy_document *d)
+{
+    return d->pages;
+}
+
+size_t fy_document_unit_page(const fy_document *d, size_t i)
+{
+    return i < d->n ? d->u[i].page : 0;
+}
+
+void doc_note(fy_document *d, const char *fmt, ...)
+{
+    if (d->nnotes >= DOC_MAX_NOTES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && s) d->notes[d->nnotes++] = s;
+}
+
+size_t fy_document_notes(const fy_document *d)
+{
+    return d->nnotes;
+}
+
+const char *fy_document_note(const fy_document *d, size_t i)
+{
+    return i < d->nnotes ? d->notes[i] : NULL;
+}
+
+int fy_document_set_target(fy_document *d, const char *target, fy_error *err)
+{
+    char tag[FY_LANG_MAX];
+    if (fy_lang_normalize(target, tag) != 0)
+        return fy_err(err, FY_EINVAL, "'%.40s' is not a language tag", target ? target : "");
+    snprintf(d->target, sizeof d->target, "%s", tag);
+    return d->ops->target ? d->ops->target(d, err) : 0;
+}
+
+int fy_document_set_bilingual(fy_document *d, int on, fy_error *err)
+{
+    if (on && !d->ops->bilingual)
+        return fy_err(err, FY_EUNSUPPORTED, "bilingual output is made for PDF only, not for %s",
+                      formats[d->fmt].name);
+    d->bilingual = on != 0;
+    return 0;
+}
+
+void fy_document_on_write(fy_document *d, fy_doc_progress progress, void *user)
+{
+    d->progress = progress;
+    d->progress_user = user;
 }
 
 int fy_document_set(fy_document *d, size_t i, const char *text, size_t len, fy_error *err)

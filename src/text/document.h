@@ -22,8 +22,8 @@
  * blocks, timings, numbering, URLs, styles, every other file of an archive)
  * is written back exactly as it was.
  *
- * Formats: txt, md, html, srt, vtt, docx, odt, pptx, epub. The last four
- * are zip archives of XML (libzip, libxml2): only the XML parts with text
+ * Formats: txt, md, html, srt, vtt, docx, odt, pptx, epub, pdf. docx, odt,
+ * pptx and epub are zip archives of XML (libzip, libxml2): only the XML parts with text
  * (docx: word/document.xml, headers, footers, foot- and endnotes; odt:
  * content.xml; pptx: ppt/slides/slideN.xml; epub: the XHTML documents the
  * OPF manifest lists) are parsed and rewritten; every other entry is copied
@@ -32,12 +32,30 @@
  * external or internal entities (a document that declares entities is
  * refused) and bounded depth.
  *
+ * PDF (MuPDF) is laid out, not marked up: its units are the paragraphs of
+ * text found on each page (plain text, never HTML), and writing it sets
+ * each translation back into its paragraph's box on the page, in a font
+ * that covers the target language (fy_document_set_target), with the
+ * original text of that paragraph removed and everything else (images,
+ * drawings, links, annotations, text that is not translated) left as it
+ * was. fy_document_set_bilingual makes the output each original page
+ * followed by its translation. Pages with no text (scans) are kept and
+ * reported as notes (fy_document_note).
+ *
+ * Units are a pure function of the file's bytes and the limits: reading
+ * the same file again gives the same units in the same order, so a job may
+ * keep the translations it has by unit index and set them again after a
+ * restart (checkpoints), and report progress by unit or by page
+ * (fy_document_unit_page).
+ *
  * Errors (fy_error codes) and what the server makes of them:
  *   FY_EUNSUPPORTED  415  not a supported format, content that is not what
  *                         the name says, an encrypted archive, a compression
- *                         method libzip lacks
- *   FY_EFORMAT       400  a corrupt archive or XML part, unsafe entry names
- *                         (../, absolute, backslashes), DTD entities
+ *                         method libzip lacks, a PDF that needs a password
+ *                         or forbids changes, a target language PDF output
+ *                         cannot be written in (fy_document_set_target)
+ *   FY_EFORMAT       400  a corrupt archive, XML part or PDF, unsafe entry
+ *                         names (../, absolute, backslashes), DTD entities
  *   FY_ELIMIT        413  over one of fy_doc_limits (the message names it)
  *   FY_ENOMEM        500
  * A document is used by one thread at a time; different documents may be
@@ -60,6 +78,7 @@ typedef enum fy_docfmt {
     FY_DOC_ODT,
     FY_DOC_PPTX,
     FY_DOC_EPUB,
+    FY_DOC_PDF,
     FY_DOC_NFORMATS
 } fy_docfmt;
 
@@ -99,10 +118,13 @@ typedef struct fy_doc_limits {
     int max_depth;       /* element nesting of an XML part */
     size_t max_units;    /* units (paragraphs, cues, cells) */
     size_t max_chars;    /* characters of text to translate in all units */
+    size_t max_pages;    /* pages of a PDF */
+    size_t max_memory;   /* what MuPDF may allocate for one PDF (bytes) */
 } fy_doc_limits;
 
 /* 20 MiB files, 10,000 entries, 256 MiB unpacked, 64 MiB per XML part,
- * ratio 200, depth 256, 200,000 units, 1,000,000 characters. */
+ * ratio 200, depth 256, 200,000 units, 1,000,000 characters, 2,000 pages,
+ * 512 MiB of memory for a PDF. */
 void fy_doc_limits_default(fy_doc_limits *l);
 
 typedef struct fy_document fy_document;
@@ -131,6 +153,41 @@ const char *fy_document_unit(const fy_document *d, size_t i, size_t *len, int *h
 /* Characters of text to translate in all units (markup not counted). */
 size_t fy_document_chars(const fy_document *d);
 
+/* Pages of a paged format (PDF), 0 for the others; and the page (1-based)
+ * unit i is on, 0 when the format has no pages or i is out of range. */
+size_t fy_document_pages(const fy_document *d);
+size_t fy_document_unit_page(const fy_document *d, size_t i);
+
+/* What the reader or the writer has to tell about the document beyond an
+ * error: "page 4 has no text layer (a scanned page?); kept as it is",
+ * "the file was damaged and has been repaired". Notes, in the order they
+ * arose (read, then write); note i is NUL-terminated, borrowed until
+ * fy_document_free; NULL out of range. */
+size_t fy_document_notes(const fy_document *d);
+const char *fy_document_note(const fy_document *d, size_t i);
+
+/* The language the translations are in (a tag: "zh", "en"), before
+ * fy_document_write. Formats that lay text out (PDF) choose the font and
+ * the line breaking by it; the others ignore it. fy_docjob sets it when
+ * it has decided the direction. A PDF whose target was never set is
+ * written as for Latin script, with fonts chosen per character. Returns 0,
+ * FY_EINVAL (not a language tag) or FY_EUNSUPPORTED (PDF: a script that
+ * needs shaping or right-to-left layout, ar fa he hi th ..., or no
+ * installed font covers the language; the message says which package to
+ * install). */
+int fy_document_set_target(fy_document *d, const char *target, fy_error *err);
+
+/* Bilingual output (PDF): every page followed by its translation, so the
+ * output has twice the pages. Returns 0, or FY_EUNSUPPORTED for a format
+ * that has no such output (all but PDF). */
+int fy_document_set_bilingual(fy_document *d, int on, fy_error *err);
+
+/* Called by fy_document_write as it goes (PDF: after each page; the other
+ * formats write in one go and do not call it), on the writing thread:
+ * done of total steps. NULL clears it. */
+typedef void (*fy_doc_progress)(void *user, size_t done, size_t total);
+void fy_document_on_write(fy_document *d, fy_doc_progress progress, void *user);
+
 /* The translation of unit i (copied): text[0..len), which for an HTML unit
  * is the pipeline's output for it (the unit's tags in their order). A unit
  * never set is written as it was. Returns 0, FY_EINVAL (i out of range, or
@@ -139,8 +196,11 @@ int fy_document_set(fy_document *d, size_t i, const char *text, size_t len, fy_e
 
 /* The whole document in its format with the translations in place: a
  * malloc'd buffer in *out (*len bytes; NUL-terminated for convenience).
- * Once, after the units are set: afterwards d can only be freed. Returns 0,
- * or FY_ENOMEM / FY_EFORMAT (an archive libzip could not write) with err. */
+ * Once, after the units are set (any of them may be left unset): afterwards
+ * d can only be freed. Returns 0, or with err FY_ENOMEM, FY_EFORMAT (an
+ * archive libzip could not write, a PDF MuPDF could not rewrite), FY_ELIMIT
+ * (a PDF past max_memory), FY_EUNSUPPORTED (a PDF whose target was never
+ * set and no Latin font is installed). */
 int fy_document_write(fy_document *d, char **out, size_t *len, fy_error *err);
 
 /* The name of the translated file: name with its language suffix replaced

@@ -10,6 +10,7 @@
 #include "text/document.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/lang.h"
 
 /* ---- units ------------------------------------------------------------- */
 
@@ -19,6 +20,7 @@ typedef struct unit {
     int html;  /* an HTML fragment (markup codec, or raw HTML) */
     char *out; /* translation, NULL until set */
     size_t out_len;
+    size_t page; /* 1-based, 0 when the format has no pages */
 } unit;
 
 typedef struct doc_ops {
@@ -29,7 +31,12 @@ typedef struct doc_ops {
     /* Appends the document with translations to out. */
     int (*write)(fy_document *d, fy_buf *out, fy_error *err);
     void (*free)(void *impl);
+    /* Checks the target language d->target just set (NULL: any). */
+    int (*target)(fy_document *d, fy_error *err);
+    int bilingual; /* has a bilingual output (d->bilingual) */
 } doc_ops;
+
+enum { DOC_MAX_NOTES = 64 };
 
 struct fy_document {
     int fmt;
@@ -39,6 +46,13 @@ struct fy_document {
     unit *u;
     size_t n, cap;
     size_t chars;
+    size_t pages;             /* paged formats */
+    char target[FY_LANG_MAX]; /* the translations' language, "" until set */
+    int bilingual;            /* fy_document_set_bilingual */
+    char *notes[DOC_MAX_NOTES];
+    size_t nnotes;
+    fy_doc_progress progress; /* fy_document_on_write */
+    void *progress_user;
 };
 
 /* Adds a unit (text copied); its index in *index if non-NULL. Counts its
@@ -52,9 +66,13 @@ const char *doc_unit_out(const fy_document *d, size_t i, size_t *len);
 /* Does s[0..len) hold anything but white space? */
 int doc_has_text(const char *s, size_t len);
 
+/* Adds a note (fy_document_note); beyond DOC_MAX_NOTES notes, or out of
+ * memory, it is dropped (notes inform, they never fail a document). */
+void doc_note(fy_document *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The operations of each format. */
 extern const doc_ops doc_txt_ops, doc_md_ops, doc_html_ops, doc_srt_ops, doc_vtt_ops, doc_docx_ops,
-    doc_odt_ops, doc_pptx_ops, doc_epub_ops;
+    doc_odt_ops, doc_pptx_ops, doc_epub_ops, doc_pdf_ops;
 
 /* ---- markup of HTML units (doc_markup.c) ---------------------------------
  *

@@ -162,6 +162,8 @@ fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc
     int rc = decide_languages(j, o, err);
     /* No letters, or already in the target: the document stays as it is. */
     int nothing = !rc && (!j->source[0] || !strcmp(j->source, j->target));
+    /* Formats that lay text out (PDF) choose fonts and line breaks by it. */
+    if (!rc && !nothing) rc = fy_document_set_target(doc, j->target, err);
     if (!rc && !nothing) {
         fy_docjob_options bo = *o;
         bo.source = j->source;

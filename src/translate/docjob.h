@@ -11,9 +11,10 @@
  *
  * The source language is the one given or, for "auto", detected once on
  * the first units (the pipeline's choice: text/detect.h), and holds for
- * the whole document. Every batch is built when the job is made, so the
- * number of sentences is known before the first is translated; progress
- * is translated sentences / that total.
+ * the whole document; the target is set on the document
+ * (fy_document_set_target: a PDF's fonts and line breaking). Every batch is built when the job is
+ * made, so the number of sentences is known before the first is translated; progress is translated
+ * sentences / that total.
  */
 #ifndef FY_TRANSLATE_DOCJOB_H
 #define FY_TRANSLATE_DOCJOB_H
@@ -47,8 +48,9 @@ typedef struct fy_docjob fy_docjob;
 /* Builds the job for doc (borrowed: it must outlive the job; units are set
  * in it as batches finish). Returns NULL with err: FY_EINVAL (a language
  * code, a unit that is not valid text), FY_ENOTFOUND (no model for the
- * pair; the message lists what there is), FY_ELIMIT (a paragraph with more
- * sentences than the queue can hold), FY_ENOMEM. */
+ * pair; the message lists what there is), FY_EUNSUPPORTED (a PDF that
+ * cannot be written in the target language), FY_ELIMIT (a paragraph with
+ * more sentences than the queue can hold), FY_ENOMEM. */
 fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc,
                          const fy_docjob_options *o, const fy_docjob_callbacks *cb, fy_error *err);
 

@@ -1,5 +1,5 @@
 /* fuzz_document.c - libFuzzer harness for the document readers and writers
- * (text/document.h): txt, md, html, srt, vtt and the zip + XML formats.
+ * (text/document.h): txt, md, html, srt, vtt, the zip + XML formats and PDF.
  *
  * Input: one format byte (its value modulo the number of formats), then the
  * file. Small limits keep each run quick (1 MiB parts, 2,000 entries, depth
@@ -8,7 +8,8 @@
  * each unit "translated" through the real split and join (sentences
  * upper-cased: the join places tags and spans as for a real translation)
  * is accepted by fy_document_set; the document then writes; a text
- * format's output is valid UTF-8, and a zip format's output opens again.
+ * format's output is valid UTF-8, and a zip format's or a PDF's output
+ * opens again.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -29,6 +30,8 @@ static void limits(fy_doc_limits *l)
     l->max_depth = 64;
     l->max_units = 5000;
     l->max_chars = 200000;
+    l->max_pages = 50;
+    l->max_memory = (size_t)256 << 20;
 }
 
 static int known_code(int c)
@@ -94,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     fy_document_free(d);
-    if (!fy_docfmt_get(fmt)->zip) {
+    if (!fy_docfmt_get(fmt)->zip && fmt != FY_DOC_PDF) {
         if (!fy_utf8_valid(out, out_len, NULL)) abort();
     } else {
         fy_document *again = fy_document_read(fmt, out, out_len, &lim, &err);

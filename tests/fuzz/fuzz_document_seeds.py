@@ -9,7 +9,7 @@ import zipfile
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "fuzz_document")
 os.makedirs(out, exist_ok=True)
-TXT, MD, HTML, SRT, VTT, DOCX, ODT, PPTX, EPUB = range(9)
+TXT, MD, HTML, SRT, VTT, DOCX, ODT, PPTX, EPUB, PDF = range(10)
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 A = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
 T = 'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
@@ -22,6 +22,27 @@ def zipped(files, stored_first=None):
             z.writestr(zipfile.ZipInfo(name), data,
                        zipfile.ZIP_STORED if name == stored_first else zipfile.ZIP_DEFLATED)
     return b.getvalue()
+
+
+def small_pdf():
+    """One page, two paragraphs of Helvetica and a number, with its xref."""
+    content = (b"BT /F1 12 Tf 72 720 Td (A first paragraph that wraps) Tj 0 -14 Td "
+               b"(onto a second line of text.) Tj ET BT /F1 12 Tf 72 680 Td (42) Tj ET")
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offs = bytearray(b"%PDF-1.4\n"), []
+    for i, o in enumerate(objs):
+        offs.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (i + 1, o)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offs)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
 
 
 seeds = {
@@ -54,6 +75,7 @@ seeds = {
              '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>T</title></head><body>'
              '<p>One <em>two</em> <code>x</code><br/>three.</p><div>a<p>b</p>c</div></body></html>')],
              "mimetype")),
+    "pdf": (PDF, small_pdf()),
 }
 for name, (fmt, data) in seeds.items():
     with open(os.path.join(out, f"seed-{name}"), "wb") as f:

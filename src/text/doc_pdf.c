@@ -1,0 +1,351 @@
+/* doc_pdf.c - PDF documents with MuPDF: a context per document with its
+ * own memory limit, the file opened from memory, each page's text read
+ * into paragraphs (pdf_para.c), and on writing, each page rewritten with
+ * its translations (pdf_page.c), the fonts embedded (pdf_font.c) and the
+ * whole file saved again (garbage-collected: the replaced content streams
+ * do not stay in it).
+ *
+ * Refused: files MuPDF cannot open or repair (FY_EFORMAT), files that need
+ * a password, or whose permissions forbid changes (FY_EUNSUPPORTED), more
+ * pages than fy_doc_limits.max_pages or more memory than max_memory
+ * (FY_ELIMIT). A file MuPDF had to repair is translated with a note. An
+ * encrypted file that opens without a password and allows changes is
+ * written encrypted as it was (same method, same permissions).
+ */
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/pdf_internal.h"
+
+/* ---- memory: every MuPDF allocation counted against the document's limit ---------------- */
+
+typedef union memhdr {
+    size_t size;
+    max_align_t align;
+} memhdr;
+
+static void *mem_malloc(void *user, size_t n)
+{
+    pdfmem *m = user;
+    if (n > m->limit - m->used || n > m->limit - sizeof(memhdr)) {
+        m->over = 1;
+        return NULL;
+    }
+    memhdr *h = malloc(sizeof *h + n);
+    if (!h) return NULL;
+    h->size = n;
+    m->used += n;
+    if (m->used > m->peak) m->peak = m->used;
+    return h + 1;
+}
+
+static void mem_free(void *user, void *p)
+{
+    if (!p) return;
+    pdfmem *m = user;
+    memhdr *h = (memhdr *)p - 1;
+    m->used -= h->size;
+    free(h);
+}
+
+static void *mem_realloc(void *user, void *p, size_t n)
+{
+    if (!p) return mem_malloc(user, n);
+    if (!n) {
+        mem_free(user, p);
+        return NULL;
+    }
+    pdfmem *m = user;
+    memhdr *h = (memhdr *)p - 1;
+    size_t old = h->size;
+    if (n > old && (n - old > m->limit - m->used || n > m->limit - sizeof(memhdr))) {
+        m->over = 1;
+        return NULL;
+    }
+    memhdr *g = realloc(h, sizeof *g + n);
+    if (!g) return NULL;
+    g->size = n;
+    m->used = m->used - old + n;
+    if (m->used > m->peak) m->peak = m->used;
+    return g + 1;
+}
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+/* MuPDF prints warnings and errors on stderr by default: a server's log is
+ * no place for them. Errors reach the caller through fz_caught_message;
+ * warnings (odd but readable files) are dropped. */
+static void quiet(void *user, const char *msg)
+{
+    (void)user, (void)msg;
+}
+
+void pdf_raise(pdfdoc *p, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[FY_ERROR_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fy_err(&p->why, code, "%s", msg);
+    fz_throw(p->ctx, FZ_ERROR_GENERIC, "%s", msg);
+}
+
+static int caught(pdfdoc *p, fy_error *err)
+{
+    if (p->why.code) {
+        *err = p->why;
+        fy_err_clear(&p->why);
+        return err->code;
+    }
+    int code = fz_caught(p->ctx);
+    if (code == FZ_ERROR_MEMORY && p->mem.over)
+        return fy_err(err, FY_ELIMIT, "the PDF needs more than %zu MiB of memory (the limit)",
+                      p->mem.limit >> 20);
+    if (code == FZ_ERROR_MEMORY) return fy_err(err, FY_ENOMEM, "out of memory");
+    return fy_err(err, FY_EFORMAT, "the PDF is damaged: %s", fz_caught_message(p->ctx));
+}
+
+int pdf_guard(pdfdoc *p, void (*fn)(pdfdoc *p, void *arg), void *arg, fy_error *err)
+{
+    fz_try(p->ctx) fn(p, arg);
+    fz_catch(p->ctx) return caught(p, err);
+    return 0;
+}
+
+/* Drops what a page's steps hold (safe after an error: each is NULL or live). */
+static void drop_page_state(pdfdoc *p)
+{
+    fz_context *ctx = p->ctx;
+    fz_drop_device(ctx, p->dev);
+    fz_drop_device(ctx, p->inner);
+    fz_drop_stext_page(ctx, p->st);
+    fz_drop_page(ctx, (fz_page *)p->page);
+    for (int i = 0; i < 3; i++) pdf_drop_obj(ctx, p->held[i]);
+    memset(p->held, 0, sizeof p->held);
+    p->dev = p->inner = NULL;
+    p->st = NULL;
+    p->page = NULL;
+}
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+static void open_doc(pdfdoc *p, void *arg)
+{
+    const fy_document *d = arg;
+    fz_context *ctx = p->ctx;
+    p->stm = fz_open_buffer(ctx, p->bytes);
+    p->doc = pdf_open_document_with_stream(ctx, p->stm);
+    if (pdf_needs_password(ctx, p->doc) && !pdf_authenticate_password(ctx, p->doc, ""))
+        pdf_raise(p, FY_EUNSUPPORTED,
+                  "the PDF is encrypted and needs a password; remove the password and send it "
+                  "again");
+    if (!pdf_has_permission(ctx, p->doc, FZ_PERMISSION_EDIT))
+        pdf_raise(p, FY_EUNSUPPORTED, "the PDF's permissions do not allow changing it");
+    int n = pdf_count_pages(ctx, p->doc);
+    if (n <= 0)
+        pdf_raise(p, FY_EFORMAT, "the PDF is damaged or truncated: it has no readable page");
+    if ((size_t)n > d->lim.max_pages)
+        pdf_raise(p, FY_ELIMIT, "the PDF has %d pages; the limit is %zu", n, d->lim.max_pages);
+    p->npg = (size_t)n;
+}
+
+/* A device that passes only visible text on to the structured-text device:
+ * invisible text (render mode 3, the text layer of OCR'd scans) and text
+ * used only as a clip are not read, so they are neither translated nor
+ * removed. */
+typedef struct text_dev {
+    fz_device super;
+    fz_device *inner;
+} text_dev;
+
+static void fill_text(fz_context *ctx, fz_device *dev, const fz_text *text, fz_matrix ctm,
+                      fz_colorspace *cs, const float *color, float alpha, fz_color_params cp)
+{
+    fz_fill_text(ctx, ((text_dev *)dev)->inner, text, ctm, cs, color, alpha, cp);
+}
+
+static void stroke_text(fz_context *ctx, fz_device *dev, const fz_text *text,
+                        const fz_stroke_state *st, fz_matrix ctm, fz_colorspace *cs,
+                        const float *color, float alpha, fz_color_params cp)
+{
+    fz_stroke_text(ctx, ((text_dev *)dev)->inner, text, st, ctm, cs, color, alpha, cp);
+}
+
+static void read_page(pdfdoc *p, void *arg)
+{
+    fz_context *ctx = p->ctx;
+    int i = *(const int *)arg;
+    p->page = pdf_load_page(ctx, p->doc, i);
+    fz_rect bounds = fz_bound_page(ctx, (fz_page *)p->page);
+    p->st = fz_new_stext_page(ctx, bounds);
+    fz_stext_options opt = {.flags = FZ_STEXT_MEDIABOX_CLIP};
+    p->inner = fz_new_stext_device(ctx, p->st, &opt);
+    text_dev *td = fz_new_derived_device(ctx, text_dev);
+    td->inner = p->inner;
+    td->super.fill_text = fill_text;
+    td->super.stroke_text = stroke_text;
+    p->dev = &td->super;
+    pdf_run_page_contents(ctx, p->page, p->dev, fz_identity, NULL);
+    fz_close_device(ctx, p->dev);
+    fz_close_device(ctx, p->inner);
+}
+
+/* "pages 3, 5 and 9" (at most 20 named). */
+static void no_text_note(fy_document *d, const pdfdoc *p)
+{
+    char list[256] = "";
+    size_t n = 0, len = 0;
+    for (size_t i = 0; i < p->npg; i++) {
+        if (p->pg[i].text) continue;
+        if (++n <= 20)
+            len +=
+                (size_t)snprintf(list + len, sizeof list - len, "%s%zu", n > 1 ? ", " : "", i + 1);
+        if (len >= sizeof list) len = sizeof list - 1;
+    }
+    if (n == 1) doc_note(d, "page %s has no text layer (a scanned page?); kept as it is", list);
+    if (n > 1)
+        doc_note(d, "%zu pages have no text layer (scanned pages?) and are kept as they are: %s%s",
+                 n, list, n > 20 ? ", ..." : "");
+}
+
+static int read_pages(fy_document *d, pdfdoc *p, fy_error *err)
+{
+    p->pg = calloc(p->npg, sizeof *p->pg);
+    if (!p->pg) return fy_err(err, FY_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p->npg; i++) {
+        int at = (int)i;
+        int rc = pdf_guard(p, read_page, &at, err);
+        if (!rc) rc = pdfpara_page(d, p, i, err);
+        drop_page_state(p);
+        if (rc) return fy_err_prefix(err, "page %zu", i + 1);
+    }
+    no_text_note(d, p);
+    return 0;
+}
+
+static int pdf_read(fy_document *d, const char *data, size_t len, fy_error *err)
+{
+    pdfdoc *p = calloc(1, sizeof *p);
+    if (!p) return fy_err(err, FY_ENOMEM, "out of memory");
+    d->impl = p;
+    p->mem.limit = d->lim.max_memory;
+    fz_alloc_context alloc = {&p->mem, mem_malloc, mem_realloc, mem_free};
+    size_t store =
+        d->lim.max_memory / 4 < ((size_t)64 << 20) ? d->lim.max_memory / 4 : (size_t)64 << 20;
+    p->ctx = fz_new_context(&alloc, NULL, store);
+    if (!p->ctx)
+        return p->mem.over ? fy_err(err, FY_ELIMIT, "max_memory is too small to open a PDF")
+                           : fy_err(err, FY_ENOMEM, "out of memory");
+    fz_set_user_context(p->ctx, p);
+    fz_set_warning_callback(p->ctx, quiet, p);
+    fz_set_error_callback(p->ctx, quiet, p);
+    p->fonts = pf_new();
+    if (!p->fonts) return fy_err(err, FY_ENOMEM, "out of memory");
+    fz_try(p->ctx) p->bytes =
+        fz_new_buffer_from_copied_data(p->ctx, (const unsigned char *)data, len);
+    fz_catch(p->ctx) return caught(p, err);
+    int rc = pdf_guard(p, open_doc, d, err);
+    if (rc) return rc;
+    d->pages = p->npg;
+    if (pdf_was_repaired(p->ctx, p->doc))
+        doc_note(d, "the file was damaged and MuPDF repaired it; check the result");
+    return read_pages(d, p, err);
+}
+
+/* ---- target language ------------------------------------------------------------------- */
+
+static void choose(pdfdoc *p, void *arg)
+{
+    pf_choose(p->ctx, p->fonts, arg);
+}
+
+static int pdf_target(fy_document *d, fy_error *err)
+{
+    pdfdoc *p = d->impl;
+    if (pf_ready(p->fonts)) {
+        /* Chosen once: a new target starts over with fresh fonts. */
+        pf_free(p->ctx, p->fonts);
+        if (!(p->fonts = pf_new())) return fy_err(err, FY_ENOMEM, "out of memory");
+    }
+    return pdf_guard(p, choose, d->target, err);
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+static void save(pdfdoc *p, void *arg)
+{
+    (void)arg;
+    fz_context *ctx = p->ctx;
+    pdf_write_options o = pdf_default_write_options;
+    o.do_garbage = 1;  /* the replaced content streams go */
+    o.do_compress = 1; /* the new content streams are deflated */
+    o.do_compress_images = 1;
+    o.do_compress_fonts = 1;
+    p->out = fz_new_buffer(ctx, 1 << 16);
+    p->wr = fz_new_output_with_buffer(ctx, p->out);
+    pdf_write_document(ctx, p->doc, p->wr, &o);
+    fz_close_output(ctx, p->wr);
+}
+
+static void embed(pdfdoc *p, void *arg)
+{
+    (void)arg;
+    pf_embed(p->ctx, p->fonts, p->doc);
+    pdfpage_fonts(p, NULL);
+}
+
+static int pdf_write(fy_document *d, fy_buf *out, fy_error *err)
+{
+    pdfdoc *p = d->impl;
+    int rc = pf_ready(p->fonts) ? 0 : pdf_guard(p, choose, (void *)"", err);
+    if (!rc && d->bilingual) rc = pdf_guard(p, pdfpage_duplicate, NULL, err);
+    for (size_t i = 0; i < p->npg && !rc; i++) {
+        rc = pdfpage_write(d, p, i, d->bilingual ? (int)(2 * i + 1) : (int)i, err);
+        drop_page_state(p);
+        if (rc) fy_err_prefix(err, "page %zu", i + 1);
+        if (d->progress) d->progress(d->progress_user, i + 1, p->npg + 1);
+    }
+    if (!rc) rc = pdf_guard(p, embed, NULL, err);
+    if (!rc) rc = pdf_guard(p, save, NULL, err);
+    if (!rc) {
+        unsigned char *bytes;
+        size_t n = fz_buffer_storage(p->ctx, p->out, &bytes);
+        fy_buf_put(out, bytes, n);
+        if (out->oom) rc = fy_err(err, FY_ENOMEM, "out of memory");
+    }
+    if (!rc && pf_missing(p->fonts))
+        doc_note(d, "%zu characters of the translation are in no installed font and show as boxes",
+                 pf_missing(p->fonts));
+    if (!rc && d->progress) d->progress(d->progress_user, p->npg + 1, p->npg + 1);
+    return rc;
+}
+
+static void pdf_free(void *impl)
+{
+    pdfdoc *p = impl;
+    if (p->ctx) {
+        fz_context *ctx = p->ctx;
+        drop_page_state(p);
+        fz_drop_output(ctx, p->wr);
+        fz_drop_buffer(ctx, p->out);
+        pf_free(ctx, p->fonts);
+        pdf_drop_document(ctx, p->doc);
+        fz_drop_stream(ctx, p->stm);
+        fz_drop_buffer(ctx, p->bytes);
+        fz_drop_context(ctx);
+    } else {
+        free(p->fonts);
+    }
+    free(p->pg);
+    free(p->para);
+    free(p->orig);
+    free(p);
+}
+
+const doc_ops doc_pdf_ops = {
+    .read = pdf_read, .write = pdf_write, .free = pdf_free, .target = pdf_target, .bilingual = 1};
