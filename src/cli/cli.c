@@ -14,6 +14,8 @@
 #include "model/discover.h"
 #include "model/marian.h"
 #include "model/synth.h"
+#include "nn/backend.h"
+#include "translate/scheduler.h"
 #include "util/clock.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -199,4 +201,25 @@ int cli_model_is_synthetic(const char *dir)
     fy_marian_free(m);
     fy_model_files_free(&f);
     return synthetic;
+}
+
+int cli_open_devices(const char *spec, int cpu_threads, int gpu_threads, long device_mb,
+                     fy_scheduler_options *so, fy_nn_dev ***devs, int *n, fy_error *err)
+{
+    int rc = fy_nn_devices_open(spec, devs, n, err);
+    if (rc < 0) return rc;
+    for (int i = 0; i < *n && i < FY_SCHED_DEVICES; i++) {
+        fy_nn_dev *d = (*devs)[i];
+        int cpu = d == fy_nn_cpu_device();
+        if (!cpu && device_mb) d->budget = (size_t)device_mb << 20;
+        so->devices[i] = (fy_sched_device){
+            .dev = cpu ? NULL : d,
+            .name = d->name,
+            .threads = cpu ? cpu_threads : gpu_threads,
+            .max_batch_sentences = cpu ? so->max_batch_sentences : d->max_rows,
+            .max_batch_tokens = cpu ? so->max_batch_tokens : d->max_tokens,
+        };
+    }
+    so->ndevices = *n < FY_SCHED_DEVICES ? *n : FY_SCHED_DEVICES;
+    return 0;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/error.h"
+
 int cmd_version(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
@@ -40,6 +42,17 @@ struct fy_scheduler;
 struct fy_registry;
 int cli_translate_file(const cli_file_options *fo, struct fy_scheduler *sched,
                        struct fy_registry *reg);
+
+/* Opens the devices spec names (nn/backend.h: auto, cpu, vulkan[:N], lists)
+ * and gives each its workers in *so: the CPU cpu_threads with so's batches,
+ * each GPU gpu_threads with batches as large as it asks and device_mb of
+ * its memory for models (0: its default budget). *devs and *n are for
+ * fy_nn_devices_close. 0, or a negative code with err. */
+struct fy_scheduler_options;
+struct fy_nn_dev;
+int cli_open_devices(const char *spec, int cpu_threads, int gpu_threads, long device_mb,
+                     struct fy_scheduler_options *so, struct fy_nn_dev ***devs, int *n,
+                     fy_error *err);
 
 /* The program version string ("0.1.0"). */
 const char *cli_version(void);

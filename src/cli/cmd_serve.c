@@ -409,31 +409,6 @@ static void direction_list(fy_registry *reg, char *out, size_t cap)
     }
 }
 
-/* Opens the devices of --device and gives each its workers: the CPU the
- * --threads workers with the usual batches, each GPU --gpu-threads
- * workers with batches as large as it asks. 0, or a negative code. */
-static int open_devices(const serve_config *c, fy_nn_dev ***devs, int *n, fy_scheduler_options *so,
-                        fy_error *err)
-{
-    int rc = fy_nn_devices_open(c->device, devs, n, err);
-    if (rc < 0) return rc;
-    for (int i = 0; i < *n && i < FY_SCHED_DEVICES; i++) {
-        fy_nn_dev *d = (*devs)[i];
-        int cpu = d == fy_nn_cpu_device();
-        if (!cpu && c->device_mb) d->budget = (size_t)c->device_mb << 20;
-        so->devices[i] = (fy_sched_device){
-            .dev = cpu ? NULL : d,
-            .name = d->name,
-            .threads = cpu ? (int)c->threads : (int)c->gpu_threads,
-            .max_batch_sentences = cpu ? so->max_batch_sentences : d->max_rows,
-            .max_batch_tokens = cpu ? so->max_batch_tokens : d->max_tokens,
-        };
-        if (!c->quiet && !cpu) fprintf(stderr, "fanyi serve: %s: %s\n", d->name, d->desc);
-    }
-    so->ndevices = *n < FY_SCHED_DEVICES ? *n : FY_SCHED_DEVICES;
-    return 0;
-}
-
 /* "cpu,vulkan:0" (at most cap bytes). */
 static void device_names(fy_nn_dev **devs, int n, char *out, size_t cap)
 {
@@ -465,7 +440,8 @@ static int run(const serve_config *c, const char *root)
     so.max_batch_tokens = topt.max_batch_tokens;
     so.max_batch_sentences = topt.max_batch_sentences;
     so.cache = cache;
-    if (open_devices(c, &devs, &ndevs, &so, &err) < 0) {
+    if (cli_open_devices(c->device, (int)c->threads, (int)c->gpu_threads, c->device_mb, &so, &devs,
+                         &ndevs, &err) < 0) {
         fprintf(stderr, "fanyi serve: --device %s: %s\n", c->device, err.msg);
         rc = 2;
         goto quiet;
@@ -526,6 +502,9 @@ static int run(const serve_config *c, const char *root)
     direction_list(reg, dirs, sizeof dirs);
     char names[256];
     device_names(devs, ndevs, names, sizeof names);
+    for (int i = 0; i < ndevs && !c->quiet; i++)
+        if (devs[i] != fy_nn_cpu_device())
+            fprintf(stderr, "fanyi serve: %s: %s\n", devs[i]->name, devs[i]->desc);
     printf("fanyi serve: listening on %s://%s%s%s:%d models=%s threads=%d devices=%s\n",
            c->tls_cert ? "https" : "http", strchr(c->host, ':') ? "[" : "", c->host,
            strchr(c->host, ':') ? "]" : "", fy_server_port(srv), dirs, st.threads, names);

@@ -37,6 +37,7 @@
 #include "model/discover.h"
 #include "translate/models.h"
 #include "text/segment.h"
+#include "nn/backend.h"
 #include "translate/pipeline.h"
 #include "util/buf.h"
 
@@ -46,6 +47,7 @@ static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
     "                       [--max-length-factor F] [--beam N] [--min-gap] [--strict]\n"
+    "                       [--device D]\n"
     "       fanyi translate --file IN [-o OUT] [--bilingual] [--force] [--max-document-mb N]\n"
     "                       [--max-document-chars N] [--from LANG] [--to LANG] [...]\n"
     "\n"
@@ -63,6 +65,8 @@ static const char USAGE[] =
     "  --model DIR            use this one model directory ($FANYI_MODEL_DIR)\n"
     "  --threads N            worker threads translating batches concurrently (default 1)\n"
     "  --batch N              sentences per batch (default 16)\n"
+    "  --device D             where to translate: cpu (default), vulkan:N, auto, or a\n"
+    "                         list (see fanyi devices); every device gives the same output\n"
     "  --raw                  each line is exactly one sentence; output untouched\n"
     "  --html                 the whole input is one HTML document: text is translated,\n"
     "                         markup kept\n"
@@ -93,13 +97,13 @@ static const char USAGE[] =
     "untranslated (each named on stderr).\n";
 
 typedef struct opts {
-    const char *model, *models, *from, *to, *file, *output;
+    const char *model, *models, *from, *to, *file, *output, *device;
     long threads, batch, beam, doc_mb, doc_chars;
     int raw, html, min_gap, strict, force, bilingual;
     fy_translator_options topt;
 } opts;
 
-enum { OPT_STRICT = 256, OPT_FORCE, OPT_DOC_MB, OPT_DOC_CHARS };
+enum { OPT_STRICT = 256, OPT_FORCE, OPT_DOC_MB, OPT_DOC_CHARS, OPT_DEVICE };
 
 static int parse_opts(int argc, char **argv, opts *o)
 {
@@ -122,6 +126,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"force", no_argument, NULL, OPT_FORCE},
         {"max-document-mb", required_argument, NULL, OPT_DOC_MB},
         {"max-document-chars", required_argument, NULL, OPT_DOC_CHARS},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"bilingual", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {0},
@@ -188,6 +193,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case OPT_DOC_MB:
             if (cli_parse_long(CMD, "--max-document-mb", optarg, 1, 4096, &o->doc_mb)) return 2;
+            break;
+        case OPT_DEVICE:
+            o->device = optarg;
             break;
         case OPT_DOC_CHARS:
             if (cli_parse_long(CMD, "--max-document-chars", optarg, 1, 100000000, &o->doc_chars))
@@ -592,11 +600,19 @@ int cmd_translate(int argc, char **argv)
     so.queue_max = (size_t)1 << 30; /* a block is admitted whole */
     so.max_batch_sentences = o.topt.max_batch_sentences;
     so.max_batch_tokens = o.topt.max_batch_tokens;
+    fy_nn_dev **devs = NULL;
+    int ndevs = 0;
+    if (cli_open_devices(o.device ? o.device : "cpu", (int)o.threads, 1, 0, &so, &devs, &ndevs,
+                         &err) < 0) {
+        fprintf(stderr, "fanyi translate: --device %s: %s\n", o.device, err.msg);
+        return 2;
+    }
     fy_scheduler *sched = fy_scheduler_open(&so, &err);
     fy_registry *reg = sched ? open_registry(&o, sched, &err) : NULL;
     if (!reg) {
         fprintf(stderr, "fanyi translate: %s\n", err.msg);
         fy_scheduler_free(sched);
+        fy_nn_devices_close(devs, ndevs);
         return 1;
     }
     if (o.file) {
@@ -616,6 +632,7 @@ int cmd_translate(int argc, char **argv)
     }
     fy_registry_free(reg);
     fy_scheduler_free(sched);
+    fy_nn_devices_close(devs, ndevs);
     if (fclose(stdout) != 0 && !rc) {
         fprintf(stderr, "fanyi translate: write error: %s\n", strerror(errno));
         rc = 1;

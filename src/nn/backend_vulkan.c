@@ -38,7 +38,8 @@ static int vk_users;
 typedef struct vk_device {
     fy_vk_dev *dev;
     pthread_mutex_t lock;
-    size_t used; /* device bytes nets and runs hold */
+    size_t used;         /* device bytes nets and runs hold */
+    uint64_t timeout_ns; /* a command not done by then: the device hangs */
 } vk_device;
 
 static int instance_get(fy_error *err)
@@ -87,6 +88,10 @@ static fy_nn_dev *device_new(int index, fy_error *err)
         return NULL;
     }
     pthread_mutex_init(&v->lock, NULL);
+    /* A GPU that has not finished a step's commands in a minute hangs; a
+     * software device (lavapipe) shares the CPU with everything else and
+     * may just be slow. */
+    v->timeout_ns = (strcmp(in->type, "cpu") ? 60ull : 600ull) * 1000000000ull;
     d->be = &fy_nn_vulkan;
     d->impl = v;
     d->memory = (size_t)in->memory;
@@ -604,7 +609,7 @@ static void ffn(fy_vk_cmd *c, const fy_nn_net *n, const vk_ffn *F, fy_vk_ref x, 
 /* Submits the recording and waits; a device failure becomes FY_EDEVICE. */
 static int run_cmd(fy_nn_run *r, fy_error *err)
 {
-    int rc = fy_vk_cmd_run(r->cmd, FY_VK_TIMEOUT_NS, err);
+    int rc = fy_vk_cmd_run(r->cmd, ((vk_device *)r->net->dev->impl)->timeout_ns, err);
     return rc < 0 ? device_error(rc, err) : 0;
 }
 
@@ -880,7 +885,7 @@ static int vk_step(fy_nn_run *r, const fy_nn_step *st, fy_error *err)
     int listed = record_logits(r, m);
     if (listed < 0) {
         fy_vk_cmd_submit(c, err); /* ends the recording; nothing of it matters */
-        fy_vk_cmd_wait(c, FY_VK_TIMEOUT_NS, err);
+        fy_vk_cmd_wait(c, ((vk_device *)r->net->dev->impl)->timeout_ns, err);
         return fy_err(err, FY_EUNSUPPORTED,
                       "step: rows with a shortlist and rows without in one sub-batch");
     }

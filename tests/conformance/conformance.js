@@ -6,7 +6,7 @@
 //   node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]
 //                       [--subset N] [--reference-only] [--cache-dir DIR]
 //                       [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...
-//                       [--source LANG] [--beam N]
+//                       [--source LANG] [--beam N] [--tag NAME]
 //
 // Input: --lines lines (default 520) in the model's source language (--source,
 // else the first language of the model file's infix: model.zhen.* -> zh,
@@ -59,7 +59,9 @@ const MAX_SOURCE_PIECES = 127;
 const USAGE = 'usage: node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]\n' +
               '                           [--subset N] [--reference-only] [--cache-dir DIR]\n' +
               '                           [--report DIR] [--fanyi BIN] [--fanyi-arg ARG]...\n' +
-              '                           [--source LANG] [--beam N]\n';
+              '                           [--source LANG] [--beam N] [--tag NAME]\n' +
+              '--tag NAME names the report and the worker directory of a run with other\n' +
+              '--fanyi-arg (variant-NAME), so that it runs beside the plain one.\n';
 
 function positiveInt(text, what) {
     if (!/^[1-9][0-9]*$/.test(text))
@@ -80,6 +82,7 @@ function parseArgs(argv) {
         sharedDir: env.FANYI_SHARED_DIR || path.resolve(__dirname, '../../../shared'),
         fanyi: env.FANYI_BIN || null,
         cacheDir: null,
+        tag: '',
         reportDir: null,
         fanyiArgs: [],
         source: null,
@@ -110,6 +113,8 @@ function parseArgs(argv) {
             o.reportDir = value();
         else if (a === '--fanyi')
             o.fanyi = value();
+        else if (a === '--tag')
+            o.tag = '-' + value();
         else if (a === '--fanyi-arg')
             o.fanyiArgs.push(value());
         else if (a === '--source')
@@ -133,7 +138,7 @@ function parseArgs(argv) {
     o.reportDir = o.reportDir || path.join(buildDir, 'conformance-report');
     // The worker copy lives in the build dir, one per variant (tests run in
     // parallel), so a test killed on timeout leaves nothing in /tmp.
-    o.workDir = path.join(buildDir, 'conformance-worker', o.label);
+    o.workDir = path.join(buildDir, 'conformance-worker', o.label + o.tag);
     if (!o.referenceOnly && !o.fanyi)
         throw new Error('FANYI_BIN (or --fanyi) must name the fanyi binary');
     return o;
@@ -374,7 +379,7 @@ function runOurs(o, lines) {
 // Line numbers are those of the full corpus (picked[i] is line i's index).
 function writeReport(o, lines, picked, ref, recs, mismatches) {
     fs.mkdirSync(o.reportDir, {recursive: true});
-    const file = path.join(o.reportDir, `${o.label}.txt`);
+    const file = path.join(o.reportDir, `${o.label}${o.tag}.txt`);
     const out = [`# ${o.label}: ${lines.length} lines, ${mismatches.length} mismatches`];
     for (const i of mismatches) {
         out.push(`line ${picked[i] + 1} gap ${recs[i].gap}`, `  source:    ${JSON.stringify(lines[i])}`,

@@ -226,9 +226,9 @@ static void test_network(const char *name, fy_bundle *b, fy_nn_dev *vk, const li
          * beam's reordering) - the cells must follow their rows. */
         int keep = step % 2 ? rows - 1 : rows;
         for (int j = 0; j < keep; j++) from[j] = step % 2 ? j + 1 : rows - 1 - j;
-        int32_t moved[ROWS];
+        int32_t moved[ROWS] = {0};
         for (int j = 0; j < keep; j++) moved[j] = last[from[j]] < 0 ? 0 : last[from[j]];
-        memcpy(last, moved, sizeof moved);
+        memcpy(last, moved, (size_t)keep * sizeof *moved);
         for (int k = 0; rc >= 0 && keep > 0 && k < 2; k++)
             rc = c.s[k].be->rows_keep(c.s[k].run, from, keep, &err);
         rows = keep;
