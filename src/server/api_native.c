@@ -205,14 +205,6 @@ static void ev_append(req *r, const char *event, json_t *data)
     free(text);
 }
 
-static void wake(req *r)
-{
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
-}
-
 /* Called by the request for each sentence, in order, rendered as it will
  * stand in the final text. */
 /* With spans: what goes before the sentence in the final text, and where
@@ -246,11 +238,12 @@ void sse_sentence(void *user, size_t text, size_t sentence, const char *before, 
         ev_append(r, "sentence", ev);
     else
         r->ev.oom = 1; /* one event per sentence, or the stream fails: never a gap */
-    wake(r);
+    req_notify(r);
     pthread_mutex_unlock(&r->lock);
 }
 
-/* The final event once the job is over (no callbacks can run any more). */
+/* The final event once the job is over (no callbacks can run any more):
+ * "done", or "error" (FY_ECANCELED: the server stopped it). */
 static void sse_final(req *r, int status)
 {
     json_t *ev;
@@ -264,8 +257,10 @@ static void sse_final(req *r, int status)
                                                     : "internal_error";
         fy_error err = {0};
         fy_request_status(r->q, &err);
-        ev = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-                       err.msg[0] ? err.msg : "translation failed");
+        const char *msg = status == FY_ECANCELED ? "the server is shutting down; retry"
+                          : err.msg[0]           ? err.msg
+                                                 : "translation failed";
+        ev = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
     }
     pthread_mutex_lock(&r->lock);
     if (ev) ev_append(r, name, ev);
@@ -279,15 +274,21 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     req *r = cls;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, 0, buf, max);
+        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, req_gone(r), buf, max);
         if (got) {
             pthread_mutex_unlock(&r->lock);
             return got;
         }
-        if (!r->job_done) return stream_sleep(r);
-        int st = r->job_status;
+        int st;
+        unsigned long events;
+        int state = req_look(r, &st, &events);
+        if (state == WAIT_PENDING && !req_sleep(r, events)) return 0;
         pthread_mutex_unlock(&r->lock); /* joining reads the job: not under r->lock */
-        sse_final(r, st);
+        if (state == WAIT_CUT) {
+            req_cancel(r);
+            st = FY_ECANCELED;
+        }
+        if (state != WAIT_PENDING) sse_final(r, st);
         pthread_mutex_lock(&r->lock);
     }
 }

@@ -39,6 +39,7 @@ typedef struct oa {
     fy_buf whole;         /* responses stream: the content so far (for the *.done events) */
     long tok_in, tok_out; /* usage, once counted (count_usage) */
     int counted;
+    unsigned long seen; /* streaming: the reports (req_look) the reader has acted on */
 } oa;
 
 static void oa_free(void *ctx)
@@ -435,10 +436,12 @@ static void stream_fail(req *r, oa *o, int status)
     fy_error err = {0};
     fy_request_status(r->q, &err);
     const char *msg = status == FY_ETIMEOUT    ? "the translation did not finish in time"
-                      : status == FY_ECANCELED ? "the server is shutting down"
+                      : status == FY_ECANCELED ? "the server is shutting down; retry"
                       : err.msg[0]             ? err.msg
                                                : "translation failed";
-    const char *code = status == FY_ETIMEOUT ? "timeout" : "internal_error";
+    const char *code = status == FY_ETIMEOUT    ? "timeout"
+                       : status == FY_ECANCELED ? "unavailable"
+                                                : "internal_error";
     if (o->api == OA_CHAT) {
         ev_put(r, NULL,
                json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type", "server_error",
@@ -494,11 +497,7 @@ static void oa_sentence(void *user, size_t text, size_t sentence, const char *be
     (void)text, (void)sentence, (void)before, (void)before_len, (void)rendered, (void)len;
     req *r = user;
     pthread_mutex_lock(&r->lock);
-    r->ev_count++; /* the reader looks again before it sleeps */
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
+    req_notify(r); /* the reader looks again before it sleeps */
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -509,20 +508,23 @@ static ssize_t oa_read(void *cls, uint64_t pos, char *buf, size_t max)
     oa *o = r->ctx;
     for (;;) {
         pthread_mutex_lock(&r->lock);
-        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, r->gone, buf, max);
+        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, req_gone(r), buf, max);
         if (got) {
             pthread_mutex_unlock(&r->lock);
             return got;
         }
-        int done = r->job_done, status = r->job_status;
-        size_t before = r->ev.n, wakes = r->ev_count;
+        int st;
+        unsigned long events;
+        int state = req_look(r, &st, &events);
+        /* Nothing reported since the last look: sleep until a sentence or the end. */
+        if (state == WAIT_PENDING && events == o->seen && !req_sleep(r, events)) return 0;
+        o->seen = events;
         pthread_mutex_unlock(&r->lock);
-        int end = stream_more(r, o, done, status);
-        pthread_mutex_lock(&r->lock);
-        int more = r->ev.n > before || end || r->ev.oom || r->ev_count != wakes;
-        /* nothing new: sleep until a sentence or the end */
-        if (!more && !r->job_done) return stream_sleep(r);
-        pthread_mutex_unlock(&r->lock);
+        if (state == WAIT_CUT) {
+            req_cancel(r);
+            st = FY_ECANCELED;
+        }
+        stream_more(r, o, state != WAIT_PENDING, st);
     }
 }
 

@@ -81,6 +81,18 @@ void linger_counts(lingerer *l, size_t *open, uint64_t *total);
 
 enum { PH_BODY, PH_HANDLE, PH_WAIT, PH_REPLIED };
 
+/* Why a request is ended from outside (request.c). */
+enum { CUT_NONE, CUT_GONE, CUT_STOP }; /* the client went away; the server is stopping */
+
+/* A request's wait state (request.c is its only writer; r->lock guards it). */
+typedef struct waitstate {
+    int suspended;        /* the connection sleeps (MHD_suspend_connection) */
+    int pending;          /* work is in flight (a job, a document's batch) */
+    int done, status;     /* its end was reported and not yet taken by the owner */
+    int cut;              /* CUT_*: the request is to end now */
+    unsigned long events; /* reports so far: output, the end, a cut */
+} waitstate;
+
 struct req {
     fy_server *srv;
     struct MHD_Connection *conn;
@@ -103,11 +115,13 @@ struct req {
     int array;                 /* the texts came as an array */
     int placeholders;          /* the dialect's texts carry plug-in placeholders ({0}, <b0></b0>) */
     const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
-    int submitted;             /* r->q is submitted (guarded by lock) */
-    enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
-    pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
-    int suspended, job_done, job_status;
-    int gone; /* the client disconnected while we waited */
+    /* The owner's continuation when the work it waits for is over
+     * (req_park): status 0, or the work's error. */
+    enum MHD_Result (*resume)(req *r, int status);
+    enum MHD_Result (*finish)(req *r); /* the dialect's answer once the job is done (task.c) */
+    void (*cancel)(req *r);            /* stops its work (default: cancels r->q) */
+    pthread_mutex_t lock;              /* guards w, and the stream fields below */
+    waitstate w;
     /* Server-sent events (POST /translate/stream). */
     int sse;
     size_t ev_count; /* sentence events so far */
@@ -143,6 +157,7 @@ struct fy_server {
     req *live;
     size_t nlive;
     atomic_int draining; /* read by HTTP threads without the lock */
+    atomic_int stopping; /* the drain is over: requests are cut (request.c) */
     int stop_watch;
     pthread_t watcher;
     int watcher_started;
@@ -182,9 +197,6 @@ enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
  * a part was lost (out->oom) or failed is set, END_OF_STREAM once ended;
  * else 0: nothing to send yet. */
 ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max);
-/* Ends a stream reader's call with nothing to send: r's connection sleeps
- * until a producer resumes it. Takes r->lock held and releases it. */
-ssize_t stream_sleep(req *r);
 /* The request body as a JSON object (JSON, or form fields: repeated keys
  * become arrays). NULL after a 400/415 reply. Borrowed (r->in). */
 json_t *req_body(req *r);
@@ -195,6 +207,73 @@ int route_exists(const char *method, const char *path);
 /* Query string argument or NULL. */
 const char *req_arg(req *r, const char *key);
 const char *req_header(req *r, const char *key);
+
+/* ---- request.c: a request's life and its wait state ---------------------
+ *
+ * A request may wait for work done on other threads: its translation job,
+ * a document's batch, a stream's next sentence. While it waits, its
+ * connection is suspended. request.c is the only code that suspends,
+ * resumes and ends that wait; everyone else reports:
+ *   producers (scheduler threads)    req_notify: output appended;
+ *                                    req_work_done: the work is over
+ *   the watcher, the shutdown        req_cut: the client went away, the
+ *                                    server is stopping
+ *   the owner (the connection's      req_work_begin before submitting work;
+ *   HTTP thread)                     req_park (one answer) or req_look +
+ *                                    req_sleep (a stream's reader)
+ * Only the owner acts on a cut: it stops the work (req_cancel) and answers
+ * in its own protocol (a 503 in the dialect's shape, a stream's error
+ * event), or closes for a client that is gone. A cut request never sleeps
+ * again, and every sleeping one is resumed by the cut, so at shutdown no
+ * connection is suspended when libmicrohttpd stops. */
+
+/* A new request on conn, in the server's live list; NULL when out of memory. */
+req *req_new(fy_server *s, struct MHD_Connection *conn);
+/* Takes r out of the live list, returns its request memory, cancels its
+ * work and frees it (MHD's completion notice: no callback is left). */
+void req_free(req *r);
+/* Owner: work is about to be submitted (a job, a document's next batch);
+ * its end is reported by req_work_done, possibly before the submit returns. */
+void req_work_begin(req *r);
+/* Producer (r->lock not held): the work is over with status (0 or an
+ * FY_E* code); wakes the connection. */
+void req_work_done(req *r, int status);
+/* Producer, r->lock held: a stream's output grew; wakes the connection. */
+void req_notify(req *r);
+/* The watcher or the shutdown (r->lock not held): r is to end now (CUT_GONE,
+ * CUT_STOP); wakes the connection so that its owner acts. */
+void req_cut(req *r, int why);
+/* The shutdown: marks the server stopping and cuts every live request.
+ * Returns how many had work in flight. */
+int req_cut_all(fy_server *s);
+/* The watcher: cuts the sleeping requests whose client has gone. */
+void req_watch_gone(fy_server *s);
+/* CUT_* of r (any thread; takes r->lock). A request that arrives while the
+ * server is stopping counts as cut. */
+int req_cut_reason(req *r);
+/* Owner: stops r's work (r->cancel, else its job r->q); no work callback
+ * runs once this returns. r->lock not held. */
+void req_cancel(req *r);
+/* Owner of a request with one answer (r->lock not held), after submitting
+ * work or when libmicrohttpd calls again after a resume: sleeps while the
+ * work is in flight (MHD_YES); when it is over, r->resume(r, status); when
+ * r is cut, cancels and answers 503 (or MHD_NO for a client gone). */
+enum MHD_Result req_park(req *r);
+/* Owner: the 503 of a request cut by the shutdown, in r's dialect (or
+ * MHD_NO when its client is gone); after req_cancel. */
+enum MHD_Result req_cut_reply(req *r);
+/* What a stream's reader finds, r->lock held: WAIT_DONE (the end of the
+ * work, taken: *status), WAIT_CUT (*status: CUT_*) or WAIT_PENDING; *events
+ * (may be NULL): the reports so far, for req_sleep. */
+enum { WAIT_PENDING, WAIT_DONE, WAIT_CUT };
+int req_look(req *r, int *status, unsigned long *events);
+/* A stream's reader with nothing to send, r->lock held: when nothing was
+ * reported since req_look gave events, the connection sleeps until the
+ * next report and this returns 0 with r->lock released (the reader returns
+ * 0); else -1 with r->lock still held (the reader looks again). */
+int req_sleep(req *r, unsigned long events);
+/* Is r's client gone (r->lock held)? A stream then ends without an end. */
+int req_gone(const req *r);
 
 /* auth.c: the body of an API request after authentication: the token
  * from a header or the query string is checked first, then the body is
@@ -246,8 +325,6 @@ const char *task_lang(req *r, size_t i);
 #define REPLIED(r) ((r)->phase == PH_REPLIED ? MHD_YES : MHD_NO)
 /* Submits r->q; finish runs in an HTTP thread when all is translated. */
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r));
-/* After a resume: calls finish or replies the job's error. */
-enum MHD_Result task_resumed(req *r);
 /* The translation of text i (malloc'd), or NULL on allocation failure. */
 char *task_join(req *r, size_t i);
 /* A JSON array of item(r, i, translation of text i) for every text (item

@@ -6,10 +6,14 @@
  * route, early refusals (404, 405, 413 by Content-Length, 503 while
  * draining; the connection then closes with a lingering close, linger.c);
  * body chunks -> appended; last call -> the route's handler,
- * which replies at once or submits a job and suspends the connection; the
- * job's completion resumes it and MHD calls us again to format the answer.
- * MHD's completion notice frees the request (and cancels its job, so a
- * client that went away stops costing work).
+ * which replies at once or submits a job and waits for it (request.c owns
+ * the wait: the connection sleeps, the job's end wakes it, and MHD calls us
+ * again to format the answer). MHD's completion notice frees the request
+ * (and cancels its job, so a client that went away stops costing work).
+ *
+ * Graceful shutdown (fy_server_drain): no new connections, requests in
+ * flight finish; at the end of the drain the rest are cut (request.c) and
+ * answer with an error in their own protocol before the daemon stops.
  *
  * Connections are tracked apart from requests (see peer in internal.h):
  * past --max-connections a new one is refused at once, and one whose
@@ -20,10 +24,8 @@
 #include "util/list.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <malloc.h>
 #include <netdb.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -171,14 +173,6 @@ ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, 
         return (ssize_t)n;
     }
     return ended ? MHD_CONTENT_READER_END_OF_STREAM : 0;
-}
-
-ssize_t stream_sleep(req *r)
-{
-    r->suspended = 1;
-    MHD_suspend_connection(r->conn);
-    pthread_mutex_unlock(&r->lock);
-    return 0;
 }
 
 enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len)
@@ -604,67 +598,6 @@ static enum MHD_Result body_append(req *r, const char *data, size_t n)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static int id_char_ok(int c)
-{
-    return isalnum(c) || c == '-' || c == '_' || c == '.' || c == ':';
-}
-
-static void req_set_id(req *r)
-{
-    const char *given = req_header(r, "X-Request-Id");
-    size_t n = given ? strlen(given) : 0;
-    int ok = n > 0 && n < sizeof r->id;
-    for (size_t i = 0; ok && i < n; i++) ok = id_char_ok((unsigned char)given[i]);
-    if (ok) {
-        memcpy(r->id, given, n + 1);
-        return;
-    }
-    pthread_mutex_lock(&r->srv->lock);
-    uint64_t k = ++r->srv->next_id;
-    pthread_mutex_unlock(&r->srv->lock);
-    snprintf(r->id, sizeof r->id, "%08llx-%06llx", (unsigned long long)r->srv->started_s,
-             (unsigned long long)k);
-}
-
-static req *req_new(fy_server *s, struct MHD_Connection *conn)
-{
-    req *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
-    r->srv = s;
-    r->conn = conn;
-    r->start_us = fy_now_us();
-    r->endpoint = "unknown";
-    pthread_mutex_init(&r->lock, NULL);
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    r->cn = ci ? ci->socket_context : NULL;
-    req_set_id(r);
-    pthread_mutex_lock(&s->lock);
-    FY_LIST_PUSH(s->live, r);
-    s->nlive++;
-    pthread_mutex_unlock(&s->lock);
-    return r;
-}
-
-static void req_free(req *r)
-{
-    fy_server *s = r->srv;
-    pthread_mutex_lock(&s->lock);
-    FY_LIST_UNLINK(s->live, r);
-    s->nlive--;
-    s->mem_used -= r->charge;
-    s->mem_freed += r->charge;
-    pthread_mutex_unlock(&s->lock);
-    fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
-    json_decref(r->in);
-    if (r->ctx_free) r->ctx_free(r->ctx);
-    free(r->body);
-    fy_buf_free(&r->ev);
-    doc_req_free(r);
-    pthread_mutex_destroy(&r->lock);
-    free(r);
-}
-
 /* What a request with a body of n bytes is charged against
  * --request-memory: the body, the JSON document or form built from it and
  * the texts and sentences of its translation, about 4 times the body (with
@@ -976,9 +909,10 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
         r->phase = PH_HANDLE;
         conn_set_receiving(s, r->cn, 0);
         r->url = url;
+        if (req_cut_reason(r)) return req_cut_reply(r); /* arrived whole after the drain */
         return r->rt->handler(r);
     }
-    if (r->phase == PH_WAIT) return task_resumed(r);
+    if (r->phase == PH_WAIT) return req_park(r);
     return MHD_YES;
 }
 
@@ -991,9 +925,11 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r) return;
     *con_cls = NULL;
     double secs = (double)(fy_now_us() - r->start_us) / 1e6;
-    int status = r->status && !r->gone ? r->status : 499; /* 499: the client went away */
+    int why = req_cut_reason(r);
+    int status = r->status && why != CUT_GONE ? r->status : 499; /* 499: the client went away */
     int cut = conn_set_receiving(s, r->cn, 1); /* keep-alive: the next request's deadline */
     if (cut && !r->status) status = 408;       /* too slow: cut by the watcher */
+    if (r->status == 200 && r->sse && why == CUT_STOP) status = 503; /* ended by an error event */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 200 && r->sse && !r->ev_end)
         status = 499;
     const char *dir = r->direction ? r->direction : "";
@@ -1002,49 +938,6 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         fprintf(stderr, "fanyi serve: id=%s endpoint=%s direction=%s status=%d chars=%zu ms=%.1f\n",
                 r->id, r->endpoint, dir[0] ? dir : "-", status, r->chars, secs * 1000);
     req_free(r);
-}
-
-/* ---- disconnects --------------------------------------------------------- */
-
-/* MHD does not watch a suspended connection, so a client that gives up
- * while its translation waits would cost work until the job ends. This
- * thread looks at the sockets of suspended requests every 20 ms; when the
- * peer has closed, the job is cancelled and the connection resumed (MHD
- * then finds it dead and completes the request). */
-static int peer_closed(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return 0;
-    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
-    if (poll(&p, 1, 0) != 1) return 0;
-    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-static void watch_once(fy_server *s)
-{
-    pthread_mutex_lock(&s->lock);
-    for (req *r = s->live; r; r = r->next) {
-        pthread_mutex_lock(&r->lock);
-        int check = r->suspended && !r->gone;
-        fy_request *q = r->submitted ? r->q : NULL;
-        pthread_mutex_unlock(&r->lock);
-        if (!check || !peer_closed(r->conn)) continue;
-        fy_request_cancel(q); /* no job callbacks after this */
-        pthread_mutex_lock(&r->lock);
-        r->gone = 1;
-        if (!r->job_done) {
-            r->job_done = 1;
-            r->job_status = FY_ECANCELED;
-        }
-        r->ev_end = 1;
-        if (r->suspended) {
-            r->suspended = 0;
-            MHD_resume_connection(r->conn);
-        }
-        pthread_mutex_unlock(&r->lock);
-    }
-    pthread_mutex_unlock(&s->lock);
 }
 
 /* Freed request memory mostly stays in glibc's per-thread arenas, out of
@@ -1089,7 +982,7 @@ static void *watcher_main(void *arg)
         int stop = s->stop_watch;
         pthread_mutex_unlock(&s->lock);
         if (stop) return NULL;
-        watch_once(s);
+        req_watch_gone(s);
         conns_check(s);
         mem_trim(s);
         usleep(20000);
@@ -1238,31 +1131,24 @@ int fy_server_port(const fy_server *s)
     return s->port;
 }
 
-/* Ends every request still waiting: cancels its job and resumes it with a
- * shutdown error. Returns how many there were. */
-static int cut_waiting(fy_server *s)
+/* Waits until no request is in progress or the clock reaches until (ms). */
+static void wait_idle(fy_server *s, int64_t until)
 {
-    int n = 0;
-    pthread_mutex_lock(&s->lock);
-    for (req *r = s->live; r; r = r->next) {
-        pthread_mutex_lock(&r->lock);
-        fy_request *q = r->submitted ? r->q : NULL;
-        pthread_mutex_unlock(&r->lock);
-        fy_request_cancel(q);
-        pthread_mutex_lock(&r->lock);
-        if (q && !r->job_done) {
-            r->job_done = 1;
-            r->job_status = FY_ECANCELED;
-            n++;
-        }
-        if (r->suspended) {
-            r->suspended = 0;
-            MHD_resume_connection(r->conn);
-        }
-        pthread_mutex_unlock(&r->lock);
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        size_t busy = s->nlive;
+        pthread_mutex_unlock(&s->lock);
+        if (!busy || fy_now_ms() >= until) return;
+        usleep(10000);
     }
-    pthread_mutex_unlock(&s->lock);
-    return n;
+}
+
+/* The drain's last part, in which the requests it cut send their answers
+ * (a 503, a stream's error event): a fifth of it, from 100 ms to 1 s. */
+static int flush_ms(int timeout_ms)
+{
+    int f = timeout_ms / 5;
+    return f < 100 ? 100 : f > 1000 ? 1000 : f;
 }
 
 int fy_server_drain(fy_server *s, int timeout_ms)
@@ -1271,17 +1157,15 @@ int fy_server_drain(fy_server *s, int timeout_ms)
     atomic_store(&s->draining, 1);
     MHD_socket fd = MHD_quiesce_daemon(s->d);
     if (fd != MHD_INVALID_SOCKET) close(fd);
-    int64_t until = fy_now_ms() + timeout_ms;
-    for (;;) {
-        pthread_mutex_lock(&s->lock);
-        size_t busy = s->nlive;
-        pthread_mutex_unlock(&s->lock);
-        if (!busy || fy_now_ms() >= until) break;
-        usleep(10000);
-    }
+    int flush = flush_ms(timeout_ms);
+    int64_t end = fy_now_ms() + (timeout_ms > flush ? timeout_ms : flush);
+    wait_idle(s, end - flush);
+    /* Whatever is left is cut: its work cancelled, its answer an error in
+     * its protocol; none sleeps any more, which libmicrohttpd requires of
+     * a daemon it stops. */
+    int cut = req_cut_all(s);
+    wait_idle(s, end);
     watcher_stop(s);
-    int cut = cut_waiting(s);
-    usleep(50000); /* let resumed connections send their answers */
     MHD_stop_daemon(s->d);
     s->d = NULL;
     return cut;
