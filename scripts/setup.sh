@@ -14,6 +14,7 @@ packages=(
     libcld2-dev                             # language detection (CLD2, as in Firefox)
     libzip-dev libxml2-dev                  # documents: zip archives, XML parts
     python3-docx python3-odf python3-lxml python3-ebooklib   # document tests: real readers
+    python3-requests                        # chunked request bodies (test_chunked.py)
     libcurl4-openssl-dev libssl-dev         # model fetch, sha256
     libhiredis-dev redis-server             # the Redis cache tier (hiredis 0.14), its tests
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs

@@ -151,7 +151,7 @@ static int read_upload(req *r, upload *u, int allow_raw)
             return reply_error(r, u->file.oom ? 500 : 400, "malformed multipart body"), -1;
         if (u->too_long) return reply_error(r, 400, "a form field is too long"), -1;
     } else if (allow_raw) {
-        u->has_file = r->len > 0;
+        u->has_file = 1; /* the body is the file, however short */
         fy_buf_put(&u->file, r->body ? r->body : "", r->len);
         snprintf(u->ctype, sizeof u->ctype, "%s", ct ? ct : "");
     }
@@ -160,11 +160,10 @@ static int read_upload(req *r, upload *u, int allow_raw)
     arg_copy(r, "filename", u->filename, sizeof u->filename);
     if (!u->has_file)
         return reply_error(r, 400,
-                           multipart || !allow_raw
-                               ? "Invalid request: missing file parameter (a multipart part "
-                                 "named 'file')"
-                               : "the body is empty: send the file as the body, or as a "
-                                 "multipart part named 'file'"),
+                           allow_raw ? "Invalid request: missing file (send it as the body, or as "
+                                       "a multipart part named 'file')"
+                                     : "Invalid request: missing file parameter (a multipart "
+                                       "part named 'file')"),
                -1;
     if (u->file.oom) return reply_error(r, 500, "out of memory"), -1;
     return 0;
@@ -223,12 +222,32 @@ static int start_job(req *r, upload *u, const langs *lg)
     fy_error err = {0};
     fy_doc_limits lim;
     limits(r->srv, &lim);
+    /* One rule for every endpoint: a file of no bytes is a mistake to
+     * report (a document with bytes but no text comes back unchanged). */
+    if (!u->file.n)
+        return reply_error(r, 400,
+                           "the document is empty (0 bytes): there is nothing to translate"),
+               -1;
+    size_t max = r->srv->o.max_document_bytes;
+    char got[32], most[32];
+    if (u->file.n > max)
+        return reply_error(r, 413,
+                           "the document is %s, over the limit of --max-document-mb %zu (%s)",
+                           size_over(u->file.n, max, got, sizeof got), max >> 20,
+                           size_text(max, most, sizeof most)),
+               -1;
     dr->in_bytes = u->file.n;
     const char *data = u->file.p ? u->file.p : "";
     int fmt =
         fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype, data, u->file.n, &err);
     if (fmt >= 0) dr->fmt = fmt;
     if (fmt >= 0) dr->doc = fy_document_read(fmt, data, u->file.n, &lim, &err);
+    if (!dr->doc && err.code == FY_ELIMIT)
+        return reply_error(
+                   r, 413,
+                   "%s (this server's limits: --max-document-chars %zu, --max-document-mb %zu)",
+                   err.msg, r->srv->o.max_document_chars, r->srv->o.max_document_bytes >> 20),
+               -1;
     if (!dr->doc) return reply_error(r, doc_status(err.code), "%s", err.msg), -1;
     r->chars = fy_document_chars(dr->doc);
     fy_docjob_options o = {lg->src, lg->tgt, r->srv->o.timeout_ms, 0};
@@ -336,10 +355,11 @@ static int finish_document(req *r, char id[33], char **keep, size_t *len, int *s
         free(data);
         if (!dr->stream) {
             *status = 503;
+            char size[32];
             snprintf(msg, cap,
-                     "the translated file (%zu bytes) does not fit in the download store "
-                     "(--download-store-mb)",
-                     *len);
+                     "the translated file (%s) does not fit in the download store "
+                     "(--download-store-mb %zu)",
+                     size_text(*len, size, sizeof size), r->srv->o.download_store_bytes >> 20);
             return -1;
         }
         id[0] = '\0'; /* inline only */

@@ -122,8 +122,9 @@ enum MHD_Result api_google_detect(req *r)
     if (!q || json_is_null(q)) return reply_error(r, 400, "Required Text: field 'q' is required");
     size_t n = json_is_array(q) ? json_array_size(q) : 1;
     if (n > r->srv->o.max_items)
-        return reply_error(r, 413, "field 'q' has %zu items; the limit is %zu per request", n,
-                           r->srv->o.max_items);
+        return reply_error(
+            r, 413, "field 'q' has %zu items; the limit is %zu per request (--max-batch-items)", n,
+            r->srv->o.max_items);
     for (size_t i = 0; i < n; i++) {
         json_t *t = json_is_array(q) ? json_array_get(q, i) : q;
         if (!json_is_string(t))
@@ -132,9 +133,10 @@ enum MHD_Result api_google_detect(req *r)
         r->chars += srv_utf8_chars(json_string_value(t), json_string_length(t));
     }
     if (r->chars > r->srv->o.max_chars)
-        return reply_error(r, 413,
-                           "text has %zu characters; the limit is %zu characters per request",
-                           r->chars, r->srv->o.max_chars);
+        return reply_error(
+            r, 413,
+            "text has %zu characters; the limit is %zu characters per request (--max-chars)",
+            r->chars, r->srv->o.max_chars);
     json_t *out = json_array();
     for (size_t i = 0; out && i < n; i++) {
         json_t *t = json_is_array(q) ? json_array_get(q, i) : q;

@@ -142,9 +142,10 @@ enum MHD_Result api_libre_detect(req *r)
     size_t len = json_string_length(q);
     r->chars = srv_utf8_chars(json_string_value(q), len);
     if (r->chars > r->srv->o.max_chars)
-        return reply_error(r, 413,
-                           "text has %zu characters; the limit is %zu characters per request",
-                           r->chars, r->srv->o.max_chars);
+        return reply_error(
+            r, 413,
+            "text has %zu characters; the limit is %zu characters per request (--max-chars)",
+            r->chars, r->srv->o.max_chars);
     fy_detection d;
     if (fy_detect(json_string_value(q), len, 0, &d))
         return reply_error(r, 400, "field 'q' is not valid UTF-8");

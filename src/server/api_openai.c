@@ -430,15 +430,22 @@ static void stream_close(req *r, oa *o)
                json_pack("{s:o}", "response", response_object(r, o, "completed", t, n)));
 }
 
-/* A stream whose job failed ends with an error event. r->lock held. */
-static void stream_fail(req *r, oa *o, int status)
+/* Why a stream's job failed, for its error event. Reads the job (takes
+ * its lock): never with r->lock held. */
+static void fail_message(req *r, int status, char *msg, size_t cap)
 {
     fy_error err = {0};
     fy_request_status(r->q, &err);
-    const char *msg = status == FY_ETIMEOUT    ? "the translation did not finish in time"
-                      : status == FY_ECANCELED ? "the server is shutting down; retry"
-                      : err.msg[0]             ? err.msg
-                                               : "translation failed";
+    snprintf(msg, cap, "%s",
+             status == FY_ETIMEOUT    ? "the translation did not finish in time"
+             : status == FY_ECANCELED ? "the server is shutting down; retry"
+             : err.msg[0]             ? err.msg
+                                      : "translation failed");
+}
+
+/* A stream whose job failed ends with an error event. r->lock held. */
+static void stream_fail(req *r, oa *o, int status, const char *msg)
+{
     const char *code = status == FY_ETIMEOUT    ? "timeout"
                        : status == FY_ECANCELED ? "unavailable"
                                                 : "internal_error";
@@ -479,11 +486,13 @@ static int stream_more(req *r, oa *o, int done, int status)
     int end = done && (status || o->text == n);
     if (end && !status) prompt_answer_close(&o->p, &b);
     if (end && !status) count_usage(r, o); /* before r->lock: it takes the job's */
+    char why[FY_ERROR_MSG_MAX];
+    if (end && status) fail_message(r, status, why, sizeof why); /* likewise */
     pthread_mutex_lock(&r->lock);
     if (b.oom) r->ev.oom = 1;
     put_delta(r, o, b.p ? b.p : "", b.n);
     if (end && !status) stream_close(r, o);
-    if (end && status) stream_fail(r, o, status);
+    if (end && status) stream_fail(r, o, status, why);
     if (end) r->ev_end = 1;
     pthread_mutex_unlock(&r->lock);
     fy_buf_free(&b);

@@ -107,6 +107,9 @@ struct req {
     size_t chars;
     char *body;                /* request body, NUL-terminated */
     size_t len, cap, declared; /* declared: its Content-Length */
+    int chunked;               /* the body comes chunked (body.c) */
+    int refused;               /* a chunked body over a limit: its status, answered at its end */
+    uint64_t dropped;          /* bytes of a refused body read and dropped */
     size_t charge;             /* bytes of the server's request memory it holds */
     json_t *in;                /* parsed body (object) */
     fy_request *q;             /* the translation */
@@ -197,16 +200,38 @@ enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
  * a part was lost (out->oom) or failed is set, END_OF_STREAM once ended;
  * else 0: nothing to send yet. */
 ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max);
-/* The request body as a JSON object (JSON, or form fields: repeated keys
- * become arrays). NULL after a 400/415 reply. Borrowed (r->in). */
-json_t *req_body(req *r);
-/* The same without replying: NULL with *status and a message in msg. */
-json_t *req_body_parse(req *r, int *status, char *msg, size_t cap);
 /* Does the route table have method + path? */
 int route_exists(const char *method, const char *path);
 /* Query string argument or NULL. */
 const char *req_arg(req *r, const char *key);
 const char *req_header(req *r, const char *key);
+
+/* ---- body.c: request bodies --------------------------------------------- */
+
+/* n bytes for people: "512 bytes", "95.1 KiB", "20.1 MiB" (in buf, cap
+ * bytes; returns buf). size_over: the same for a size over limit, with as
+ * many decimals as it takes to read as more (20 MiB + 1 byte is not "20.0"). */
+const char *size_text(uint64_t n, char *buf, size_t cap);
+const char *size_over(uint64_t n, uint64_t limit, char *buf, size_t cap);
+/* The bytes a body of route rt may have. */
+size_t body_route_limit(const fy_server *s, const route *rt);
+/* The first call (headers): a Content-Length over the route's limit is a
+ * 413, and the whole cost of a body within it is reserved (503 when the
+ * request memory has no room); a chunked body is taken as it comes. 0, or
+ * -1 after the reply. */
+int body_begin(req *r);
+/* A piece of the body. MHD_NO cuts the connection: more than the declared
+ * length (a bug), out of memory, a refused chunked body going on past
+ * LINGER_BYTES. */
+enum MHD_Result body_append(req *r, const char *data, size_t n);
+/* The last call: 0, or -1 after the 413/503 of a chunked body refused
+ * while it arrived. */
+int body_end(req *r);
+/* The request body as a JSON object (JSON, or form fields: repeated keys
+ * become arrays). NULL after a 400/415 reply. Borrowed (r->in). */
+json_t *req_body(req *r);
+/* The same without replying: NULL with *status and a message in msg. */
+json_t *req_body_parse(req *r, int *status, char *msg, size_t cap);
 
 /* ---- request.c: a request's life and its wait state ---------------------
  *

@@ -179,8 +179,10 @@ static int check_texts(req *r, json_t **texts, size_t n, const char *field, int 
     }
     r->chars = chars;
     if (chars > r->srv->o.max_chars) {
-        reply_error(r, 413, "text has %zu characters; the limit is %zu characters per request",
-                    chars, r->srv->o.max_chars);
+        reply_error(
+            r, 413,
+            "text has %zu characters; the limit is %zu characters per request (--max-chars)", chars,
+            r->srv->o.max_chars);
         return -1;
     }
     return 0;
@@ -250,8 +252,10 @@ int task_texts(req *r, json_t *o, const char *field, int allow_array, int mode, 
         r->array = 1;
         n = json_array_size(v);
         if (n > s->o.max_items) {
-            reply_error(r, 413, "field '%s' has %zu items; the limit is %zu per request", field, n,
-                        s->o.max_items);
+            reply_error(
+                r, 413,
+                "field '%s' has %zu items; the limit is %zu per request (--max-batch-items)", field,
+                n, s->o.max_items);
             return -1;
         }
         texts = n ? calloc(n, sizeof *texts) : one;
