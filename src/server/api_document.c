@@ -47,6 +47,9 @@ typedef struct docreq {
 
 /* ---- limits -------------------------------------------------------------------- */
 
+static enum MHD_Result api_translate_file(req *r);
+static enum MHD_Result api_translate_document(req *r);
+
 static int is_doc_route(const route *rt)
 {
     return rt && (rt->handler == api_translate_file || rt->handler == api_translate_document);
@@ -426,7 +429,7 @@ static void on_batch(void *user, int status)
     req_work_done(user, status);
 }
 
-enum MHD_Result api_translate_file(req *r)
+static enum MHD_Result api_translate_file(req *r)
 {
     langs lg;
     if (doc_request(r, 0, &lg)) return REPLIED(r);
@@ -573,7 +576,7 @@ static ssize_t nd_read(void *cls, uint64_t pos, char *buf, size_t max)
     }
 }
 
-enum MHD_Result api_translate_document(req *r)
+static enum MHD_Result api_translate_document(req *r)
 {
     langs lg;
     if (doc_request(r, 1, &lg)) return REPLIED(r);
@@ -607,7 +610,7 @@ static char *disposition(const char *name)
     return fy_buf_take(&b, NULL);
 }
 
-enum MHD_Result api_download_file(req *r)
+static enum MHD_Result api_download_file(req *r)
 {
     /* The route also matches "/download_file" itself. */
     const char *rest = r->url && !strncmp(r->url, DOWNLOAD_PREFIX, strlen(DOWNLOAD_PREFIX))
@@ -643,3 +646,19 @@ enum MHD_Result api_download_file(req *r)
     free(cd);
     return reply_queue(r, 200, resp);
 }
+
+/* ---- the dialect ------------------------------------------------------------------------ */
+
+/* LibreTranslate's two answer in its shape and to any origin, as it does. */
+static const route document_routes[] = {
+    {"POST", "/translate_file", "translate_file", 1, 1, api_translate_file, &dialect_libre},
+    {"GET", "/download_file/*", "download_file", 0, 1, api_download_file, &dialect_libre},
+    {"POST", "/translate/document", "translate_document", 1, 0, api_translate_document, NULL},
+};
+
+const dialect dialect_documents = {"documents",
+                                   document_routes,
+                                   sizeof document_routes / sizeof *document_routes,
+                                   native_error,
+                                   NULL,
+                                   0};

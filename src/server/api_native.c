@@ -12,6 +12,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- the dialect ----------------------------------------------------------- */
+
+const char *http_code_name(int status)
+{
+    switch (status) {
+    case 400:
+        return "invalid_request";
+    case 401:
+        return "unauthorized";
+    case 403:
+        return "forbidden";
+    case 404:
+        return "not_found";
+    case 405:
+        return "method_not_allowed";
+    case 411:
+        return "length_required";
+    case 413:
+        return "payload_too_large";
+    case 415:
+        return "unsupported_media_type";
+    case 501:
+        return "not_implemented";
+    case 503:
+        return "unavailable";
+    case 504:
+        return "timeout";
+    default:
+        return "internal_error";
+    }
+}
+
+json_t *native_error(int status, const char *msg)
+{
+    return json_pack("{s:{s:s,s:s}}", "error", "code", http_code_name(status), "message", msg);
+}
+
+static enum MHD_Result api_translate(req *r);
+static enum MHD_Result api_native_stream(req *r);
+
+static const route native_routes[] = {
+    /* Shared with LibreTranslate and DeepLX (told apart by the body), so
+     * it answers any origin as LibreTranslate's routes do. */
+    {"POST", "/translate", "translate", 1, 1, api_translate, NULL},
+    {"POST", "/translate/stream", "translate_stream", 1, 0, api_native_stream, NULL},
+};
+
+const dialect dialect_native = {
+    "native", native_routes, sizeof native_routes / sizeof *native_routes, native_error, NULL, 0};
+
 /* The search fields: "beam" (default: the server's) and "alternatives"
  * (default: all the beam finds, beam - 1); -1 after a reply. */
 static int native_beam(req *r, json_t *in)
@@ -161,13 +211,13 @@ static enum MHD_Result native_finish(req *r)
     return reply_json(r, 200, body);
 }
 
-enum MHD_Result api_native(req *r, json_t *in)
+static enum MHD_Result api_native(req *r, json_t *in)
 {
     if (native_request(r, in)) return REPLIED(r);
     return task_submit(r, native_finish);
 }
 
-enum MHD_Result api_translate(req *r)
+static enum MHD_Result api_translate(req *r)
 {
     /* Decide the dialect first, so that even authentication errors come
      * in the client's own shape. */
@@ -176,17 +226,17 @@ enum MHD_Result api_translate(req *r)
     json_t *peek = req_body_parse(r, &status, msg, sizeof msg);
     if (peek && json_object_get(peek, "q") && !json_object_get(peek, "text")) {
         r->endpoint = "libre_translate";
-        r->dialect = D_LIBRE;
+        r->dialect = &dialect_libre;
     } else if (peek &&
                (json_object_get(peek, "source_lang") || json_object_get(peek, "target_lang"))) {
         /* DeepLX plug-ins are configured with .../translate: its field names. */
         r->endpoint = "deeplx";
-        r->dialect = D_DEEPLX;
+        r->dialect = &dialect_deeplx;
     }
     json_t *in = api_body(r);
     if (!in) return REPLIED(r);
-    if (r->dialect == D_DEEPLX) return api_deeplx_body(r, in);
-    return r->dialect == D_LIBRE ? api_libre(r, in) : api_native(r, in);
+    if (r->dialect == &dialect_deeplx) return api_deeplx_body(r, in);
+    return r->dialect == &dialect_libre ? api_libre(r, in) : api_native(r, in);
 }
 
 /* ---- server-sent events -------------------------------------------------- */
@@ -298,7 +348,7 @@ static enum MHD_Result stream_start(req *r)
     return reply_stream(r, "text/event-stream; charset=utf-8", 4096, sse_read);
 }
 
-enum MHD_Result api_native_stream(req *r)
+static enum MHD_Result api_native_stream(req *r)
 {
     json_t *in = api_body(r);
     if (!in || native_request(r, in)) return REPLIED(r);

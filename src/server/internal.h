@@ -1,5 +1,6 @@
 /* internal.h - what the files of the server module share: the request
- * context, the route table, reply helpers and the translation task.
+ * context, the dialects and their routes, replies, bodies, the wait state
+ * and the translation task.
  * Not a public header. */
 #ifndef FY_SERVER_INTERNAL_H
 #define FY_SERVER_INTERNAL_H
@@ -17,9 +18,18 @@
 #include "util/lang.h"
 #include "web_assets.h"
 
-/* Error body shapes: each client dialect has its own. */
-typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE, D_OPENAI } dialect;
+/* ---- dialects ------------------------------------------------------------
+ *
+ * A dialect is one client API (fanyi's own, LibreTranslate, DeepL, Google,
+ * an OpenAI-compatible one, a plug-in's). Its api_*.c file owns a
+ * descriptor: its routes and their handlers, its error body, its language
+ * codes, which routes answer any origin by default (CORS), and the status
+ * of a missing token. dialects.c registers the descriptors with the core,
+ * as an nginx module registers its handlers: the core finds a request's
+ * route among them and leaves everything dialect-specific to the
+ * descriptor. Adding a dialect is its file and one line in dialects.c. */
 
+typedef struct dialect dialect;
 typedef struct req req;
 typedef enum MHD_Result (*handler_fn)(req *r);
 
@@ -28,10 +38,36 @@ typedef enum MHD_Result (*handler_fn)(req *r);
  * method "*" matches any. */
 typedef struct route {
     const char *method, *path, *name; /* name: the metrics/log label */
-    dialect dialect;
-    int auth; /* needs the API token when one is set */
+    int auth;                         /* needs the API token when one is set */
+    int cors; /* any origin may call it unless --cors-origin says otherwise */
     handler_fn handler;
+    const dialect *as; /* answers in another dialect's shape; NULL: its own */
 } route;
+
+struct dialect {
+    const char *name;
+    const route *routes;
+    size_t nroutes;
+    /* The body of an error (status, message); NULL when out of memory. */
+    json_t *(*error)(int status, const char *msg);
+    /* A normalised tag as the dialect writes it (buf, cap bytes, may hold
+     * it); NULL: the tag as it is. */
+    const char *(*code)(const char *tag, char *buf, size_t cap);
+    int missing_token; /* status when a token is needed and none came; 0: 401 */
+};
+
+extern const dialect dialect_ops, dialect_native, dialect_libre, dialect_deepl, dialect_deeplx,
+    dialect_google, dialect_imme, dialect_kiss, dialect_hcfy, dialect_openai, dialect_documents;
+
+/* dialects.c: the registered dialects. The route of method + url (HEAD as
+ * GET) and the dialect that answers it (*d); *path_route the first route of
+ * the path whatever the method (NULL: no such path), *path_d its dialect. */
+const route *route_find(const char *method, const char *url, const route **path_route,
+                        const dialect **path_d, const dialect **d);
+/* Does some dialect have method + path? */
+int route_exists(const char *method, const char *path);
+/* The Allow header of rt's path: the methods of its routes. */
+const char *route_allow(const route *rt);
 
 /* The languages of a request as its dialect named them (normalised tags,
  * "" for auto / the default target) and the fields they came from. */
@@ -63,6 +99,23 @@ int req_strict(struct MHD_Connection *conn, const char *method, const char *vers
 /* The path of an absolute-form target (http://host/path -> /path); other
  * targets unchanged. Borrowed from url. */
 const char *req_origin_form(const char *url);
+
+/* conns.c: connection tracking. MHD_OPTION_NOTIFY_CONNECTION's callback
+ * (cls: the server): tracks every connection, refuses one past
+ * --max-connections with a 503 at once. */
+void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                 enum MHD_ConnectionNotificationCode code);
+/* Was conn refused by conn_notify (its request is never run)? */
+int conn_refused(struct MHD_Connection *conn);
+/* Marks whether cn (NULL harmless) is waiting for (part of) a request;
+ * receiving restarts its read deadline. 1 if the watcher has cut it. */
+int conn_set_receiving(fy_server *s, peer *cn, int receiving);
+/* The watcher: shuts down connections whose request is later than
+ * --read-timeout. */
+void conns_check(fy_server *s);
+/* r was answered before its body was read: its connection gets a
+ * lingering close for the rest of the body. */
+void linger_arm(req *r);
 
 /* linger.c: lingering close. A socket answered early is kept open after
  * libmicrohttpd's close and read to its end, for at most LINGER_MS in all,
@@ -97,10 +150,10 @@ struct req {
     fy_server *srv;
     struct MHD_Connection *conn;
     const route *rt;
-    const char *endpoint; /* label; a handler may refine it ("libre") */
-    const char *allow;    /* Allow header of a 405 */
-    int close;            /* its framing is not to be trusted: Connection: close */
-    dialect dialect;
+    const char *endpoint;   /* label; a handler may refine it ("libre") */
+    const char *allow;      /* Allow header of a 405 */
+    int close;              /* its framing is not to be trusted: Connection: close */
+    const dialect *dialect; /* the shape of its answers (NULL: fanyi's own) */
     char id[48];
     int64_t start_us;
     int phase, status;
@@ -182,10 +235,13 @@ struct fy_server {
     struct docs *docs; /* translated documents to download, document metrics */
 };
 
-/* server.c */
+/* reply.c */
 enum MHD_Result reply_json(req *r, int status, json_t *body); /* takes body */
 enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len);
-/* The dialect's error body; fmt is the message. */
+/* A message that quotes the client (or was cut short) made valid UTF-8
+ * for JSON, in place: bad bytes become '?'. */
+void utf8_scrub(char *s);
+/* The error body of r's dialect (fanyi's own when none); fmt is the message. */
 enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Adds X-Request-Id, CORS and the like, queues, records the status. */
@@ -200,8 +256,6 @@ enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
  * a part was lost (out->oom) or failed is set, END_OF_STREAM once ended;
  * else 0: nothing to send yet. */
 ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max);
-/* Does the route table have method + path? */
-int route_exists(const char *method, const char *path);
 /* Query string argument or NULL. */
 const char *req_arg(req *r, const char *key);
 const char *req_header(req *r, const char *key);
@@ -381,49 +435,24 @@ int tls_check(const char *cert, const char *key, fy_error *err);
 void sse_sentence(void *user, size_t text, size_t sentence, const char *before, size_t before_len,
                   const char *rendered, size_t len);
 
-/* The handlers, one file per dialect. */
-enum MHD_Result api_translate(req *r); /* native or LibreTranslate by body */
-enum MHD_Result api_native(req *r, json_t *in);
-enum MHD_Result api_native_stream(req *r);
+/* What the dialects share beyond their descriptors. */
+/* api_native.c: fanyi's error body {"error": {"code", "message"}}, and the
+ * code it names a status with ("invalid_request", "unavailable"...). */
+json_t *native_error(int status, const char *msg);
+const char *http_code_name(int status);
+/* api_libre.c: POST /translate with LibreTranslate's body (api_native.c
+ * decided by the body); in: its body. */
 enum MHD_Result api_libre(req *r, json_t *in);
-enum MHD_Result api_libre_languages(req *r);
-enum MHD_Result api_libre_detect(req *r);
-enum MHD_Result api_deepl(req *r);
-enum MHD_Result api_deepl_languages(req *r);
-enum MHD_Result api_deepl_usage(req *r);
-enum MHD_Result api_deepl_glossaries(req *r);
-enum MHD_Result api_deepl_glossary_pairs(req *r);
-enum MHD_Result api_deepl_document(req *r);
-enum MHD_Result api_deeplx(req *r);     /* POST /deeplx */
-enum MHD_Result api_deeplx_pro(req *r); /* POST /v1/translate */
-/* POST /translate with a DeepLX body (api_translate decided); in: its body. */
+/* api_deeplx.c: POST /translate with a DeepLX body; in: its body. */
 enum MHD_Result api_deeplx_body(req *r, json_t *in);
-enum MHD_Result api_google_languages(req *r);
-enum MHD_Result api_google(req *r);
-enum MHD_Result api_libre_settings(req *r);
-enum MHD_Result api_libre_suggest(req *r);
-/* Is path one of LibreTranslate's (CORS on by default, as LibreTranslate does)? */
-int api_libre_path(const char *path);
-enum MHD_Result api_google_detect(req *r);
-enum MHD_Result api_google_web(req *r); /* translate.googleapis.com/translate_a/single */
-enum MHD_Result api_imme(req *r);
-enum MHD_Result api_kiss(req *r);
-enum MHD_Result api_openai_chat(req *r);
-enum MHD_Result api_openai_responses(req *r);
-enum MHD_Result api_openai_models(req *r);
-enum MHD_Result api_translate_file(req *r);
-enum MHD_Result api_download_file(req *r);
-enum MHD_Result api_translate_document(req *r);
-/* The body limit of a document route (--max-document-bytes plus room for
- * the form), 0 for any other route. */
+/* api_deepl.c: DeepL's codes, upper case (ZH, EN-US). */
+const char *deepl_code(const char *tag, char *buf, size_t cap);
+/* api_document.c: the body limit of a document route (--max-document-bytes
+ * plus room for the form), 0 for any other route. */
 size_t doc_body_limit(const fy_server *s, const route *rt);
 /* Frees r's document state (cancelling its job) and counts it. */
 void doc_req_free(req *r);
-enum MHD_Result op_root(req *r);
-enum MHD_Result op_health(req *r);
-enum MHD_Result op_ready(req *r);
-enum MHD_Result op_metrics(req *r);
-enum MHD_Result op_version(req *r);
+/* ops.c: the OpenAPI document (also LibreTranslate's /spec). */
 enum MHD_Result op_openapi(req *r);
 
 /* docstore.c: results kept for download and the document metrics. */
@@ -449,8 +478,10 @@ void metrics_request(struct metrics *m, const char *endpoint, const char *direct
 /* Appends the Prometheus text of the request counters to a malloc'd buffer. */
 char *metrics_render(fy_server *s, size_t *len);
 
-/* server.c: answers GET/HEAD of an embedded web asset (UI pages, scripts,
+/* reply.c: answers GET/HEAD of an embedded web asset (UI pages, scripts,
  * openapi.json) with caching headers and the UI's Content-Security-Policy. */
 enum MHD_Result reply_asset(req *r, const fy_web_asset *a);
+/* The 204 of an OPTIONS request (a CORS preflight) for route rt (NULL: none). */
+enum MHD_Result reply_options(req *r, const route *rt);
 
 #endif

@@ -15,9 +15,9 @@
  * flight finish; at the end of the drain the rest are cut (request.c) and
  * answer with an error in their own protocol before the daemon stops.
  *
- * Connections are tracked apart from requests (see peer in internal.h):
- * past --max-connections a new one is refused at once, and one whose
- * request has not fully arrived within --read-timeout is closed.
+ * Connections are tracked apart from requests (conns.c): past
+ * --max-connections a new one is refused at once, and one whose request has
+ * not fully arrived within --read-timeout is closed.
  */
 #include "server/internal.h"
 #include "util/clock.h"
@@ -27,58 +27,12 @@
 #include <malloc.h>
 #include <netdb.h>
 #include <sys/socket.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-static const route routes[] = {
-    {"GET", "/", "ui", D_NATIVE, 0, op_root},
-    {"GET", "/health", "health", D_NATIVE, 0, op_health},
-    {"GET", "/ready", "ready", D_NATIVE, 0, op_ready},
-    {"GET", "/metrics", "metrics", D_NATIVE, 0, op_metrics},
-    {"GET", "/version", "version", D_NATIVE, 0, op_version},
-    {"GET", "/openapi.json", "openapi", D_NATIVE, 0, op_openapi},
-    {"POST", "/translate", "translate", D_NATIVE, 1, api_translate},
-    {"POST", "/translate/stream", "translate_stream", D_NATIVE, 1, api_native_stream},
-    {"GET", "/languages", "languages", D_LIBRE, 0, api_libre_languages},
-    {"POST", "/detect", "detect", D_LIBRE, 1, api_libre_detect},
-    {"POST", "/v2/translate", "deepl", D_DEEPL, 1, api_deepl},
-    {"GET", "/v2/languages", "deepl_languages", D_DEEPL, 0, api_deepl_languages},
-    {"GET", "/v2/usage", "deepl_usage", D_DEEPL, 1, api_deepl_usage},
-    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", D_DEEPL, 0,
-     api_deepl_glossary_pairs},
-    {"*", "/v2/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
-    {"*", "/v3/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
-    {"*", "/v2/document/*", "deepl_document", D_DEEPL, 0, api_deepl_document},
-    {"POST", "/deeplx", "deeplx", D_DEEPLX, 1, api_deeplx},
-    {"POST", "/v1/translate", "deeplx", D_DEEPLX, 1, api_deeplx_pro},
-    {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
-    {"GET", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
-    {"POST", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
-    {"GET", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
-    {"GET", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
-     api_google_languages},
-    {"POST", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
-     api_google_languages},
-    {"GET", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
-    {"POST", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
-    {"POST", "/translate_file", "translate_file", D_LIBRE, 1, api_translate_file},
-    {"GET", "/download_file/*", "download_file", D_LIBRE, 0, api_download_file},
-    {"POST", "/translate/document", "translate_document", D_NATIVE, 1, api_translate_document},
-    {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
-    {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
-    {"GET", "/frontend/settings", "libre_settings", D_LIBRE, 0, api_libre_settings},
-    {"POST", "/suggest", "libre_suggest", D_LIBRE, 0, api_libre_suggest},
-    {"GET", "/spec", "openapi", D_LIBRE, 0, op_openapi},
-    {"POST", "/v1/chat/completions", "openai_chat", D_OPENAI, 1, api_openai_chat},
-    {"POST", "/v1/responses", "openai_responses", D_OPENAI, 1, api_openai_responses},
-    {"GET", "/v1/models", "openai_models", D_OPENAI, 0, api_openai_models},
-};
-enum { NROUTES = sizeof routes / sizeof *routes };
 
 void fy_server_options_default(fy_server_options *o)
 {
@@ -101,313 +55,24 @@ void fy_server_options_default(fy_server_options *o)
     o->download_store_bytes = (size_t)256 << 20;
 }
 
-/* ---- replies ------------------------------------------------------------- */
-
-const char *req_header(req *r, const char *key)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
-}
-
-const char *req_arg(req *r, const char *key)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
-{
-    fy_server *s = r->srv;
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "X-Request-Id", r->id);
-    if (r->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
-        if (strcmp(r->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
-    }
-    if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
-    /* RFC 9110 §11.6.1: a 401 names the scheme that would be accepted. */
-    if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"fanyi\"");
-    if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
-    if (atomic_load(&s->draining) || r->close) MHD_add_response_header(resp, "Connection", "close");
-    r->status = status;
-    r->phase = PH_REPLIED;
-    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
-                             MHD_ContentReaderCallback reader)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, reader, r, NULL);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", ctype);
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no"); /* nginx: pass it on as it comes */
-    return reply_queue(r, 200, resp);
-}
-
-ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max)
-{
-    if (out->oom || failed)
-        return MHD_CONTENT_READER_END_WITH_ERROR; /* no end rather than a wrong one */
-    if (*pos < out->n) {
-        size_t n = out->n - *pos;
-        if (n > max) n = max;
-        memcpy(buf, out->p + *pos, n);
-        *pos += n;
-        return (ssize_t)n;
-    }
-    return ended ? MHD_CONTENT_READER_END_OF_STREAM : 0;
-}
-
-enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", type);
-    return reply_queue(r, status, resp);
-}
-
-enum MHD_Result reply_asset(req *r, const fy_web_asset *a)
-{
-    /* Assets are compiled in: the ETag changes exactly when the binary's copy
-     * does, so browsers revalidate (no-cache) and mostly get a 304. */
-    const char *inm = req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    int fresh = inm && !strcmp(inm, a->etag);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        fresh ? 0 : a->size, fresh ? NULL : (void *)a->data, MHD_RESPMEM_PERSISTENT);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", a->content_type);
-    MHD_add_response_header(resp, "ETag", a->etag);
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "Content-Security-Policy", fy_web_csp);
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-    return reply_queue(r, fresh ? 304 : 200, resp);
-}
-
-enum MHD_Result reply_json(req *r, int status, json_t *body)
-{
-    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
-    json_decref(body);
-    if (!text) return reply_text(r, 500, "application/json", "{}", 2);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
-    return reply_queue(r, status, resp);
-}
-
-static const char *status_code_name(int status)
-{
-    switch (status) {
-    case 400:
-        return "invalid_request";
-    case 401:
-        return "unauthorized";
-    case 403:
-        return "forbidden";
-    case 404:
-        return "not_found";
-    case 405:
-        return "method_not_allowed";
-    case 411:
-        return "length_required";
-    case 413:
-        return "payload_too_large";
-    case 415:
-        return "unsupported_media_type";
-    case 501:
-        return "not_implemented";
-    case 503:
-        return "unavailable";
-    case 504:
-        return "timeout";
-    default:
-        return "internal_error";
-    }
-}
-
-/* Google's canonical status name (google.rpc.Code) for an HTTP status. */
-static const char *google_status(int status)
-{
-    switch (status) {
-    case 400:
-    case 405:
-    case 411:
-    case 413:
-    case 415:
-        return "INVALID_ARGUMENT";
-    case 429:
-        return "RESOURCE_EXHAUSTED";
-    case 401:
-        return "UNAUTHENTICATED";
-    case 403:
-        return "PERMISSION_DENIED";
-    case 404:
-        return "NOT_FOUND";
-    case 503:
-        return "UNAVAILABLE";
-    case 501:
-        return "UNIMPLEMENTED";
-    case 504:
-        return "DEADLINE_EXCEEDED";
-    default:
-        return "INTERNAL";
-    }
-}
-
-/* The "reason" Google's v2 errors carry (errors[0].reason). */
-static const char *google_reason(int status)
-{
-    switch (status) {
-    case 400:
-    case 411:
-        return "invalid";
-    case 401:
-        return "authError";
-    case 403:
-        return "forbidden";
-    case 404:
-        return "notFound";
-    case 405:
-        return "httpMethodNotAllowed";
-    case 413:
-        return "uploadTooLarge";
-    case 415:
-        return "unsupportedMediaType";
-    case 429:
-        return "rateLimitExceeded";
-    case 501:
-        return "notImplemented";
-    default:
-        return "backendError";
-    }
-}
-
-/* Messages quote what the client sent (method, path, Content-Type, field
- * values), which may be invalid UTF-8, and truncation may cut a character
- * in two: jansson refuses such strings, so bad bytes become '?'. */
-static void utf8_scrub(char *s)
-{
-    size_t bad;
-    while (!fy_utf8_valid(s, strlen(s), &bad)) s[bad] = '?';
-}
-
-enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    utf8_scrub(msg);
-    json_t *body;
-    switch (r->dialect) {
-    case D_LIBRE:
-        body = json_pack("{s:s}", "error", msg);
-        break;
-    case D_DEEPL:
-        body = json_pack("{s:s}", "message", msg);
-        break;
-    case D_DEEPLX:
-        body = json_pack("{s:i,s:s}", "code", status, "message", msg);
-        break;
-    case D_GOOGLE:
-        body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
-                         msg, "status", google_status(status), "errors", "message", msg, "domain",
-                         "global", "reason", google_reason(status));
-        break;
-    case D_OPENAI:
-        body = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
-                         status < 500 ? "invalid_request_error" : "server_error", "param", "code",
-                         status == 401 || status == 403 ? "invalid_api_key"
-                                                        : status_code_name(status));
-        break;
-    default:
-        body =
-            json_pack("{s:{s:s,s:s}}", "error", "code", status_code_name(status), "message", msg);
-    }
-    return reply_json(r, status, body);
-}
-
 /* ---- requests ------------------------------------------------------------ */
-
-/* The route for method + url; *path_route the first route of the path
- * (any method), NULL when the path is unknown. */
-static int path_matches(const char *pattern, const char *url)
-{
-    size_t n = strlen(pattern);
-    if (n < 2 || strcmp(pattern + n - 2, "/*")) return !strcmp(pattern, url);
-    return !strncmp(pattern, url, n - 2) && (url[n - 2] == '\0' || url[n - 2] == '/');
-}
-
-static const route *find_route(const char *method, const char *url, const route **path_route)
-{
-    *path_route = NULL;
-    if (!strcmp(method, "HEAD")) method = "GET";
-    for (int i = 0; i < NROUTES; i++) {
-        if (!path_matches(routes[i].path, url)) continue;
-        if (!*path_route) *path_route = &routes[i];
-        if (!strcmp(routes[i].method, method) || !strcmp(routes[i].method, "*")) return &routes[i];
-    }
-    return NULL;
-}
-
-int route_exists(const char *method, const char *path)
-{
-    const route *any;
-    return find_route(method, path, &any) != NULL;
-}
-
-/* The Allow header of rt's path: the methods of its routes. */
-static const char *allowed(const route *rt)
-{
-    int get = 0, post = 0;
-    for (int i = 0; i < NROUTES; i++) {
-        if (strcmp(routes[i].path, rt->path)) continue;
-        if (!strcmp(routes[i].method, "*")) return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
-        get |= !strcmp(routes[i].method, "GET");
-        post |= !strcmp(routes[i].method, "POST");
-    }
-    return get && post ? "GET, HEAD, POST, OPTIONS" : get ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
-}
-
-static enum MHD_Result reply_options(req *r, const route *rt)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Allow", rt ? allowed(rt) : "OPTIONS");
-    if (r->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-                                "Content-Type, Authorization, X-API-Token, X-Request-Id");
-        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
-    }
-    return reply_queue(r, 204, resp);
-}
 
 /* The first call for a request: everything decidable from the headers. */
 static enum MHD_Result req_begin(req *r, const char *url, const char *method, const char *version)
 {
     fy_server *s = r->srv;
     const route *path_rt;
+    const dialect *path_d, *d;
     url = req_origin_form(url);
-    r->rt = find_route(method, url, &path_rt);
+    r->rt = route_find(method, url, &path_rt, &path_d, &d);
     if (path_rt) {
         r->endpoint = path_rt->name;
-        r->dialect = path_rt->dialect;
+        r->dialect = d ? d : path_d;
     }
     /* CORS: every route with --cors-origin, none with --cors-origin '', and
-     * by default LibreTranslate's routes for any origin, as LibreTranslate
-     * does (its web page and browser clients call it from elsewhere). */
-    r->cors = s->cors_off ? NULL : s->cors ? s->cors : api_libre_path(url) ? "*" : NULL;
+     * by default the routes whose dialect says so (LibreTranslate's). */
+    int any = path_rt && path_rt->cors;
+    r->cors = s->cors_off ? NULL : s->cors ? s->cors : any ? "*" : NULL;
     char msg[300];
     int bad = req_strict(r->conn, method, version, msg, sizeof msg);
     if (bad) {
@@ -428,7 +93,7 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method, co
         return reply_error(r, 404, "no such endpoint: %s %s (see GET /openapi.json)", method, url);
     }
     if (!r->rt) {
-        r->allow = allowed(path_rt);
+        r->allow = route_allow(path_rt);
         return reply_error(r, 405, "method %s is not allowed on %s (allowed: %s)", method, url,
                            r->allow);
     }
@@ -467,121 +132,6 @@ static size_t url_unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
-/* ---- connections --------------------------------------------------------- */
-
-/* Marks whether cn is waiting for (part of) a request; receiving restarts
- * its read deadline (keep-alive: the next request). Returns 1 if the
- * watcher has cut the connection. */
-static int conn_set_receiving(fy_server *s, peer *cn, int receiving)
-{
-    if (!cn) return 0;
-    pthread_mutex_lock(&s->conn_lock);
-    cn->receiving = receiving;
-    if (receiving) cn->since_ms = fy_now_ms();
-    int cut = cn->cut;
-    pthread_mutex_unlock(&s->conn_lock);
-    return cut;
-}
-
-/* The socket context of a refused connection: the request it may already
- * have sent is never run. */
-static peer refused_peer;
-
-/* A connection over --max-connections: a 503 now beats a client hanging in
- * the listen backlog (where MHD leaves it once its own limit is reached). */
-static void conn_refuse(fy_server *s, int fd)
-{
-    static const char body[] = "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many open "
-                               "connections; retry later\"}}";
-    char msg[512];
-    int n = snprintf(msg, sizeof msg,
-                     "HTTP/1.1 503 Service Unavailable\r\n"
-                     "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
-                     "Connection: close\r\nContent-Length: %zu\r\n\r\n%s",
-                     sizeof body - 1, body);
-    /* Best effort (the socket is new, its buffer empty). The client may be
-     * sending its request already: closing on it would reset the
-     * connection and lose the 503, so only our side is shut, and the
-     * socket lingers until the client closes (linger.c ends with SHUT_RDWR,
-     * which makes MHD drop the connection too). Over HTTPS the client
-     * expects a TLS handshake, not text: the close alone refuses it. */
-    if (n > 0 && !s->tls_cert) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    shutdown(fd, SHUT_WR);
-    if (linger_add(s->linger, fd, LINGER_BYTES)) shutdown(fd, SHUT_RDWR);
-}
-
-/* MHD_OPTION_NOTIFY_CONNECTION: tracks every connection (STARTED, CLOSED
- * run in the connection's HTTP thread; CLOSED before MHD closes the socket,
- * so the watcher never shuts down a descriptor that was reused). */
-static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
-                        enum MHD_ConnectionNotificationCode code)
-{
-    fy_server *s = cls;
-    peer *cn = *socket_context;
-    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        if (!cn || cn == &refused_peer) return;
-        *socket_context = NULL;
-        /* MHD closes the socket after this: a duplicate keeps it open. */
-        if (cn->linger) linger_add(s->linger, cn->fd, cn->linger);
-        pthread_mutex_lock(&s->conn_lock);
-        FY_LIST_UNLINK(s->conns, cn);
-        s->nconns--;
-        pthread_mutex_unlock(&s->conn_lock);
-        free(cn);
-        return;
-    }
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return;
-    cn = calloc(1, sizeof *cn);
-    pthread_mutex_lock(&s->conn_lock);
-    int full = s->nconns >= (size_t)s->o.max_connections;
-    if (full) {
-        s->conns_refused++;
-    } else if (cn) {
-        *cn = (peer){.fd = ci->connect_fd, .since_ms = fy_now_ms(), .receiving = 1};
-        FY_LIST_PUSH(s->conns, cn);
-        s->nconns++;
-        *socket_context = cn;
-    }
-    pthread_mutex_unlock(&s->conn_lock);
-    if (full) {
-        free(cn);
-        *socket_context = &refused_peer;
-        conn_refuse(s, ci->connect_fd);
-    }
-}
-
-/* Shuts down the connections whose request is late: MHD then sees the end
- * of the stream in its own thread and closes them. */
-static void conns_check(fy_server *s)
-{
-    if (s->o.read_timeout_s <= 0) return;
-    int64_t late = fy_now_ms() - (int64_t)s->o.read_timeout_s * 1000;
-    pthread_mutex_lock(&s->conn_lock);
-    for (peer *cn = s->conns; cn; cn = cn->next) {
-        if (!cn->receiving || cn->cut || cn->since_ms > late) continue;
-        shutdown(cn->fd, SHUT_RDWR);
-        cn->cut = 1;
-        s->conns_timed_out++;
-    }
-    pthread_mutex_unlock(&s->conn_lock);
-}
-
-/* An answer went out before the request's body was read: libmicrohttpd
- * will close the connection after it, and the rest of the body, which the
- * client may still be sending, is read and dropped first (linger.c). A
- * declared body longer than LINGER_BYTES is not waited for. */
-static void linger_arm(req *r)
-{
-    if (!r->cn) return;
-    const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    uint64_t n = cl ? strtoull(cl, NULL, 10) : 0;
-    if (te || r->close) n = LINGER_BYTES;
-    if (n && n <= LINGER_BYTES) r->cn->linger = n;
-}
-
 static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *url,
                            const char *method, const char *version, const char *upload_data,
                            size_t *upload_size, void **con_cls)
@@ -589,9 +139,7 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     fy_server *s = cls;
     req *r = *con_cls;
     if (!r) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        if (ci && ci->socket_context == &refused_peer) return MHD_NO;
+        if (conn_refused(conn)) return MHD_NO;
         r = req_new(s, conn);
         if (!r) return MHD_NO;
         *con_cls = r;

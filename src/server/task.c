@@ -3,7 +3,6 @@
  * that turns the texts into translations: JSON in, a request, JSON out. */
 #include "server/internal.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -135,22 +134,10 @@ int task_langs(req *r, const char *sfield, const char *src, const char *tfield, 
     return 0;
 }
 
-/* The code of a language as dialect d writes it. */
 const char *task_code(req *r, const char *tag, char *buf, size_t cap)
 {
     if (!tag || !*tag) return "";
-    if (r->dialect == D_GOOGLE) {
-        if (!strcmp(tag, "zh")) return "zh-CN";
-        if (!strcmp(tag, "zh-Hant")) return "zh-TW";
-        return tag;
-    }
-    if (r->dialect == D_DEEPL || r->dialect == D_DEEPLX) {
-        size_t i = 0;
-        for (; tag[i] && i + 1 < cap; i++) buf[i] = (char)toupper((unsigned char)tag[i]);
-        buf[i] = '\0';
-        return buf;
-    }
-    return tag;
+    return r->dialect && r->dialect->code ? r->dialect->code(tag, buf, cap) : tag;
 }
 
 /* ---- texts --------------------------------------------------------------- */

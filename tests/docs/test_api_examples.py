@@ -35,7 +35,7 @@ ELLIPSIS = "\u2026"
 ANY = object()
 # Keys whose values the engine, the clock or the moment decide: compared by type.
 VARIABLE = {"translation", "translatedText", "text", "trans", "content", "data", "alternatives",
-            "id", "created", "url", "translatedFileUrl", "version", "message", "loaded"}
+            "id", "created", "url", "translatedFileUrl", "version", "message", "loaded", "result"}
 # Places without a key that hold a translation: Google's positional answer.
 VARIABLE_PATHS = [re.compile(r"answer\[0\]\[0\]\[0\]$")]
 

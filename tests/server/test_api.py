@@ -66,7 +66,8 @@ def endpoints(s):
                  ("/v1/chat/completions", "post"), ("/v1/responses", "post"), ("/v1/models", "get"),
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get"), ("/translate_file", "post"),
-                 ("/download_file/{file}", "get"), ("/translate/document", "post")]:
+                 ("/download_file/{file}", "get"), ("/translate/document", "post"),
+                 ("/hcfy", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
 
@@ -95,7 +96,7 @@ def endpoints(s):
                                 "/v1/chat/completions", "/v1/responses", "/v1/models",
                                 "/translate_file", "/download_file/{file}",
                                 "/translate/document",
-                                "/kiss", "/health", "/ready", "/metrics", "/version",
+                                "/kiss", "/hcfy", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
     T.eq(st, 200, "GET /")
