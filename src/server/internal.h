@@ -93,7 +93,7 @@ typedef struct peer {
 
 /* strict.c: the RFC 9112 checks libmicrohttpd does not make, on the first
  * call for a request (method and version as ahc got them). 0, or the status
- * to answer (400, 411, 501) with a message in msg. */
+ * to answer (400, 501) with a message in msg. */
 int req_strict(struct MHD_Connection *conn, const char *method, const char *version, char *msg,
                size_t cap);
 /* The path of an absolute-form target (http://host/path -> /path); other
