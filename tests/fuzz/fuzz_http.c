@@ -784,6 +784,13 @@ static void check_ok(enum kind k, json_t *b, json_t *in)
 {
     switch (k) {
     case K_TRANSLATE:
+        /* A body with source_lang or target_lang is DeepLX's (a form too). */
+        if (json_object_get(b, "code") && json_object_get(b, "method")) {
+            if (json_integer_value(json_object_get(b, "code")) != 200 ||
+                !json_is_string(json_object_get(b, "data")))
+                FAIL("deeplx 200 on /translate without code 200 and data");
+            break;
+        }
         if (json_object_get(b, "translation"))
             check_count(sent_texts(in, "text"), json_object_get(b, "translation"), "translation");
         else
