@@ -39,7 +39,8 @@ static void usage(FILE *out)
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--max-document-mb N] [--max-document-chars N]\n"
-            "                   [--download-ttl S] [--download-store-mb N] [--quiet]\n\n"
+            "                   [--download-ttl S] [--download-store-mb N]\n"
+            "                   [--openai-models any|strict] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -120,11 +121,15 @@ static void usage(FILE *out)
             "                       (FANYI_DOWNLOAD_TTL; 600)\n"
             "  --download-store-mb N  memory for those files, oldest dropped first\n"
             "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
+            "  --openai-models any|strict  any: a model name the OpenAI-compatible API does\n"
+            "                       not know (gpt-4o-mini...) is served as \"fanyi\", the\n"
+            "                       prompt saying the direction; strict: 404 for it\n"
+            "                       (FANYI_OPENAI_MODELS; any)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
-    const char *model, *models, *host, *token, *token_file, *cors, *redis, *device;
+    const char *model, *models, *host, *token, *token_file, *cors, *redis, *device, *openai_models;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
@@ -163,6 +168,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_DEVICE")) && *v) c->device = v;
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
+    if ((v = getenv("FANYI_OPENAI_MODELS")) && *v) c->openai_models = v;
     return 0;
 }
 
@@ -272,6 +278,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"cors-origin", required_argument, NULL, 'C'},
         {"tls-cert", required_argument, NULL, 'E'},
         {"tls-key", required_argument, NULL, 'Y'},
+        {"openai-models", required_argument, NULL, 'O'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
     };
@@ -330,6 +337,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'Y':
             c->tls_key_file = optarg;
             break;
+        case 'O':
+            c->openai_models = optarg;
+            break;
         case 'q':
             c->quiet = 1;
             break;
@@ -347,6 +357,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     if (c->model && c->models)
         return cli_usage_error(CMD, "FANYI_MODEL_DIR and FANYI_MODELS_DIR exclude each other");
+    if (c->openai_models && strcmp(c->openai_models, "any") && strcmp(c->openai_models, "strict"))
+        return cli_usage_error(CMD, "--openai-models is 'any' or 'strict', not '%s'",
+                               c->openai_models);
     if (c->beam > c->max_beam)
         return cli_usage_error(CMD, "--beam %ld is more than --max-beam %ld", c->beam, c->max_beam);
     fy_redis_options ro;
@@ -488,6 +501,7 @@ static int run(const serve_config *c, const char *root)
     o.download_store_bytes = (size_t)c->download_mb << 20;
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
+    o.openai_strict = c->openai_models && !strcmp(c->openai_models, "strict");
     srv = fy_server_start(&o, reg, sched, cache, &err);
     if (!srv && c->tls_cert && err.code == FY_EINVAL) {
         fprintf(stderr, "fanyi serve: --tls-cert %s, --tls-key %s: %s\n", c->tls_cert_file,

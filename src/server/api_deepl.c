@@ -11,6 +11,7 @@
  * EN-US, ZH-HANT). */
 #include "server/internal.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,7 +298,7 @@ static enum MHD_Result deepl_finish(req *r)
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
 }
 
-enum MHD_Result api_deepl(req *r)
+static enum MHD_Result api_deepl(req *r)
 {
     json_t *in = api_body(r);
     const char *src, *tgt;
@@ -355,7 +356,7 @@ static void add_target(req *r, json_t *list, const char *tag)
 }
 
 /* GET /v2/languages[?type=source|target]: what the registry serves. */
-enum MHD_Result api_deepl_languages(req *r)
+static enum MHD_Result api_deepl_languages(req *r)
 {
     const char *type = req_arg(r, "type");
     int target = type && !strcmp(type, "target");
@@ -386,7 +387,7 @@ enum MHD_Result api_deepl_languages(req *r)
 
 /* GET /v2/usage: this server's "billing period" is its lifetime, and it
  * has no quota; the limit is large so that clients never stop. */
-enum MHD_Result api_deepl_usage(req *r)
+static enum MHD_Result api_deepl_usage(req *r)
 {
     if (api_auth(r)) return REPLIED(r);
     unsigned long long n = atomic_load(&r->srv->chars_translated);
@@ -395,7 +396,7 @@ enum MHD_Result api_deepl_usage(req *r)
                                 (json_int_t)1000000000000LL));
 }
 
-enum MHD_Result api_deepl_glossaries(req *r)
+static enum MHD_Result api_deepl_glossaries(req *r)
 {
     return reply_error(r, 400,
                        "glossaries are not supported by this server (Fanyi translates with "
@@ -404,14 +405,46 @@ enum MHD_Result api_deepl_glossaries(req *r)
 
 /* No language pair has glossaries here: an empty list, which clients read
  * as "none to offer". */
-enum MHD_Result api_deepl_glossary_pairs(req *r)
+static enum MHD_Result api_deepl_glossary_pairs(req *r)
 {
     return reply_json(r, 200, json_pack("{s:[]}", "supported_languages"));
 }
 
-enum MHD_Result api_deepl_document(req *r)
+static enum MHD_Result api_deepl_document(req *r)
 {
     return reply_error(r, 400,
                        "document translation is not supported by this server's DeepL API; "
                        "send the text to /v2/translate");
 }
+
+/* ---- the dialect ---------------------------------------------------------------- */
+
+static json_t *deepl_error(int status, const char *msg)
+{
+    (void)status;
+    return json_pack("{s:s}", "message", msg);
+}
+
+const char *deepl_code(const char *tag, char *buf, size_t cap)
+{
+    size_t i = 0;
+    for (; tag[i] && i + 1 < cap; i++) buf[i] = (char)toupper((unsigned char)tag[i]);
+    buf[i] = '\0';
+    return buf;
+}
+
+static const route deepl_routes[] = {
+    {"POST", "/v2/translate", "deepl", 1, 0, api_deepl, NULL},
+    {"GET", "/v2/languages", "deepl_languages", 0, 0, api_deepl_languages, NULL},
+    {"GET", "/v2/usage", "deepl_usage", 1, 0, api_deepl_usage, NULL},
+    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", 0, 0, api_deepl_glossary_pairs,
+     NULL},
+    {"*", "/v2/glossaries/*", "deepl_glossaries", 0, 0, api_deepl_glossaries, NULL},
+    {"*", "/v3/glossaries/*", "deepl_glossaries", 0, 0, api_deepl_glossaries, NULL},
+    {"*", "/v2/document/*", "deepl_document", 0, 0, api_deepl_document, NULL},
+};
+
+/* DeepL's clients read a 403 as "check auth_key": a missing key is one too. */
+const dialect dialect_deepl = {
+    "deepl",     deepl_routes, sizeof deepl_routes / sizeof *deepl_routes,
+    deepl_error, deepl_code,   403};

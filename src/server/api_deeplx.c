@@ -74,14 +74,32 @@ enum MHD_Result api_deeplx_body(req *r, json_t *in)
     return deeplx_submit(r, in, deeplx_free);
 }
 
-enum MHD_Result api_deeplx(req *r)
+static enum MHD_Result api_deeplx(req *r)
 {
     json_t *in = api_body(r);
     return in ? deeplx_submit(r, in, deeplx_free) : REPLIED(r);
 }
 
-enum MHD_Result api_deeplx_pro(req *r)
+static enum MHD_Result api_deeplx_pro(req *r)
 {
     json_t *in = api_body(r);
     return in ? deeplx_submit(r, in, deeplx_pro) : REPLIED(r);
 }
+
+/* ---- the dialect ---------------------------------------------------------------- */
+
+static json_t *deeplx_error(int status, const char *msg)
+{
+    return json_pack("{s:i,s:s}", "code", status, "message", msg);
+}
+
+/* POST /translate with a DeepLX body is the native dialect's route
+ * (api_native.c), answered here (api_deeplx_body). */
+static const route deeplx_routes[] = {
+    {"POST", "/deeplx", "deeplx", 1, 0, api_deeplx, NULL},
+    {"POST", "/v1/translate", "deeplx", 1, 0, api_deeplx_pro, NULL},
+};
+
+const dialect dialect_deeplx = {
+    "deeplx",     deeplx_routes, sizeof deeplx_routes / sizeof *deeplx_routes,
+    deeplx_error, deepl_code,    0};

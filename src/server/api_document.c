@@ -41,10 +41,14 @@ typedef struct docreq {
     fy_buf out;
     size_t out_pos;
     int ended;
+    int started; /* the reader has submitted the first batch */
     int last_pct;
 } docreq;
 
 /* ---- limits -------------------------------------------------------------------- */
+
+static enum MHD_Result api_translate_file(req *r);
+static enum MHD_Result api_translate_document(req *r);
 
 static int is_doc_route(const route *rt)
 {
@@ -150,7 +154,7 @@ static int read_upload(req *r, upload *u, int allow_raw)
             return reply_error(r, u->file.oom ? 500 : 400, "malformed multipart body"), -1;
         if (u->too_long) return reply_error(r, 400, "a form field is too long"), -1;
     } else if (allow_raw) {
-        u->has_file = r->len > 0;
+        u->has_file = 1; /* the body is the file, however short */
         fy_buf_put(&u->file, r->body ? r->body : "", r->len);
         snprintf(u->ctype, sizeof u->ctype, "%s", ct ? ct : "");
     }
@@ -159,11 +163,10 @@ static int read_upload(req *r, upload *u, int allow_raw)
     arg_copy(r, "filename", u->filename, sizeof u->filename);
     if (!u->has_file)
         return reply_error(r, 400,
-                           multipart || !allow_raw
-                               ? "Invalid request: missing file parameter (a multipart part "
-                                 "named 'file')"
-                               : "the body is empty: send the file as the body, or as a "
-                                 "multipart part named 'file'"),
+                           allow_raw ? "Invalid request: missing file (send it as the body, or as "
+                                       "a multipart part named 'file')"
+                                     : "Invalid request: missing file parameter (a multipart "
+                                       "part named 'file')"),
                -1;
     if (u->file.oom) return reply_error(r, 500, "out of memory"), -1;
     return 0;
@@ -222,12 +225,32 @@ static int start_job(req *r, upload *u, const langs *lg)
     fy_error err = {0};
     fy_doc_limits lim;
     limits(r->srv, &lim);
+    /* One rule for every endpoint: a file of no bytes is a mistake to
+     * report (a document with bytes but no text comes back unchanged). */
+    if (!u->file.n)
+        return reply_error(r, 400,
+                           "the document is empty (0 bytes): there is nothing to translate"),
+               -1;
+    size_t max = r->srv->o.max_document_bytes;
+    char got[32], most[32];
+    if (u->file.n > max)
+        return reply_error(r, 413,
+                           "the document is %s, over the limit of --max-document-mb %zu (%s)",
+                           size_over(u->file.n, max, got, sizeof got), max >> 20,
+                           size_text(max, most, sizeof most)),
+               -1;
     dr->in_bytes = u->file.n;
     const char *data = u->file.p ? u->file.p : "";
     int fmt =
         fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype, data, u->file.n, &err);
     if (fmt >= 0) dr->fmt = fmt;
     if (fmt >= 0) dr->doc = fy_document_read(fmt, data, u->file.n, &lim, &err);
+    if (!dr->doc && err.code == FY_ELIMIT)
+        return reply_error(
+                   r, 413,
+                   "%s (this server's limits: --max-document-chars %zu, --max-document-mb %zu)",
+                   err.msg, r->srv->o.max_document_chars, r->srv->o.max_document_bytes >> 20),
+               -1;
     if (!dr->doc) return reply_error(r, doc_status(err.code), "%s", err.msg), -1;
     r->chars = fy_document_chars(dr->doc);
     fy_docjob_options o = {lg->src, lg->tgt, r->srv->o.timeout_ms, 0};
@@ -335,10 +358,11 @@ static int finish_document(req *r, char id[33], char **keep, size_t *len, int *s
         free(data);
         if (!dr->stream) {
             *status = 503;
+            char size[32];
             snprintf(msg, cap,
-                     "the translated file (%zu bytes) does not fit in the download store "
-                     "(--download-store-mb)",
-                     *len);
+                     "the translated file (%s) does not fit in the download store "
+                     "(--download-store-mb %zu)",
+                     size_text(*len, size, sizeof size), r->srv->o.download_store_bytes >> 20);
             return -1;
         }
         id[0] = '\0'; /* inline only */
@@ -366,62 +390,53 @@ static enum MHD_Result libre_done(req *r)
     return reply_json(r, 200, body);
 }
 
-/* Steps the job while batches finish; suspends while one runs. */
-static enum MHD_Result doc_continue(req *r)
+/* Steps the job while batches finish (collecting each, submitting the
+ * next); sleeps while one runs. status: the batch's, which the step
+ * reports again with its message. */
+static enum MHD_Result doc_continue(req *r, int status)
 {
+    (void)status;
     docreq *dr = r->doc;
     for (;;) {
-        pthread_mutex_lock(&r->lock);
-        if (!r->job_done) {
-            r->suspended = 1;
-            MHD_suspend_connection(r->conn);
-            pthread_mutex_unlock(&r->lock);
-            return MHD_YES;
-        }
-        r->job_done = 0;
-        pthread_mutex_unlock(&r->lock);
         fy_error err = {0};
+        req_work_begin(r);
         int rc = fy_docjob_step(dr->job, &err);
         if (rc == 1) return libre_done(r);
-        if (rc < 0) {
-            if (rc == FY_ETIMEOUT)
-                return reply_error(r, 504, "the document took longer than its deadline: %s",
-                                   err.msg);
-            return reply_error(r, doc_status(rc), "%s", err.msg);
+        if (rc == FY_ETIMEOUT)
+            return reply_error(r, 504, "the document took longer than its deadline: %s", err.msg);
+        if (rc < 0) return reply_error(r, doc_status(rc), "%s", err.msg);
+        int st;
+        unsigned long events;
+        pthread_mutex_lock(&r->lock);
+        int state = req_look(r, &st, &events);
+        if (state == WAIT_PENDING && !req_sleep(r, events)) return MHD_YES;
+        pthread_mutex_unlock(&r->lock);
+        if (state == WAIT_CUT) {
+            req_cancel(r); /* the batch in flight stops: its sentences leave the queue */
+            return req_cut_reply(r);
         }
     }
 }
 
-static void wake(req *r)
+/* Stops the batch in flight (the owner's thread: never during a step). */
+static void doc_cancel(req *r)
 {
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
+    if (r->doc) fy_docjob_cancel(r->doc->job);
 }
 
 static void on_batch(void *user, int status)
 {
-    (void)status; /* fy_docjob_step reports it, with its message */
-    req *r = user;
-    pthread_mutex_lock(&r->lock);
-    r->job_done = 1;
-    r->job_status = 0;
-    wake(r);
-    pthread_mutex_unlock(&r->lock);
+    req_work_done(user, status);
 }
 
-enum MHD_Result api_translate_file(req *r)
+static enum MHD_Result api_translate_file(req *r)
 {
     langs lg;
     if (doc_request(r, 0, &lg)) return REPLIED(r);
-    pthread_mutex_lock(&r->lock);
-    r->submitted = 1; /* the watcher may now notice a client gone */
-    r->job_done = 1;  /* ready for the first step */
-    pthread_mutex_unlock(&r->lock);
     r->phase = PH_WAIT;
-    r->finish = doc_continue;
-    return doc_continue(r);
+    r->resume = doc_continue;
+    r->cancel = doc_cancel;
+    return doc_continue(r, 0);
 }
 
 /* ---- POST /translate/document (native, NDJSON) ---------------------------------------------- */
@@ -452,7 +467,7 @@ static void on_progress(void *user, size_t done, size_t total)
         dr->last_pct = pct;
         nd_line(r, json_pack("{s:s,s:I,s:I}", "event", "progress", "done", (json_int_t)done,
                              "total", (json_int_t)total));
-        wake(r);
+        req_notify(r);
     }
     pthread_mutex_unlock(&r->lock);
 }
@@ -504,6 +519,7 @@ static void nd_step(req *r)
 {
     docreq *dr = r->doc;
     fy_error err = {0};
+    req_work_begin(r);
     int rc = fy_docjob_step(dr->job, &err);
     if (rc == 1) {
         nd_finish(r);
@@ -517,6 +533,24 @@ static void nd_step(req *r)
     }
 }
 
+/* The server is stopping (or the client left): the batch in flight is
+ * cancelled and the stream ends with an error line. r->lock not held. */
+static void nd_cut(req *r)
+{
+    docreq *dr = r->doc;
+    req_cancel(r);
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "the server is shutting down: the document was not finished (%zu of %zu sentences "
+             "translated); retry",
+             fy_docjob_done(dr->job), fy_docjob_total(dr->job));
+    pthread_mutex_lock(&r->lock);
+    nd_line(r, error_event(503, msg));
+    dr->final_status = 503;
+    dr->ended = 1;
+    pthread_mutex_unlock(&r->lock);
+}
+
 static ssize_t nd_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
@@ -524,20 +558,25 @@ static ssize_t nd_read(void *cls, uint64_t pos, char *buf, size_t max)
     docreq *dr = r->doc;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        ssize_t got = stream_take(&dr->out, &dr->out_pos, dr->ended, r->gone, buf, max);
+        ssize_t got = stream_take(&dr->out, &dr->out_pos, dr->ended, req_gone(r), buf, max);
         if (got) {
             pthread_mutex_unlock(&r->lock);
             return got;
         }
-        if (!r->job_done) return stream_sleep(r);
-        r->job_done = 0;
-        pthread_mutex_unlock(&r->lock); /* callbacks take it, and may run inside the step */
-        nd_step(r);
+        int st = 0, state = WAIT_DONE; /* the first call submits the first batch */
+        unsigned long events = 0;
+        if (dr->started) state = req_look(r, &st, &events);
+        if (state == WAIT_PENDING && !req_sleep(r, events)) return 0;
+        dr->started = 1;
+        /* callbacks take r->lock, and may run inside the step */
+        pthread_mutex_unlock(&r->lock);
+        if (state == WAIT_CUT) nd_cut(r);
+        if (state == WAIT_DONE) nd_step(r);
         pthread_mutex_lock(&r->lock);
     }
 }
 
-enum MHD_Result api_translate_document(req *r)
+static enum MHD_Result api_translate_document(req *r)
 {
     langs lg;
     if (doc_request(r, 1, &lg)) return REPLIED(r);
@@ -547,11 +586,10 @@ enum MHD_Result api_translate_document(req *r)
         fy_docfmt_get(dr->fmt)->name, "source", fy_docjob_source(dr->job), "target",
         fy_docjob_target(dr->job), "paragraphs", (json_int_t)fy_document_units(dr->doc),
         "sentences", (json_int_t)fy_docjob_total(dr->job), "bytes", (json_int_t)dr->in_bytes);
+    r->cancel = doc_cancel;
     pthread_mutex_lock(&r->lock);
     nd_line(r, start);
-    r->submitted = 1;
-    r->job_done = 1; /* the reader's first call submits the first batch */
-    r->sse = 1;      /* a stream: the log counts a cut one as 499 */
+    r->sse = 1; /* a stream: the log counts a cut one as 499 */
     pthread_mutex_unlock(&r->lock);
     return reply_stream(r, "application/x-ndjson; charset=utf-8", 65536, nd_read);
 }
@@ -572,7 +610,7 @@ static char *disposition(const char *name)
     return fy_buf_take(&b, NULL);
 }
 
-enum MHD_Result api_download_file(req *r)
+static enum MHD_Result api_download_file(req *r)
 {
     /* The route also matches "/download_file" itself. */
     const char *rest = r->url && !strncmp(r->url, DOWNLOAD_PREFIX, strlen(DOWNLOAD_PREFIX))
@@ -608,3 +646,19 @@ enum MHD_Result api_download_file(req *r)
     free(cd);
     return reply_queue(r, 200, resp);
 }
+
+/* ---- the dialect ------------------------------------------------------------------------ */
+
+/* LibreTranslate's two answer in its shape and to any origin, as it does. */
+static const route document_routes[] = {
+    {"POST", "/translate_file", "translate_file", 1, 1, api_translate_file, &dialect_libre},
+    {"GET", "/download_file/*", "download_file", 0, 1, api_download_file, &dialect_libre},
+    {"POST", "/translate/document", "translate_document", 1, 0, api_translate_document, NULL},
+};
+
+const dialect dialect_documents = {"documents",
+                                   document_routes,
+                                   sizeof document_routes / sizeof *document_routes,
+                                   native_error,
+                                   NULL,
+                                   0};

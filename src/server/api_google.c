@@ -10,7 +10,7 @@
  * Parameters come in the body (JSON or form), the query string or both
  * (a body may be empty), the key as ?key=. Errors in Google's {"error":
  * {"code", "message", "errors", "status"}} shape. Language codes are
- * Google's: zh-CN and zh-TW for Chinese. */
+ * Google's: zh-CN and zh-TW for Chinese (the language list has "zh" too). */
 #include "server/internal.h"
 
 #include <stdlib.h>
@@ -79,7 +79,7 @@ static enum MHD_Result google_finish(req *r)
     return reply_json(r, 200, json_pack("{s:{s:o}}", "data", "translations", list));
 }
 
-enum MHD_Result api_google(req *r)
+static enum MHD_Result api_google(req *r)
 {
     json_t *in = google_params(r);
     const char *src, *tgt, *model;
@@ -114,7 +114,7 @@ static json_t *detections(req *r, const char *text, size_t len)
     return list;
 }
 
-enum MHD_Result api_google_detect(req *r)
+static enum MHD_Result api_google_detect(req *r)
 {
     json_t *in = google_params(r);
     if (!in) return REPLIED(r);
@@ -122,8 +122,9 @@ enum MHD_Result api_google_detect(req *r)
     if (!q || json_is_null(q)) return reply_error(r, 400, "Required Text: field 'q' is required");
     size_t n = json_is_array(q) ? json_array_size(q) : 1;
     if (n > r->srv->o.max_items)
-        return reply_error(r, 413, "field 'q' has %zu items; the limit is %zu per request", n,
-                           r->srv->o.max_items);
+        return reply_error(
+            r, 413, "field 'q' has %zu items; the limit is %zu per request (--max-batch-items)", n,
+            r->srv->o.max_items);
     for (size_t i = 0; i < n; i++) {
         json_t *t = json_is_array(q) ? json_array_get(q, i) : q;
         if (!json_is_string(t))
@@ -132,9 +133,10 @@ enum MHD_Result api_google_detect(req *r)
         r->chars += srv_utf8_chars(json_string_value(t), json_string_length(t));
     }
     if (r->chars > r->srv->o.max_chars)
-        return reply_error(r, 413,
-                           "text has %zu characters; the limit is %zu characters per request",
-                           r->chars, r->srv->o.max_chars);
+        return reply_error(
+            r, 413,
+            "text has %zu characters; the limit is %zu characters per request (--max-chars)",
+            r->chars, r->srv->o.max_chars);
     json_t *out = json_array();
     for (size_t i = 0; out && i < n; i++) {
         json_t *t = json_is_array(q) ? json_array_get(q, i) : q;
@@ -183,25 +185,46 @@ static const char *name_in(const char *tag, const char *lang)
     return fy_lang_name(tag);
 }
 
+/* The codes Google lists for a tag: Chinese is "zh" and "zh-CN" (its own
+ * list has both: clients look for either), Traditional "zh-TW". */
+static int google_codes(const char *tag, const char *codes[2])
+{
+    if (!strcmp(tag, "zh")) return codes[0] = "zh", codes[1] = "zh-CN", 2;
+    if (!strcmp(tag, "zh-Hant")) return codes[0] = "zh-TW", 1;
+    return codes[0] = tag, 1;
+}
+
+/* tag's name in English as Google writes it. */
+static const char *name_en(const char *tag)
+{
+    if (!strcmp(tag, "zh")) return "Chinese (Simplified)";
+    return fy_lang_name(tag);
+}
+
 /* Every language a route starts or ends in; with target, each named in it
  * (Chinese for zh, else English), without, codes only (as Google). */
-enum MHD_Result api_google_languages(req *r)
+static enum MHD_Result api_google_languages(req *r)
 {
     json_t *in = google_params(r);
     const char *target, *model;
-    char lang[FY_LANG_MAX];
+    char lang[FY_LANG_MAX] = "";
     if (!in || field_string(r, in, "target", NULL, &target) || field_model(r, in, &model))
         return REPLIED(r);
     if (target && fy_lang_normalize(target, lang) != 0)
         return reply_error(r, 400, "Invalid Value: target '%.40s' is not a language code", target);
     fy_registry *reg = r->srv->reg;
-    char all[64][FY_LANG_MAX], code[FY_LANG_MAX];
+    char all[64][FY_LANG_MAX];
     size_t n = fy_registry_languages(reg, all, 64);
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *o = json_pack("{s:s}", "language", task_code(r, all[i], code, sizeof code));
-        if (target) json_object_set_new(o, "name", json_string(name_in(all[i], lang)));
-        json_array_append_new(list, o);
+        const char *codes[2];
+        int k = google_codes(all[i], codes);
+        for (int c = 0; c < k; c++) {
+            json_t *o = json_pack("{s:s}", "language", codes[c]);
+            const char *name = !strcmp(lang, "zh") ? name_in(all[i], lang) : name_en(all[i]);
+            if (target) json_object_set_new(o, "name", json_string(name));
+            json_array_append_new(list, o);
+        }
     }
     return reply_json(r, 200, json_pack("{s:{s:o}}", "data", "languages", list));
 }
@@ -235,7 +258,7 @@ static enum MHD_Result web_finish(req *r)
     return reply_json(r, 200, body);
 }
 
-enum MHD_Result api_google_web(req *r)
+static enum MHD_Result api_google_web(req *r)
 {
     json_t *in = google_params(r);
     const char *src, *tgt;
@@ -245,3 +268,95 @@ enum MHD_Result api_google_web(req *r)
         return REPLIED(r);
     return task_submit(r, web_finish);
 }
+
+/* ---- the dialect ---------------------------------------------------------------- */
+
+/* Google's canonical status name (google.rpc.Code) for an HTTP status. */
+static const char *google_status(int status)
+{
+    switch (status) {
+    case 400:
+    case 405:
+    case 411:
+    case 413:
+    case 415:
+        return "INVALID_ARGUMENT";
+    case 429:
+        return "RESOURCE_EXHAUSTED";
+    case 401:
+        return "UNAUTHENTICATED";
+    case 403:
+        return "PERMISSION_DENIED";
+    case 404:
+        return "NOT_FOUND";
+    case 503:
+        return "UNAVAILABLE";
+    case 501:
+        return "UNIMPLEMENTED";
+    case 504:
+        return "DEADLINE_EXCEEDED";
+    default:
+        return "INTERNAL";
+    }
+}
+
+/* The "reason" Google's v2 errors carry (errors[0].reason). */
+static const char *google_reason(int status)
+{
+    switch (status) {
+    case 400:
+    case 411:
+        return "invalid";
+    case 401:
+        return "authError";
+    case 403:
+        return "forbidden";
+    case 404:
+        return "notFound";
+    case 405:
+        return "httpMethodNotAllowed";
+    case 413:
+        return "uploadTooLarge";
+    case 415:
+        return "unsupportedMediaType";
+    case 429:
+        return "rateLimitExceeded";
+    case 501:
+        return "notImplemented";
+    default:
+        return "backendError";
+    }
+}
+
+static json_t *google_error(int status, const char *msg)
+{
+    return json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message", msg,
+                     "status", google_status(status), "errors", "message", msg, "domain", "global",
+                     "reason", google_reason(status));
+}
+
+/* Google writes Chinese zh-CN and zh-TW. */
+static const char *google_code(const char *tag, char *buf, size_t cap)
+{
+    (void)buf, (void)cap;
+    if (!strcmp(tag, "zh")) return "zh-CN";
+    if (!strcmp(tag, "zh-Hant")) return "zh-TW";
+    return tag;
+}
+
+static const route google_routes[] = {
+    {"POST", "/language/translate/v2", "google", 1, 0, api_google, NULL},
+    {"GET", "/language/translate/v2", "google", 1, 0, api_google, NULL},
+    {"POST", "/language/translate/v2/detect", "google_detect", 1, 0, api_google_detect, NULL},
+    {"GET", "/language/translate/v2/detect", "google_detect", 1, 0, api_google_detect, NULL},
+    {"GET", "/language/translate/v2/languages", "google_languages", 0, 0, api_google_languages,
+     NULL},
+    {"POST", "/language/translate/v2/languages", "google_languages", 0, 0, api_google_languages,
+     NULL},
+    {"GET", "/translate_a/single", "google_web", 1, 0, api_google_web, NULL},
+    {"POST", "/translate_a/single", "google_web", 1, 0, api_google_web, NULL},
+};
+
+const dialect dialect_google = {
+    "google",     google_routes, sizeof google_routes / sizeof *google_routes,
+    google_error, google_code,   0};

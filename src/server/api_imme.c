@@ -23,7 +23,7 @@ static enum MHD_Result imme_finish(req *r)
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
 }
 
-enum MHD_Result api_imme(req *r)
+static enum MHD_Result api_imme(req *r)
 {
     json_t *in = api_body(r);
     const char *src, *tgt;
@@ -40,3 +40,15 @@ enum MHD_Result api_imme(req *r)
         return REPLIED(r);
     return task_submit(r, imme_finish);
 }
+
+static const char *imme_code(const char *tag, char *buf, size_t cap)
+{
+    (void)buf, (void)cap;
+    return prompt_code_cn(tag);
+}
+
+static const route imme_routes[] = {
+    {"POST", "/imme", "imme", 1, 0, api_imme, NULL},
+};
+
+const dialect dialect_imme = {"imme", imme_routes, 1, native_error, imme_code, 0};

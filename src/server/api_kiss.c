@@ -32,7 +32,7 @@ static enum MHD_Result kiss_finish(req *r)
     return reply_json(r, 200, json_pack("{s:o}", "translations", list));
 }
 
-enum MHD_Result api_kiss(req *r)
+static enum MHD_Result api_kiss(req *r)
 {
     json_t *in = api_body(r);
     const char *from, *to;
@@ -48,3 +48,15 @@ enum MHD_Result api_kiss(req *r)
     if (rc) return REPLIED(r);
     return task_submit(r, kiss_finish);
 }
+
+static const char *kiss_code(const char *tag, char *buf, size_t cap)
+{
+    (void)buf, (void)cap;
+    return prompt_code_cn(tag);
+}
+
+static const route kiss_routes[] = {
+    {"POST", "/kiss", "kiss", 1, 0, api_kiss, NULL},
+};
+
+const dialect dialect_kiss = {"kiss", kiss_routes, 1, native_error, kiss_code, 0};

@@ -18,16 +18,16 @@ static const char *libre_code(const char *tag)
     return strcmp(tag, "zh") ? tag : "zh-Hans";
 }
 
-int api_libre_path(const char *path)
+static const char *libre_tag_code(const char *tag, char *buf, size_t cap)
 {
-    static const char *const paths[] = {"/translate",      "/languages",         "/detect",
-                                        "/suggest",        "/frontend/settings", "/spec",
-                                        "/translate_file", "/download_file"};
-    for (size_t k = 0; k < sizeof paths / sizeof *paths; k++) {
-        size_t n = strlen(paths[k]);
-        if (!strncmp(path, paths[k], n) && (path[n] == '\0' || path[n] == '/')) return 1;
-    }
-    return 0;
+    (void)buf, (void)cap;
+    return libre_code(tag);
+}
+
+static json_t *libre_error(int status, const char *msg)
+{
+    (void)status;
+    return json_pack("{s:s}", "error", msg);
 }
 
 static json_t *detected(const char *lang, int percent)
@@ -115,7 +115,7 @@ enum MHD_Result api_libre(req *r, json_t *in)
 
 /* Every language a route starts or ends in, with what it translates into
  * (pivots through English included). */
-enum MHD_Result api_libre_languages(req *r)
+static enum MHD_Result api_libre_languages(req *r)
 {
     fy_registry *reg = r->srv->reg;
     char all[64][FY_LANG_MAX], tg[64][FY_LANG_MAX];
@@ -132,7 +132,7 @@ enum MHD_Result api_libre_languages(req *r)
     return reply_json(r, 200, list);
 }
 
-enum MHD_Result api_libre_detect(req *r)
+static enum MHD_Result api_libre_detect(req *r)
 {
     json_t *in = api_body(r);
     if (!in) return REPLIED(r);
@@ -142,9 +142,10 @@ enum MHD_Result api_libre_detect(req *r)
     size_t len = json_string_length(q);
     r->chars = srv_utf8_chars(json_string_value(q), len);
     if (r->chars > r->srv->o.max_chars)
-        return reply_error(r, 413,
-                           "text has %zu characters; the limit is %zu characters per request",
-                           r->chars, r->srv->o.max_chars);
+        return reply_error(
+            r, 413,
+            "text has %zu characters; the limit is %zu characters per request (--max-chars)",
+            r->chars, r->srv->o.max_chars);
     fy_detection d;
     if (fy_detect(json_string_value(q), len, 0, &d))
         return reply_error(r, 400, "field 'q' is not valid UTF-8");
@@ -179,7 +180,7 @@ static json_t *file_formats(void)
 
 /* GET /frontend/settings: what LibreTranslate's web page reads before it
  * shows anything (limits, whether a key is needed, the default pair). */
-enum MHD_Result api_libre_settings(req *r)
+static enum MHD_Result api_libre_settings(req *r)
 {
     fy_registry *reg = r->srv->reg;
     char all[64][FY_LANG_MAX];
@@ -199,7 +200,23 @@ enum MHD_Result api_libre_settings(req *r)
 }
 
 /* POST /suggest: LibreTranslate's answer when suggestions are off. */
-enum MHD_Result api_libre_suggest(req *r)
+static enum MHD_Result api_libre_suggest(req *r)
 {
     return reply_error(r, 403, "Suggestions are disabled on this server.");
 }
+
+/* LibreTranslate's routes answer any origin, as LibreTranslate does (its web
+ * page and browser clients call it from elsewhere); its POST /translate is
+ * the native dialect's route, told apart by the body (api_native.c), and
+ * its documents are in api_document.c. */
+static const route libre_routes[] = {
+    {"GET", "/languages", "languages", 0, 1, api_libre_languages, NULL},
+    {"POST", "/detect", "detect", 1, 1, api_libre_detect, NULL},
+    {"GET", "/frontend/settings", "libre_settings", 0, 1, api_libre_settings, NULL},
+    {"POST", "/suggest", "libre_suggest", 0, 1, api_libre_suggest, NULL},
+    {"GET", "/spec", "openapi", 0, 1, op_openapi, NULL},
+};
+
+const dialect dialect_libre = {
+    "libre",     libre_routes,   sizeof libre_routes / sizeof *libre_routes,
+    libre_error, libre_tag_code, 0};

@@ -12,6 +12,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- the dialect ----------------------------------------------------------- */
+
+const char *http_code_name(int status)
+{
+    switch (status) {
+    case 400:
+        return "invalid_request";
+    case 401:
+        return "unauthorized";
+    case 403:
+        return "forbidden";
+    case 404:
+        return "not_found";
+    case 405:
+        return "method_not_allowed";
+    case 411:
+        return "length_required";
+    case 413:
+        return "payload_too_large";
+    case 415:
+        return "unsupported_media_type";
+    case 501:
+        return "not_implemented";
+    case 503:
+        return "unavailable";
+    case 504:
+        return "timeout";
+    default:
+        return "internal_error";
+    }
+}
+
+json_t *native_error(int status, const char *msg)
+{
+    return json_pack("{s:{s:s,s:s}}", "error", "code", http_code_name(status), "message", msg);
+}
+
+static enum MHD_Result api_translate(req *r);
+static enum MHD_Result api_native_stream(req *r);
+
+static const route native_routes[] = {
+    /* Shared with LibreTranslate and DeepLX (told apart by the body), so
+     * it answers any origin as LibreTranslate's routes do. */
+    {"POST", "/translate", "translate", 1, 1, api_translate, NULL},
+    {"POST", "/translate/stream", "translate_stream", 1, 0, api_native_stream, NULL},
+};
+
+const dialect dialect_native = {
+    "native", native_routes, sizeof native_routes / sizeof *native_routes, native_error, NULL, 0};
+
 /* The search fields: "beam" (default: the server's) and "alternatives"
  * (default: all the beam finds, beam - 1); -1 after a reply. */
 static int native_beam(req *r, json_t *in)
@@ -161,13 +211,13 @@ static enum MHD_Result native_finish(req *r)
     return reply_json(r, 200, body);
 }
 
-enum MHD_Result api_native(req *r, json_t *in)
+static enum MHD_Result api_native(req *r, json_t *in)
 {
     if (native_request(r, in)) return REPLIED(r);
     return task_submit(r, native_finish);
 }
 
-enum MHD_Result api_translate(req *r)
+static enum MHD_Result api_translate(req *r)
 {
     /* Decide the dialect first, so that even authentication errors come
      * in the client's own shape. */
@@ -176,17 +226,17 @@ enum MHD_Result api_translate(req *r)
     json_t *peek = req_body_parse(r, &status, msg, sizeof msg);
     if (peek && json_object_get(peek, "q") && !json_object_get(peek, "text")) {
         r->endpoint = "libre_translate";
-        r->dialect = D_LIBRE;
+        r->dialect = &dialect_libre;
     } else if (peek &&
                (json_object_get(peek, "source_lang") || json_object_get(peek, "target_lang"))) {
         /* DeepLX plug-ins are configured with .../translate: its field names. */
         r->endpoint = "deeplx";
-        r->dialect = D_DEEPLX;
+        r->dialect = &dialect_deeplx;
     }
     json_t *in = api_body(r);
     if (!in) return REPLIED(r);
-    if (r->dialect == D_DEEPLX) return api_deeplx_body(r, in);
-    return r->dialect == D_LIBRE ? api_libre(r, in) : api_native(r, in);
+    if (r->dialect == &dialect_deeplx) return api_deeplx_body(r, in);
+    return r->dialect == &dialect_libre ? api_libre(r, in) : api_native(r, in);
 }
 
 /* ---- server-sent events -------------------------------------------------- */
@@ -203,14 +253,6 @@ static void ev_append(req *r, const char *event, json_t *data)
     }
     fy_buf_printf(&r->ev, "event: %s\ndata: %s\n\n", event, text);
     free(text);
-}
-
-static void wake(req *r)
-{
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
 }
 
 /* Called by the request for each sentence, in order, rendered as it will
@@ -246,11 +288,12 @@ void sse_sentence(void *user, size_t text, size_t sentence, const char *before, 
         ev_append(r, "sentence", ev);
     else
         r->ev.oom = 1; /* one event per sentence, or the stream fails: never a gap */
-    wake(r);
+    req_notify(r);
     pthread_mutex_unlock(&r->lock);
 }
 
-/* The final event once the job is over (no callbacks can run any more). */
+/* The final event once the job is over (no callbacks can run any more):
+ * "done", or "error" (FY_ECANCELED: the server stopped it). */
 static void sse_final(req *r, int status)
 {
     json_t *ev;
@@ -264,8 +307,10 @@ static void sse_final(req *r, int status)
                                                     : "internal_error";
         fy_error err = {0};
         fy_request_status(r->q, &err);
-        ev = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-                       err.msg[0] ? err.msg : "translation failed");
+        const char *msg = status == FY_ECANCELED ? "the server is shutting down; retry"
+                          : err.msg[0]           ? err.msg
+                                                 : "translation failed";
+        ev = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
     }
     pthread_mutex_lock(&r->lock);
     if (ev) ev_append(r, name, ev);
@@ -279,15 +324,21 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     req *r = cls;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, 0, buf, max);
+        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, req_gone(r), buf, max);
         if (got) {
             pthread_mutex_unlock(&r->lock);
             return got;
         }
-        if (!r->job_done) return stream_sleep(r);
-        int st = r->job_status;
+        int st;
+        unsigned long events;
+        int state = req_look(r, &st, &events);
+        if (state == WAIT_PENDING && !req_sleep(r, events)) return 0;
         pthread_mutex_unlock(&r->lock); /* joining reads the job: not under r->lock */
-        sse_final(r, st);
+        if (state == WAIT_CUT) {
+            req_cancel(r);
+            st = FY_ECANCELED;
+        }
+        if (state != WAIT_PENDING) sse_final(r, st);
         pthread_mutex_lock(&r->lock);
     }
 }
@@ -297,7 +348,7 @@ static enum MHD_Result stream_start(req *r)
     return reply_stream(r, "text/event-stream; charset=utf-8", 4096, sse_read);
 }
 
-enum MHD_Result api_native_stream(req *r)
+static enum MHD_Result api_native_stream(req *r)
 {
     json_t *in = api_body(r);
     if (!in || native_request(r, in)) return REPLIED(r);

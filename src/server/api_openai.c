@@ -3,7 +3,8 @@
  * pot-desktop, Bob): POST /v1/chat/completions (plain, or stream: true as
  * server-sent chat.completion.chunk events ending with "data: [DONE]"),
  * POST /v1/responses (Bob; plain or streamed as response.* events) and
- * GET /v1/models (one model per direction, and "fanyi" for any).
+ * GET /v1/models (one model per direction, and "fanyi" for any; a name
+ * it does not know is served as "fanyi" unless --openai-models strict).
  *
  * This is no chat model: the last user message (with the system message)
  * must be one of the plug-ins' translation prompts (prompt.h), which say
@@ -29,7 +30,7 @@ enum { OA_CHAT, OA_RESPONSES };
 typedef struct oa {
     int api; /* OA_CHAT or OA_RESPONSES */
     prompt p;
-    char model[64];
+    char *model;              /* the name the request gave, echoed in the answer */
     char id[64], item_id[64]; /* chatcmpl-..., resp_... and its message msg_... */
     long long created;
     int usage;            /* chat stream: stream_options.include_usage */
@@ -39,6 +40,7 @@ typedef struct oa {
     fy_buf whole;         /* responses stream: the content so far (for the *.done events) */
     long tok_in, tok_out; /* usage, once counted (count_usage) */
     int counted;
+    unsigned long seen; /* streaming: the reports (req_look) the reader has acted on */
 } oa;
 
 static void oa_free(void *ctx)
@@ -47,6 +49,7 @@ static void oa_free(void *ctx)
     if (!o) return;
     prompt_free(&o->p);
     fy_buf_free(&o->whole);
+    free(o->model);
     free(o);
 }
 
@@ -61,6 +64,7 @@ static enum MHD_Result oa_error(req *r, int status, const char *code, const char
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_scrub(msg); /* it may quote the model's name, cut short */
     json_t *body = json_pack("{s:{s:s,s:s,s:o,s:s}}", "error", "message", msg, "type",
                              status < 500 ? "invalid_request_error" : "server_error", "param",
                              param ? json_string(param) : json_null(), "code", code);
@@ -75,7 +79,7 @@ static json_t *model_entry(req *r, const char *id)
                      (json_int_t)r->srv->started_s, "owned_by", "fanyi");
 }
 
-enum MHD_Result api_openai_models(req *r)
+static enum MHD_Result api_openai_models(req *r)
 {
     fy_registry *reg = r->srv->reg;
     char src[64][FY_LANG_MAX], tgt[64][FY_LANG_MAX], name[FY_PAIR_MAX];
@@ -152,8 +156,12 @@ static int read_messages(req *r, json_t *list, const char *field, fy_buf *sys, f
     return 0;
 }
 
-/* The directions a model id stands for: "fanyi" (any: the prompt says)
- * or a direction served here ("zh-en"). 0, or -1 after a 404/400. */
+/* The directions a model id stands for: a direction served here ("zh-en"),
+ * or any (the prompt says which): "fanyi", and every other name unless
+ * --openai-models strict. The plug-ins send their default model names
+ * (gpt-4o-mini, gpt-3.5-turbo) and a user who only changes the URL should
+ * get translations; the answer echoes the name asked for. 0, or -1 after a
+ * 404/400. */
 static int read_model(req *r, json_t *in, char src[FY_LANG_MAX], char tgt[FY_LANG_MAX], oa *o)
 {
     const char *model = json_string_value(json_object_get(in, "model"));
@@ -163,16 +171,20 @@ static int read_model(req *r, json_t *in, char src[FY_LANG_MAX], char tgt[FY_LAN
                  "'model' is required: \"fanyi\", or a direction from GET /v1/models");
         return -1;
     }
-    snprintf(o->model, sizeof o->model, "%s", model);
-    if (!strcmp(model, "fanyi")) return 0;
-    if (fy_lang_pair_parse(model, src, tgt) || !fy_registry_route_kind(r->srv->reg, src, tgt)) {
-        oa_error(r, 404, "model_not_found", "model",
-                 "The model '%.40s' does not exist here: use \"fanyi\" (any direction, as the "
-                 "prompt asks) or a direction from GET /v1/models",
-                 model);
+    if (!(o->model = strdup(model))) {
+        reply_error(r, 500, "out of memory");
         return -1;
     }
-    return 0;
+    if (!strcmp(model, "fanyi")) return 0;
+    if (!fy_lang_pair_parse(model, src, tgt) && fy_registry_route_kind(r->srv->reg, src, tgt))
+        return 0;
+    src[0] = tgt[0] = '\0';
+    if (!r->srv->o.openai_strict) return 0;
+    oa_error(r, 404, "model_not_found", "model",
+             "The model '%.40s' does not exist here: use \"fanyi\" (any direction, as the "
+             "prompt asks) or a direction from GET /v1/models",
+             model);
+    return -1;
 }
 
 /* The languages of the request: the prompt's, checked against the
@@ -429,16 +441,25 @@ static void stream_close(req *r, oa *o)
                json_pack("{s:o}", "response", response_object(r, o, "completed", t, n)));
 }
 
-/* A stream whose job failed ends with an error event. r->lock held. */
-static void stream_fail(req *r, oa *o, int status)
+/* Why a stream's job failed, for its error event. Reads the job (takes
+ * its lock): never with r->lock held. */
+static void fail_message(req *r, int status, char *msg, size_t cap)
 {
     fy_error err = {0};
     fy_request_status(r->q, &err);
-    const char *msg = status == FY_ETIMEOUT    ? "the translation did not finish in time"
-                      : status == FY_ECANCELED ? "the server is shutting down"
-                      : err.msg[0]             ? err.msg
-                                               : "translation failed";
-    const char *code = status == FY_ETIMEOUT ? "timeout" : "internal_error";
+    snprintf(msg, cap, "%s",
+             status == FY_ETIMEOUT    ? "the translation did not finish in time"
+             : status == FY_ECANCELED ? "the server is shutting down; retry"
+             : err.msg[0]             ? err.msg
+                                      : "translation failed");
+}
+
+/* A stream whose job failed ends with an error event. r->lock held. */
+static void stream_fail(req *r, oa *o, int status, const char *msg)
+{
+    const char *code = status == FY_ETIMEOUT    ? "timeout"
+                       : status == FY_ECANCELED ? "unavailable"
+                                                : "internal_error";
     if (o->api == OA_CHAT) {
         ev_put(r, NULL,
                json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type", "server_error",
@@ -476,11 +497,13 @@ static int stream_more(req *r, oa *o, int done, int status)
     int end = done && (status || o->text == n);
     if (end && !status) prompt_answer_close(&o->p, &b);
     if (end && !status) count_usage(r, o); /* before r->lock: it takes the job's */
+    char why[FY_ERROR_MSG_MAX];
+    if (end && status) fail_message(r, status, why, sizeof why); /* likewise */
     pthread_mutex_lock(&r->lock);
     if (b.oom) r->ev.oom = 1;
     put_delta(r, o, b.p ? b.p : "", b.n);
     if (end && !status) stream_close(r, o);
-    if (end && status) stream_fail(r, o, status);
+    if (end && status) stream_fail(r, o, status, why);
     if (end) r->ev_end = 1;
     pthread_mutex_unlock(&r->lock);
     fy_buf_free(&b);
@@ -494,11 +517,7 @@ static void oa_sentence(void *user, size_t text, size_t sentence, const char *be
     (void)text, (void)sentence, (void)before, (void)before_len, (void)rendered, (void)len;
     req *r = user;
     pthread_mutex_lock(&r->lock);
-    r->ev_count++; /* the reader looks again before it sleeps */
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
+    req_notify(r); /* the reader looks again before it sleeps */
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -509,20 +528,23 @@ static ssize_t oa_read(void *cls, uint64_t pos, char *buf, size_t max)
     oa *o = r->ctx;
     for (;;) {
         pthread_mutex_lock(&r->lock);
-        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, r->gone, buf, max);
+        ssize_t got = stream_take(&r->ev, &r->ev_pos, r->ev_end, req_gone(r), buf, max);
         if (got) {
             pthread_mutex_unlock(&r->lock);
             return got;
         }
-        int done = r->job_done, status = r->job_status;
-        size_t before = r->ev.n, wakes = r->ev_count;
+        int st;
+        unsigned long events;
+        int state = req_look(r, &st, &events);
+        /* Nothing reported since the last look: sleep until a sentence or the end. */
+        if (state == WAIT_PENDING && events == o->seen && !req_sleep(r, events)) return 0;
+        o->seen = events;
         pthread_mutex_unlock(&r->lock);
-        int end = stream_more(r, o, done, status);
-        pthread_mutex_lock(&r->lock);
-        int more = r->ev.n > before || end || r->ev.oom || r->ev_count != wakes;
-        /* nothing new: sleep until a sentence or the end */
-        if (!more && !r->job_done) return stream_sleep(r);
-        pthread_mutex_unlock(&r->lock);
+        if (state == WAIT_CUT) {
+            req_cancel(r);
+            st = FY_ECANCELED;
+        }
+        stream_more(r, o, state != WAIT_PENDING, st);
     }
 }
 
@@ -568,7 +590,7 @@ static enum MHD_Result oa_translate(req *r, json_t *in, oa *o, fy_buf *sys, fy_b
     return task_submit(r, oa_stream_start);
 }
 
-enum MHD_Result api_openai_chat(req *r)
+static enum MHD_Result api_openai_chat(req *r)
 {
     json_t *in = api_body(r);
     if (!in) return REPLIED(r);
@@ -592,7 +614,7 @@ enum MHD_Result api_openai_chat(req *r)
     return ret;
 }
 
-enum MHD_Result api_openai_responses(req *r)
+static enum MHD_Result api_openai_responses(req *r)
 {
     json_t *in = api_body(r);
     if (!in) return REPLIED(r);
@@ -621,3 +643,21 @@ enum MHD_Result api_openai_responses(req *r)
     fy_buf_free(&user);
     return ret;
 }
+
+/* ---- the dialect ----------------------------------------------------------------------- */
+
+static json_t *openai_error(int status, const char *msg)
+{
+    return json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
+                     status < 500 ? "invalid_request_error" : "server_error", "param", "code",
+                     status == 401 || status == 403 ? "invalid_api_key" : http_code_name(status));
+}
+
+static const route openai_routes[] = {
+    {"POST", "/v1/chat/completions", "openai_chat", 1, 0, api_openai_chat, NULL},
+    {"POST", "/v1/responses", "openai_responses", 1, 0, api_openai_responses, NULL},
+    {"GET", "/v1/models", "openai_models", 0, 0, api_openai_models, NULL},
+};
+
+const dialect dialect_openai = {
+    "openai", openai_routes, sizeof openai_routes / sizeof *openai_routes, openai_error, NULL, 0};

@@ -58,7 +58,8 @@ static const char *body_token(json_t *body)
 static int token_ok(req *r, const char *got)
 {
     if (!got || !*got) {
-        reply_error(r, r->dialect == D_DEEPL ? 403 : 401,
+        int missing = r->dialect && r->dialect->missing_token ? r->dialect->missing_token : 401;
+        reply_error(r, missing,
                     "an API token is required (Authorization: Bearer TOKEN, X-API-Token, "
                     "?token=, api_key, or DeepL-Auth-Key)");
         return -1;

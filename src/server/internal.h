@@ -1,5 +1,6 @@
 /* internal.h - what the files of the server module share: the request
- * context, the route table, reply helpers and the translation task.
+ * context, the dialects and their routes, replies, bodies, the wait state
+ * and the translation task.
  * Not a public header. */
 #ifndef FY_SERVER_INTERNAL_H
 #define FY_SERVER_INTERNAL_H
@@ -17,9 +18,18 @@
 #include "util/lang.h"
 #include "web_assets.h"
 
-/* Error body shapes: each client dialect has its own. */
-typedef enum { D_NATIVE, D_LIBRE, D_DEEPL, D_DEEPLX, D_GOOGLE, D_OPENAI } dialect;
+/* ---- dialects ------------------------------------------------------------
+ *
+ * A dialect is one client API (fanyi's own, LibreTranslate, DeepL, Google,
+ * an OpenAI-compatible one, a plug-in's). Its api_*.c file owns a
+ * descriptor: its routes and their handlers, its error body, its language
+ * codes, which routes answer any origin by default (CORS), and the status
+ * of a missing token. dialects.c registers the descriptors with the core,
+ * as an nginx module registers its handlers: the core finds a request's
+ * route among them and leaves everything dialect-specific to the
+ * descriptor. Adding a dialect is its file and one line in dialects.c. */
 
+typedef struct dialect dialect;
 typedef struct req req;
 typedef enum MHD_Result (*handler_fn)(req *r);
 
@@ -28,10 +38,36 @@ typedef enum MHD_Result (*handler_fn)(req *r);
  * method "*" matches any. */
 typedef struct route {
     const char *method, *path, *name; /* name: the metrics/log label */
-    dialect dialect;
-    int auth; /* needs the API token when one is set */
+    int auth;                         /* needs the API token when one is set */
+    int cors; /* any origin may call it unless --cors-origin says otherwise */
     handler_fn handler;
+    const dialect *as; /* answers in another dialect's shape; NULL: its own */
 } route;
+
+struct dialect {
+    const char *name;
+    const route *routes;
+    size_t nroutes;
+    /* The body of an error (status, message); NULL when out of memory. */
+    json_t *(*error)(int status, const char *msg);
+    /* A normalised tag as the dialect writes it (buf, cap bytes, may hold
+     * it); NULL: the tag as it is. */
+    const char *(*code)(const char *tag, char *buf, size_t cap);
+    int missing_token; /* status when a token is needed and none came; 0: 401 */
+};
+
+extern const dialect dialect_ops, dialect_native, dialect_libre, dialect_deepl, dialect_deeplx,
+    dialect_google, dialect_imme, dialect_kiss, dialect_hcfy, dialect_openai, dialect_documents;
+
+/* dialects.c: the registered dialects. The route of method + url (HEAD as
+ * GET) and the dialect that answers it (*d); *path_route the first route of
+ * the path whatever the method (NULL: no such path), *path_d its dialect. */
+const route *route_find(const char *method, const char *url, const route **path_route,
+                        const dialect **path_d, const dialect **d);
+/* Does some dialect have method + path? */
+int route_exists(const char *method, const char *path);
+/* The Allow header of rt's path: the methods of its routes. */
+const char *route_allow(const route *rt);
 
 /* The languages of a request as its dialect named them (normalised tags,
  * "" for auto / the default target) and the fields they came from. */
@@ -57,12 +93,29 @@ typedef struct peer {
 
 /* strict.c: the RFC 9112 checks libmicrohttpd does not make, on the first
  * call for a request (method and version as ahc got them). 0, or the status
- * to answer (400, 411, 501) with a message in msg. */
+ * to answer (400, 501) with a message in msg. */
 int req_strict(struct MHD_Connection *conn, const char *method, const char *version, char *msg,
                size_t cap);
 /* The path of an absolute-form target (http://host/path -> /path); other
  * targets unchanged. Borrowed from url. */
 const char *req_origin_form(const char *url);
+
+/* conns.c: connection tracking. MHD_OPTION_NOTIFY_CONNECTION's callback
+ * (cls: the server): tracks every connection, refuses one past
+ * --max-connections with a 503 at once. */
+void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                 enum MHD_ConnectionNotificationCode code);
+/* Was conn refused by conn_notify (its request is never run)? */
+int conn_refused(struct MHD_Connection *conn);
+/* Marks whether cn (NULL harmless) is waiting for (part of) a request;
+ * receiving restarts its read deadline. 1 if the watcher has cut it. */
+int conn_set_receiving(fy_server *s, peer *cn, int receiving);
+/* The watcher: shuts down connections whose request is later than
+ * --read-timeout. */
+void conns_check(fy_server *s);
+/* r was answered before its body was read: its connection gets a
+ * lingering close for the rest of the body. */
+void linger_arm(req *r);
 
 /* linger.c: lingering close. A socket answered early is kept open after
  * libmicrohttpd's close and read to its end, for at most LINGER_MS in all,
@@ -81,20 +134,35 @@ void linger_counts(lingerer *l, size_t *open, uint64_t *total);
 
 enum { PH_BODY, PH_HANDLE, PH_WAIT, PH_REPLIED };
 
+/* Why a request is ended from outside (request.c). */
+enum { CUT_NONE, CUT_GONE, CUT_STOP }; /* the client went away; the server is stopping */
+
+/* A request's wait state (request.c is its only writer; r->lock guards it). */
+typedef struct waitstate {
+    int suspended;        /* the connection sleeps (MHD_suspend_connection) */
+    int pending;          /* work is in flight (a job, a document's batch) */
+    int done, status;     /* its end was reported and not yet taken by the owner */
+    int cut;              /* CUT_*: the request is to end now */
+    unsigned long events; /* reports so far: output, the end, a cut */
+} waitstate;
+
 struct req {
     fy_server *srv;
     struct MHD_Connection *conn;
     const route *rt;
-    const char *endpoint; /* label; a handler may refine it ("libre") */
-    const char *allow;    /* Allow header of a 405 */
-    int close;            /* its framing is not to be trusted: Connection: close */
-    dialect dialect;
+    const char *endpoint;   /* label; a handler may refine it ("libre") */
+    const char *allow;      /* Allow header of a 405 */
+    int close;              /* its framing is not to be trusted: Connection: close */
+    const dialect *dialect; /* the shape of its answers (NULL: fanyi's own) */
     char id[48];
     int64_t start_us;
     int phase, status;
     size_t chars;
     char *body;                /* request body, NUL-terminated */
     size_t len, cap, declared; /* declared: its Content-Length */
+    int chunked;               /* the body comes chunked (body.c) */
+    int refused;               /* a chunked body over a limit: its status, answered at its end */
+    uint64_t dropped;          /* bytes of a refused body read and dropped */
     size_t charge;             /* bytes of the server's request memory it holds */
     json_t *in;                /* parsed body (object) */
     fy_request *q;             /* the translation */
@@ -103,11 +171,13 @@ struct req {
     int array;                 /* the texts came as an array */
     int placeholders;          /* the dialect's texts carry plug-in placeholders ({0}, <b0></b0>) */
     const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
-    int submitted;             /* r->q is submitted (guarded by lock) */
-    enum MHD_Result (*finish)(req *r); /* formats the answer once the job is done */
-    pthread_mutex_t lock;              /* guards the fields below (job callbacks) */
-    int suspended, job_done, job_status;
-    int gone; /* the client disconnected while we waited */
+    /* The owner's continuation when the work it waits for is over
+     * (req_park): status 0, or the work's error. */
+    enum MHD_Result (*resume)(req *r, int status);
+    enum MHD_Result (*finish)(req *r); /* the dialect's answer once the job is done (task.c) */
+    void (*cancel)(req *r);            /* stops its work (default: cancels r->q) */
+    pthread_mutex_t lock;              /* guards w, and the stream fields below */
+    waitstate w;
     /* Server-sent events (POST /translate/stream). */
     int sse;
     size_t ev_count; /* sentence events so far */
@@ -143,6 +213,7 @@ struct fy_server {
     req *live;
     size_t nlive;
     atomic_int draining; /* read by HTTP threads without the lock */
+    atomic_int stopping; /* the drain is over: requests are cut (request.c) */
     int stop_watch;
     pthread_t watcher;
     int watcher_started;
@@ -164,10 +235,13 @@ struct fy_server {
     struct docs *docs; /* translated documents to download, document metrics */
 };
 
-/* server.c */
+/* reply.c */
 enum MHD_Result reply_json(req *r, int status, json_t *body); /* takes body */
 enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len);
-/* The dialect's error body; fmt is the message. */
+/* A message that quotes the client (or was cut short) made valid UTF-8
+ * for JSON, in place: bad bytes become '?'. */
+void utf8_scrub(char *s);
+/* The error body of r's dialect (fanyi's own when none); fmt is the message. */
 enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Adds X-Request-Id, CORS and the like, queues, records the status. */
@@ -182,19 +256,103 @@ enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
  * a part was lost (out->oom) or failed is set, END_OF_STREAM once ended;
  * else 0: nothing to send yet. */
 ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max);
-/* Ends a stream reader's call with nothing to send: r's connection sleeps
- * until a producer resumes it. Takes r->lock held and releases it. */
-ssize_t stream_sleep(req *r);
+/* Query string argument or NULL. */
+const char *req_arg(req *r, const char *key);
+const char *req_header(req *r, const char *key);
+
+/* ---- body.c: request bodies --------------------------------------------- */
+
+/* n bytes for people: "512 bytes", "95.1 KiB", "20.1 MiB" (in buf, cap
+ * bytes; returns buf). size_over: the same for a size over limit, with as
+ * many decimals as it takes to read as more (20 MiB + 1 byte is not "20.0"). */
+const char *size_text(uint64_t n, char *buf, size_t cap);
+const char *size_over(uint64_t n, uint64_t limit, char *buf, size_t cap);
+/* The bytes a body of route rt may have. */
+size_t body_route_limit(const fy_server *s, const route *rt);
+/* The first call (headers): a Content-Length over the route's limit is a
+ * 413, and the whole cost of a body within it is reserved (503 when the
+ * request memory has no room); a chunked body is taken as it comes. 0, or
+ * -1 after the reply. */
+int body_begin(req *r);
+/* A piece of the body. MHD_NO cuts the connection: more than the declared
+ * length (a bug), out of memory, a refused chunked body going on past
+ * LINGER_BYTES. */
+enum MHD_Result body_append(req *r, const char *data, size_t n);
+/* The last call: 0, or -1 after the 413/503 of a chunked body refused
+ * while it arrived. */
+int body_end(req *r);
 /* The request body as a JSON object (JSON, or form fields: repeated keys
  * become arrays). NULL after a 400/415 reply. Borrowed (r->in). */
 json_t *req_body(req *r);
 /* The same without replying: NULL with *status and a message in msg. */
 json_t *req_body_parse(req *r, int *status, char *msg, size_t cap);
-/* Does the route table have method + path? */
-int route_exists(const char *method, const char *path);
-/* Query string argument or NULL. */
-const char *req_arg(req *r, const char *key);
-const char *req_header(req *r, const char *key);
+
+/* ---- request.c: a request's life and its wait state ---------------------
+ *
+ * A request may wait for work done on other threads: its translation job,
+ * a document's batch, a stream's next sentence. While it waits, its
+ * connection is suspended. request.c is the only code that suspends,
+ * resumes and ends that wait; everyone else reports:
+ *   producers (scheduler threads)    req_notify: output appended;
+ *                                    req_work_done: the work is over
+ *   the watcher, the shutdown        req_cut: the client went away, the
+ *                                    server is stopping
+ *   the owner (the connection's      req_work_begin before submitting work;
+ *   HTTP thread)                     req_park (one answer) or req_look +
+ *                                    req_sleep (a stream's reader)
+ * Only the owner acts on a cut: it stops the work (req_cancel) and answers
+ * in its own protocol (a 503 in the dialect's shape, a stream's error
+ * event), or closes for a client that is gone. A cut request never sleeps
+ * again, and every sleeping one is resumed by the cut, so at shutdown no
+ * connection is suspended when libmicrohttpd stops. */
+
+/* A new request on conn, in the server's live list; NULL when out of memory. */
+req *req_new(fy_server *s, struct MHD_Connection *conn);
+/* Takes r out of the live list, returns its request memory, cancels its
+ * work and frees it (MHD's completion notice: no callback is left). */
+void req_free(req *r);
+/* Owner: work is about to be submitted (a job, a document's next batch);
+ * its end is reported by req_work_done, possibly before the submit returns. */
+void req_work_begin(req *r);
+/* Producer (r->lock not held): the work is over with status (0 or an
+ * FY_E* code); wakes the connection. */
+void req_work_done(req *r, int status);
+/* Producer, r->lock held: a stream's output grew; wakes the connection. */
+void req_notify(req *r);
+/* The watcher or the shutdown (r->lock not held): r is to end now (CUT_GONE,
+ * CUT_STOP); wakes the connection so that its owner acts. */
+void req_cut(req *r, int why);
+/* The shutdown: marks the server stopping and cuts every live request.
+ * Returns how many had work in flight. */
+int req_cut_all(fy_server *s);
+/* The watcher: cuts the sleeping requests whose client has gone. */
+void req_watch_gone(fy_server *s);
+/* CUT_* of r (any thread; takes r->lock). A request that arrives while the
+ * server is stopping counts as cut. */
+int req_cut_reason(req *r);
+/* Owner: stops r's work (r->cancel, else its job r->q); no work callback
+ * runs once this returns. r->lock not held. */
+void req_cancel(req *r);
+/* Owner of a request with one answer (r->lock not held), after submitting
+ * work or when libmicrohttpd calls again after a resume: sleeps while the
+ * work is in flight (MHD_YES); when it is over, r->resume(r, status); when
+ * r is cut, cancels and answers 503 (or MHD_NO for a client gone). */
+enum MHD_Result req_park(req *r);
+/* Owner: the 503 of a request cut by the shutdown, in r's dialect (or
+ * MHD_NO when its client is gone); after req_cancel. */
+enum MHD_Result req_cut_reply(req *r);
+/* What a stream's reader finds, r->lock held: WAIT_DONE (the end of the
+ * work, taken: *status), WAIT_CUT (*status: CUT_*) or WAIT_PENDING; *events
+ * (may be NULL): the reports so far, for req_sleep. */
+enum { WAIT_PENDING, WAIT_DONE, WAIT_CUT };
+int req_look(req *r, int *status, unsigned long *events);
+/* A stream's reader with nothing to send, r->lock held: when nothing was
+ * reported since req_look gave events, the connection sleeps until the
+ * next report and this returns 0 with r->lock released (the reader returns
+ * 0); else -1 with r->lock still held (the reader looks again). */
+int req_sleep(req *r, unsigned long events);
+/* Is r's client gone (r->lock held)? A stream then ends without an end. */
+int req_gone(const req *r);
 
 /* auth.c: the body of an API request after authentication: the token
  * from a header or the query string is checked first, then the body is
@@ -246,8 +404,6 @@ const char *task_lang(req *r, size_t i);
 #define REPLIED(r) ((r)->phase == PH_REPLIED ? MHD_YES : MHD_NO)
 /* Submits r->q; finish runs in an HTTP thread when all is translated. */
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r));
-/* After a resume: calls finish or replies the job's error. */
-enum MHD_Result task_resumed(req *r);
 /* The translation of text i (malloc'd), or NULL on allocation failure. */
 char *task_join(req *r, size_t i);
 /* A JSON array of item(r, i, translation of text i) for every text (item
@@ -279,49 +435,24 @@ int tls_check(const char *cert, const char *key, fy_error *err);
 void sse_sentence(void *user, size_t text, size_t sentence, const char *before, size_t before_len,
                   const char *rendered, size_t len);
 
-/* The handlers, one file per dialect. */
-enum MHD_Result api_translate(req *r); /* native or LibreTranslate by body */
-enum MHD_Result api_native(req *r, json_t *in);
-enum MHD_Result api_native_stream(req *r);
+/* What the dialects share beyond their descriptors. */
+/* api_native.c: fanyi's error body {"error": {"code", "message"}}, and the
+ * code it names a status with ("invalid_request", "unavailable"...). */
+json_t *native_error(int status, const char *msg);
+const char *http_code_name(int status);
+/* api_libre.c: POST /translate with LibreTranslate's body (api_native.c
+ * decided by the body); in: its body. */
 enum MHD_Result api_libre(req *r, json_t *in);
-enum MHD_Result api_libre_languages(req *r);
-enum MHD_Result api_libre_detect(req *r);
-enum MHD_Result api_deepl(req *r);
-enum MHD_Result api_deepl_languages(req *r);
-enum MHD_Result api_deepl_usage(req *r);
-enum MHD_Result api_deepl_glossaries(req *r);
-enum MHD_Result api_deepl_glossary_pairs(req *r);
-enum MHD_Result api_deepl_document(req *r);
-enum MHD_Result api_deeplx(req *r);     /* POST /deeplx */
-enum MHD_Result api_deeplx_pro(req *r); /* POST /v1/translate */
-/* POST /translate with a DeepLX body (api_translate decided); in: its body. */
+/* api_deeplx.c: POST /translate with a DeepLX body; in: its body. */
 enum MHD_Result api_deeplx_body(req *r, json_t *in);
-enum MHD_Result api_google_languages(req *r);
-enum MHD_Result api_google(req *r);
-enum MHD_Result api_libre_settings(req *r);
-enum MHD_Result api_libre_suggest(req *r);
-/* Is path one of LibreTranslate's (CORS on by default, as LibreTranslate does)? */
-int api_libre_path(const char *path);
-enum MHD_Result api_google_detect(req *r);
-enum MHD_Result api_google_web(req *r); /* translate.googleapis.com/translate_a/single */
-enum MHD_Result api_imme(req *r);
-enum MHD_Result api_kiss(req *r);
-enum MHD_Result api_openai_chat(req *r);
-enum MHD_Result api_openai_responses(req *r);
-enum MHD_Result api_openai_models(req *r);
-enum MHD_Result api_translate_file(req *r);
-enum MHD_Result api_download_file(req *r);
-enum MHD_Result api_translate_document(req *r);
-/* The body limit of a document route (--max-document-bytes plus room for
- * the form), 0 for any other route. */
+/* api_deepl.c: DeepL's codes, upper case (ZH, EN-US). */
+const char *deepl_code(const char *tag, char *buf, size_t cap);
+/* api_document.c: the body limit of a document route (--max-document-bytes
+ * plus room for the form), 0 for any other route. */
 size_t doc_body_limit(const fy_server *s, const route *rt);
 /* Frees r's document state (cancelling its job) and counts it. */
 void doc_req_free(req *r);
-enum MHD_Result op_root(req *r);
-enum MHD_Result op_health(req *r);
-enum MHD_Result op_ready(req *r);
-enum MHD_Result op_metrics(req *r);
-enum MHD_Result op_version(req *r);
+/* ops.c: the OpenAPI document (also LibreTranslate's /spec). */
 enum MHD_Result op_openapi(req *r);
 
 /* docstore.c: results kept for download and the document metrics. */
@@ -347,8 +478,10 @@ void metrics_request(struct metrics *m, const char *endpoint, const char *direct
 /* Appends the Prometheus text of the request counters to a malloc'd buffer. */
 char *metrics_render(fy_server *s, size_t *len);
 
-/* server.c: answers GET/HEAD of an embedded web asset (UI pages, scripts,
+/* reply.c: answers GET/HEAD of an embedded web asset (UI pages, scripts,
  * openapi.json) with caching headers and the UI's Content-Security-Policy. */
 enum MHD_Result reply_asset(req *r, const fy_web_asset *a);
+/* The 204 of an OPTIONS request (a CORS preflight) for route rt (NULL: none). */
+enum MHD_Result reply_options(req *r, const route *rt);
 
 #endif

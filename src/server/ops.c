@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum MHD_Result op_health(req *r)
+static enum MHD_Result op_health(req *r)
 {
     return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
@@ -47,7 +47,7 @@ static json_t *cache_json(fy_server *s)
 /* Ready: models load on demand, so the server is ready while it is not
  * draining and the queue has room; a load balancer stops sending when it
  * is not. The cache is optional: it is reported, never a reason. */
-enum MHD_Result op_ready(req *r)
+static enum MHD_Result op_ready(req *r)
 {
     fy_scheduler_stats st;
     fy_scheduler_get_stats(r->srv->sched, &st);
@@ -63,7 +63,7 @@ enum MHD_Result op_ready(req *r)
     return reply_json(r, draining || saturated ? 503 : 200, body);
 }
 
-enum MHD_Result op_metrics(req *r)
+static enum MHD_Result op_metrics(req *r)
 {
     size_t len = 0;
     char *text = metrics_render(r->srv, &len);
@@ -93,7 +93,7 @@ static json_t *pairs_json(fy_registry *reg)
     return list;
 }
 
-enum MHD_Result op_version(req *r)
+static enum MHD_Result op_version(req *r)
 {
     fy_server *s = r->srv;
     fy_scheduler_stats st;
@@ -113,7 +113,19 @@ enum MHD_Result op_openapi(req *r)
     return reply_asset(r, fy_web_asset_find("/openapi.json"));
 }
 
-enum MHD_Result op_root(req *r)
+static enum MHD_Result op_root(req *r)
 {
     return reply_asset(r, fy_web_asset_find("/"));
 }
+
+static const route ops_routes[] = {
+    {"GET", "/", "ui", 0, 0, op_root, NULL},
+    {"GET", "/health", "health", 0, 0, op_health, NULL},
+    {"GET", "/ready", "ready", 0, 0, op_ready, NULL},
+    {"GET", "/metrics", "metrics", 0, 0, op_metrics, NULL},
+    {"GET", "/version", "version", 0, 0, op_version, NULL},
+    {"GET", "/openapi.json", "openapi", 0, 0, op_openapi, NULL},
+};
+
+const dialect dialect_ops = {"ops",        ops_routes, sizeof ops_routes / sizeof *ops_routes,
+                             native_error, NULL,       0};

@@ -6,91 +6,33 @@
  * route, early refusals (404, 405, 413 by Content-Length, 503 while
  * draining; the connection then closes with a lingering close, linger.c);
  * body chunks -> appended; last call -> the route's handler,
- * which replies at once or submits a job and suspends the connection; the
- * job's completion resumes it and MHD calls us again to format the answer.
- * MHD's completion notice frees the request (and cancels its job, so a
- * client that went away stops costing work).
+ * which replies at once or submits a job and waits for it (request.c owns
+ * the wait: the connection sleeps, the job's end wakes it, and MHD calls us
+ * again to format the answer). MHD's completion notice frees the request
+ * (and cancels its job, so a client that went away stops costing work).
  *
- * Connections are tracked apart from requests (see peer in internal.h):
- * past --max-connections a new one is refused at once, and one whose
- * request has not fully arrived within --read-timeout is closed.
+ * Graceful shutdown (fy_server_drain): no new connections, requests in
+ * flight finish; at the end of the drain the rest are cut (request.c) and
+ * answer with an error in their own protocol before the daemon stops.
+ *
+ * Connections are tracked apart from requests (conns.c): past
+ * --max-connections a new one is refused at once, and one whose request has
+ * not fully arrived within --read-timeout is closed.
  */
 #include "server/internal.h"
 #include "util/clock.h"
 #include "util/list.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <malloc.h>
 #include <netdb.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-static const route routes[] = {
-    {"GET", "/", "ui", D_NATIVE, 0, op_root},
-    {"GET", "/health", "health", D_NATIVE, 0, op_health},
-    {"GET", "/ready", "ready", D_NATIVE, 0, op_ready},
-    {"GET", "/metrics", "metrics", D_NATIVE, 0, op_metrics},
-    {"GET", "/version", "version", D_NATIVE, 0, op_version},
-    {"GET", "/openapi.json", "openapi", D_NATIVE, 0, op_openapi},
-    {"POST", "/translate", "translate", D_NATIVE, 1, api_translate},
-    {"POST", "/translate/stream", "translate_stream", D_NATIVE, 1, api_native_stream},
-    {"GET", "/languages", "languages", D_LIBRE, 0, api_libre_languages},
-    {"POST", "/detect", "detect", D_LIBRE, 1, api_libre_detect},
-    {"POST", "/v2/translate", "deepl", D_DEEPL, 1, api_deepl},
-    {"GET", "/v2/languages", "deepl_languages", D_DEEPL, 0, api_deepl_languages},
-    {"GET", "/v2/usage", "deepl_usage", D_DEEPL, 1, api_deepl_usage},
-    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", D_DEEPL, 0,
-     api_deepl_glossary_pairs},
-    {"*", "/v2/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
-    {"*", "/v3/glossaries/*", "deepl_glossaries", D_DEEPL, 0, api_deepl_glossaries},
-    {"*", "/v2/document/*", "deepl_document", D_DEEPL, 0, api_deepl_document},
-    {"POST", "/deeplx", "deeplx", D_DEEPLX, 1, api_deeplx},
-    {"POST", "/v1/translate", "deeplx", D_DEEPLX, 1, api_deeplx_pro},
-    {"POST", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
-    {"GET", "/language/translate/v2", "google", D_GOOGLE, 1, api_google},
-    {"POST", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
-    {"GET", "/language/translate/v2/detect", "google_detect", D_GOOGLE, 1, api_google_detect},
-    {"GET", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
-     api_google_languages},
-    {"POST", "/language/translate/v2/languages", "google_languages", D_GOOGLE, 0,
-     api_google_languages},
-    {"GET", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
-    {"POST", "/translate_a/single", "google_web", D_GOOGLE, 1, api_google_web},
-    {"POST", "/translate_file", "translate_file", D_LIBRE, 1, api_translate_file},
-    {"GET", "/download_file/*", "download_file", D_LIBRE, 0, api_download_file},
-    {"POST", "/translate/document", "translate_document", D_NATIVE, 1, api_translate_document},
-    {"POST", "/imme", "imme", D_NATIVE, 1, api_imme},
-    {"POST", "/kiss", "kiss", D_NATIVE, 1, api_kiss},
-    {"GET", "/frontend/settings", "libre_settings", D_LIBRE, 0, api_libre_settings},
-    {"POST", "/suggest", "libre_suggest", D_LIBRE, 0, api_libre_suggest},
-    {"GET", "/spec", "openapi", D_LIBRE, 0, op_openapi},
-    {"POST", "/v1/chat/completions", "openai_chat", D_OPENAI, 1, api_openai_chat},
-    {"POST", "/v1/responses", "openai_responses", D_OPENAI, 1, api_openai_responses},
-    {"GET", "/v1/models", "openai_models", D_OPENAI, 0, api_openai_models},
-};
-enum { NROUTES = sizeof routes / sizeof *routes };
-
-/* Bytes a body may have: JSON can spend up to 6 bytes per character
- * (\uXXXX), plus room for field names and array punctuation. */
-static size_t body_limit(const fy_server *s)
-{
-    return s->o.max_chars * 6 + s->o.max_items * 16 + 65536;
-}
-
-/* A route's body limit: documents have their own. */
-static size_t route_limit(const fy_server *s, const route *rt)
-{
-    size_t d = doc_body_limit(s, rt);
-    return d ? d : body_limit(s);
-}
 
 void fy_server_options_default(fy_server_options *o)
 {
@@ -113,653 +55,24 @@ void fy_server_options_default(fy_server_options *o)
     o->download_store_bytes = (size_t)256 << 20;
 }
 
-/* ---- replies ------------------------------------------------------------- */
-
-const char *req_header(req *r, const char *key)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
-}
-
-const char *req_arg(req *r, const char *key)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
-{
-    fy_server *s = r->srv;
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "X-Request-Id", r->id);
-    if (r->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
-        if (strcmp(r->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
-    }
-    if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
-    /* RFC 9110 §11.6.1: a 401 names the scheme that would be accepted. */
-    if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"fanyi\"");
-    if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
-    if (atomic_load(&s->draining) || r->close) MHD_add_response_header(resp, "Connection", "close");
-    r->status = status;
-    r->phase = PH_REPLIED;
-    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-enum MHD_Result reply_stream(req *r, const char *ctype, size_t block,
-                             MHD_ContentReaderCallback reader)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, reader, r, NULL);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", ctype);
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no"); /* nginx: pass it on as it comes */
-    return reply_queue(r, 200, resp);
-}
-
-ssize_t stream_take(fy_buf *out, size_t *pos, int ended, int failed, char *buf, size_t max)
-{
-    if (out->oom || failed)
-        return MHD_CONTENT_READER_END_WITH_ERROR; /* no end rather than a wrong one */
-    if (*pos < out->n) {
-        size_t n = out->n - *pos;
-        if (n > max) n = max;
-        memcpy(buf, out->p + *pos, n);
-        *pos += n;
-        return (ssize_t)n;
-    }
-    return ended ? MHD_CONTENT_READER_END_OF_STREAM : 0;
-}
-
-ssize_t stream_sleep(req *r)
-{
-    r->suspended = 1;
-    MHD_suspend_connection(r->conn);
-    pthread_mutex_unlock(&r->lock);
-    return 0;
-}
-
-enum MHD_Result reply_text(req *r, int status, const char *type, const char *text, size_t len)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", type);
-    return reply_queue(r, status, resp);
-}
-
-enum MHD_Result reply_asset(req *r, const fy_web_asset *a)
-{
-    /* Assets are compiled in: the ETag changes exactly when the binary's copy
-     * does, so browsers revalidate (no-cache) and mostly get a 304. */
-    const char *inm = req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    int fresh = inm && !strcmp(inm, a->etag);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        fresh ? 0 : a->size, fresh ? NULL : (void *)a->data, MHD_RESPMEM_PERSISTENT);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", a->content_type);
-    MHD_add_response_header(resp, "ETag", a->etag);
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "Content-Security-Policy", fy_web_csp);
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-    return reply_queue(r, fresh ? 304 : 200, resp);
-}
-
-enum MHD_Result reply_json(req *r, int status, json_t *body)
-{
-    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
-    json_decref(body);
-    if (!text) return reply_text(r, 500, "application/json", "{}", 2);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
-    return reply_queue(r, status, resp);
-}
-
-static const char *status_code_name(int status)
-{
-    switch (status) {
-    case 400:
-        return "invalid_request";
-    case 401:
-        return "unauthorized";
-    case 403:
-        return "forbidden";
-    case 404:
-        return "not_found";
-    case 405:
-        return "method_not_allowed";
-    case 411:
-        return "length_required";
-    case 413:
-        return "payload_too_large";
-    case 415:
-        return "unsupported_media_type";
-    case 501:
-        return "not_implemented";
-    case 503:
-        return "unavailable";
-    case 504:
-        return "timeout";
-    default:
-        return "internal_error";
-    }
-}
-
-/* Google's canonical status name (google.rpc.Code) for an HTTP status. */
-static const char *google_status(int status)
-{
-    switch (status) {
-    case 400:
-    case 405:
-    case 411:
-    case 413:
-    case 415:
-        return "INVALID_ARGUMENT";
-    case 429:
-        return "RESOURCE_EXHAUSTED";
-    case 401:
-        return "UNAUTHENTICATED";
-    case 403:
-        return "PERMISSION_DENIED";
-    case 404:
-        return "NOT_FOUND";
-    case 503:
-        return "UNAVAILABLE";
-    case 501:
-        return "UNIMPLEMENTED";
-    case 504:
-        return "DEADLINE_EXCEEDED";
-    default:
-        return "INTERNAL";
-    }
-}
-
-/* The "reason" Google's v2 errors carry (errors[0].reason). */
-static const char *google_reason(int status)
-{
-    switch (status) {
-    case 400:
-    case 411:
-        return "invalid";
-    case 401:
-        return "authError";
-    case 403:
-        return "forbidden";
-    case 404:
-        return "notFound";
-    case 405:
-        return "httpMethodNotAllowed";
-    case 413:
-        return "uploadTooLarge";
-    case 415:
-        return "unsupportedMediaType";
-    case 429:
-        return "rateLimitExceeded";
-    case 501:
-        return "notImplemented";
-    default:
-        return "backendError";
-    }
-}
-
-/* Messages quote what the client sent (method, path, Content-Type, field
- * values), which may be invalid UTF-8, and truncation may cut a character
- * in two: jansson refuses such strings, so bad bytes become '?'. */
-static void utf8_scrub(char *s)
-{
-    size_t bad;
-    while (!fy_utf8_valid(s, strlen(s), &bad)) s[bad] = '?';
-}
-
-enum MHD_Result reply_error(req *r, int status, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    utf8_scrub(msg);
-    json_t *body;
-    switch (r->dialect) {
-    case D_LIBRE:
-        body = json_pack("{s:s}", "error", msg);
-        break;
-    case D_DEEPL:
-        body = json_pack("{s:s}", "message", msg);
-        break;
-    case D_DEEPLX:
-        body = json_pack("{s:i,s:s}", "code", status, "message", msg);
-        break;
-    case D_GOOGLE:
-        body = json_pack("{s:{s:i,s:s,s:s,s:[{s:s,s:s,s:s}]}}", "error", "code", status, "message",
-                         msg, "status", google_status(status), "errors", "message", msg, "domain",
-                         "global", "reason", google_reason(status));
-        break;
-    case D_OPENAI:
-        body = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
-                         status < 500 ? "invalid_request_error" : "server_error", "param", "code",
-                         status == 401 || status == 403 ? "invalid_api_key"
-                                                        : status_code_name(status));
-        break;
-    default:
-        body =
-            json_pack("{s:{s:s,s:s}}", "error", "code", status_code_name(status), "message", msg);
-    }
-    return reply_json(r, status, body);
-}
-
-/* ---- bodies -------------------------------------------------------------- */
-
-/* Form fields as they arrive from MHD's post processor (values come in
- * pieces; a key may repeat). */
-typedef struct form {
-    struct field {
-        char *key, *val;
-        size_t len;
-    } * f;
-    size_t n, cap;
-    size_t max;   /* fields a request can have (body_max_values) */
-    int too_many; /* more came: the body was not read further */
-} form;
-
-static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
-                                  const char *filename, const char *content_type,
-                                  const char *transfer_encoding, const char *data, uint64_t off,
-                                  size_t size)
-{
-    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
-    form *fm = cls;
-    if (!key) return MHD_YES; /* a multipart part without a name: ignored */
-    struct field *f = fm->n ? &fm->f[fm->n - 1] : NULL;
-    if (off == 0 || !f || strcmp(f->key, key)) {
-        if (fm->n >= fm->max) {
-            fm->too_many = 1;
-            return MHD_NO;
-        }
-        if (fy_vec_reserve((void **)&fm->f, &fm->cap, fm->n + 1, sizeof *fm->f)) return MHD_NO;
-        f = &fm->f[fm->n];
-        *f = (struct field){strdup(key), NULL, 0};
-        if (!f->key) return MHD_NO;
-        fm->n++;
-    }
-    char *v = realloc(f->val, f->len + size + 1);
-    if (!v) return MHD_NO;
-    if (size) memcpy(v + f->len, data, size); /* data may be NULL when size is 0 */
-    f->len += size;
-    v[f->len] = '\0';
-    f->val = v;
-    return MHD_YES;
-}
-
-/* Form fields as a JSON object: a repeated key (or one named "key[]")
- * becomes an array. A value that is not valid UTF-8 or holds a NUL (%00;
- * a JSON body cannot carry one either) sets *bad to its key. */
-static json_t *form_json(form *fm, char **bad)
-{
-    json_t *out = json_object();
-    for (size_t i = 0; out && i < fm->n; i++) {
-        struct field *f = &fm->f[i];
-        size_t kl = strlen(f->key);
-        int is_list = kl > 2 && !strcmp(f->key + kl - 2, "[]");
-        if (is_list) f->key[kl - 2] = '\0';
-        int nul = f->val && memchr(f->val, '\0', f->len) != NULL;
-        json_t *v = nul ? NULL : json_stringn(f->val ? f->val : "", f->len);
-        if (!v) {
-            if (!*bad) *bad = strdup(f->key);
-            v = json_null();
-        }
-        json_t *old = json_object_get(out, f->key);
-        if (json_is_array(old)) {
-            json_array_append_new(old, v);
-        } else if (old || is_list) {
-            json_t *arr = json_array();
-            if (old) json_array_append(arr, old);
-            json_array_append_new(arr, v);
-            json_object_set_new(out, f->key, arr);
-        } else {
-            json_object_set_new(out, f->key, v);
-        }
-    }
-    return out;
-}
-
-static void form_free(form *fm)
-{
-    for (size_t i = 0; i < fm->n; i++) {
-        free(fm->f[i].key);
-        free(fm->f[i].val);
-    }
-    free(fm->f);
-}
-
-static int is_form(const char *ct)
-{
-    return ct && (!strncasecmp(ct, "application/x-www-form-urlencoded", 33) ||
-                  !strncasecmp(ct, "multipart/form-data", 19));
-}
-
-static int is_json_type(const char *ct)
-{
-    if (!ct || !*ct) return 1;
-    return !strncasecmp(ct, "application/json", 16) || !strncasecmp(ct, "text/plain", 10) ||
-           strstr(ct, "+json") != NULL || !strncasecmp(ct, "*/*", 3);
-}
-
-/* JSON values (keys included) or form fields a request can need: its
- * texts, each maybe with a key, and room for the dialect's other fields.
- * More cannot be a valid request, so such a body is refused before a
- * document is built: jansson spends some 50 bytes per value, and a body
- * of zeros ([0,0,...]) would cost 25 times its size. */
-static size_t body_max_values(const fy_server *s)
-{
-    return 2 * s->o.max_items + 256;
-}
-
-enum { BODY_MAX_DEPTH = 8 }; /* {"text":[...]} is 2 deep; a request never needs 8 */
-
-/* The shape of a JSON text without building it: 0, 1 when it nests deeper
- * than max_depth, 2 when it holds more than max_values values (keys
- * counted). Strings are skipped by their quotes and escapes; whether the
- * text is JSON at all is jansson's to say afterwards. */
-static int json_shape(const char *p, size_t n, size_t max_values, int max_depth)
-{
-    size_t values = 0;
-    int depth = 0, expect = 1; /* expect: a value (or key) may start here */
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
-        if (c == '"') {
-            for (i++; i < n && p[i] != '"'; i++)
-                if (p[i] == '\\') i++;
-        }
-        if (expect || c == '"') values++;
-        if (values > max_values) return 2;
-        expect = c == '[' || c == '{' || c == ',' || c == ':';
-        if (c == '[' || c == '{') {
-            if (++depth > max_depth) return 1;
-        } else if (c == ']' || c == '}') {
-            depth--;
-        }
-    }
-    return 0;
-}
-
-/* Parses the form body; NULL with *status and msg on error. */
-static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
-{
-    form fm = {.max = body_max_values(r->srv)};
-    struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 4096, form_field, &fm);
-    *status = 400;
-    if (!pp) {
-        snprintf(msg, cap, "cannot parse the form body (bad Content-Type boundary?)");
-        return NULL;
-    }
-    enum MHD_Result ok = r->len ? MHD_post_process(pp, r->body, r->len) : MHD_YES;
-    MHD_destroy_post_processor(pp);
-    char *bad = NULL;
-    json_t *out = ok == MHD_YES ? form_json(&fm, &bad) : NULL;
-    form_free(&fm);
-    if (fm.too_many) {
-        *status = 413;
-        snprintf(msg, cap, "the form has more than %zu fields (--max-batch-items is %zu)", fm.max,
-                 r->srv->o.max_items);
-        return NULL;
-    }
-    if (!out) snprintf(msg, cap, "malformed form body");
-    if (bad) {
-        snprintf(msg, cap, "field '%s' is not valid UTF-8 text (or holds a NUL byte)", bad);
-        free(bad);
-        json_decref(out);
-        return NULL;
-    }
-    return out;
-}
-
-json_t *req_body_parse(req *r, int *status, char *msg, size_t cap)
-{
-    if (r->in) return r->in;
-    const char *ct = req_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
-    *status = 400;
-    /* `curl -d '{...}'` labels JSON as a form: a body that starts like a
-     * JSON object is read as one whatever the label says. */
-    size_t lead = 0;
-    while (lead < r->len && strchr(" \t\r\n", r->body[lead])) lead++;
-    int looks_json = lead < r->len && r->body[lead] == '{';
-    if (is_form(ct) && !looks_json) return r->in = parse_form(r, status, msg, cap);
-    if (is_form(ct)) ct = NULL;
-    if (!is_json_type(ct)) {
-        *status = 415;
-        snprintf(msg, cap, "unsupported Content-Type '%.100s'; send application/json", ct);
-        return NULL;
-    }
-    if (!r->len) {
-        snprintf(msg, cap, "request body is empty; expected a JSON object");
-        return NULL;
-    }
-    size_t bad;
-    if (!fy_utf8_valid(r->body, r->len, &bad)) {
-        snprintf(msg, cap, "request body is not valid UTF-8 (byte %zu)", bad);
-        return NULL;
-    }
-    size_t max_values = body_max_values(r->srv);
-    switch (json_shape(r->body, r->len, max_values, BODY_MAX_DEPTH)) {
-    case 1:
-        snprintf(msg, cap, "JSON nested deeper than %d levels", BODY_MAX_DEPTH);
-        return NULL;
-    case 2:
-        *status = 413;
-        snprintf(msg, cap, "the JSON body holds more than %zu values (--max-batch-items is %zu)",
-                 max_values, r->srv->o.max_items);
-        return NULL;
-    }
-    json_error_t je;
-    json_t *v = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &je);
-    if (!v) {
-        snprintf(msg, cap, "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
-        return NULL;
-    }
-    if (!json_is_object(v)) {
-        json_decref(v);
-        snprintf(msg, cap, "request body must be a JSON object");
-        return NULL;
-    }
-    return r->in = v;
-}
-
-json_t *req_body(req *r)
-{
-    char msg[300];
-    int status;
-    json_t *in = req_body_parse(r, &status, msg, sizeof msg);
-    if (!in) reply_error(r, status, "%s", msg);
-    return in;
-}
-
-/* Appends an upload chunk. A body always has a Content-Length within the
- * limit (req_begin), which libmicrohttpd never reads past: more would be a
- * bug, and the connection is cut. The buffer is allocated once, at the
- * declared size (growing it by doubling would spend up to twice the body). */
-static enum MHD_Result body_append(req *r, const char *data, size_t n)
-{
-    if (r->len + n > r->declared) return MHD_NO;
-    if (!r->body) {
-        r->body = malloc(r->declared + 1);
-        if (!r->body) return MHD_NO;
-        r->cap = r->declared + 1;
-    }
-    memcpy(r->body + r->len, data, n);
-    r->len += n;
-    r->body[r->len] = '\0';
-    return MHD_YES;
-}
-
 /* ---- requests ------------------------------------------------------------ */
-
-static int id_char_ok(int c)
-{
-    return isalnum(c) || c == '-' || c == '_' || c == '.' || c == ':';
-}
-
-static void req_set_id(req *r)
-{
-    const char *given = req_header(r, "X-Request-Id");
-    size_t n = given ? strlen(given) : 0;
-    int ok = n > 0 && n < sizeof r->id;
-    for (size_t i = 0; ok && i < n; i++) ok = id_char_ok((unsigned char)given[i]);
-    if (ok) {
-        memcpy(r->id, given, n + 1);
-        return;
-    }
-    pthread_mutex_lock(&r->srv->lock);
-    uint64_t k = ++r->srv->next_id;
-    pthread_mutex_unlock(&r->srv->lock);
-    snprintf(r->id, sizeof r->id, "%08llx-%06llx", (unsigned long long)r->srv->started_s,
-             (unsigned long long)k);
-}
-
-static req *req_new(fy_server *s, struct MHD_Connection *conn)
-{
-    req *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
-    r->srv = s;
-    r->conn = conn;
-    r->start_us = fy_now_us();
-    r->endpoint = "unknown";
-    pthread_mutex_init(&r->lock, NULL);
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    r->cn = ci ? ci->socket_context : NULL;
-    req_set_id(r);
-    pthread_mutex_lock(&s->lock);
-    FY_LIST_PUSH(s->live, r);
-    s->nlive++;
-    pthread_mutex_unlock(&s->lock);
-    return r;
-}
-
-static void req_free(req *r)
-{
-    fy_server *s = r->srv;
-    pthread_mutex_lock(&s->lock);
-    FY_LIST_UNLINK(s->live, r);
-    s->nlive--;
-    s->mem_used -= r->charge;
-    s->mem_freed += r->charge;
-    pthread_mutex_unlock(&s->lock);
-    fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
-    json_decref(r->in);
-    if (r->ctx_free) r->ctx_free(r->ctx);
-    free(r->body);
-    fy_buf_free(&r->ev);
-    doc_req_free(r);
-    pthread_mutex_destroy(&r->lock);
-    free(r);
-}
-
-/* What a request with a body of n bytes is charged against
- * --request-memory: the body, the JSON document or form built from it and
- * the texts and sentences of its translation, about 4 times the body (with
- * json_shape's bounds; measured in docs/reliability.md), and a fixed part
- * for the request itself. */
-static size_t req_cost(size_t n)
-{
-    return 4 * n + 16384;
-}
-
-/* Reserves the request's memory; -1 when the budget has no room. */
-static int mem_reserve(req *r, size_t n)
-{
-    fy_server *s = r->srv;
-    pthread_mutex_lock(&s->lock);
-    int ok = s->mem_used + n <= s->o.request_memory;
-    if (ok) {
-        s->mem_used += n;
-        r->charge += n;
-    } else {
-        s->mem_refused++;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return ok ? 0 : -1;
-}
-
-/* The route for method + url; *path_route the first route of the path
- * (any method), NULL when the path is unknown. */
-static int path_matches(const char *pattern, const char *url)
-{
-    size_t n = strlen(pattern);
-    if (n < 2 || strcmp(pattern + n - 2, "/*")) return !strcmp(pattern, url);
-    return !strncmp(pattern, url, n - 2) && (url[n - 2] == '\0' || url[n - 2] == '/');
-}
-
-static const route *find_route(const char *method, const char *url, const route **path_route)
-{
-    *path_route = NULL;
-    if (!strcmp(method, "HEAD")) method = "GET";
-    for (int i = 0; i < NROUTES; i++) {
-        if (!path_matches(routes[i].path, url)) continue;
-        if (!*path_route) *path_route = &routes[i];
-        if (!strcmp(routes[i].method, method) || !strcmp(routes[i].method, "*")) return &routes[i];
-    }
-    return NULL;
-}
-
-int route_exists(const char *method, const char *path)
-{
-    const route *any;
-    return find_route(method, path, &any) != NULL;
-}
-
-/* The Allow header of rt's path: the methods of its routes. */
-static const char *allowed(const route *rt)
-{
-    int get = 0, post = 0;
-    for (int i = 0; i < NROUTES; i++) {
-        if (strcmp(routes[i].path, rt->path)) continue;
-        if (!strcmp(routes[i].method, "*")) return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
-        get |= !strcmp(routes[i].method, "GET");
-        post |= !strcmp(routes[i].method, "POST");
-    }
-    return get && post ? "GET, HEAD, POST, OPTIONS" : get ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
-}
-
-static enum MHD_Result reply_options(req *r, const route *rt)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-    if (!resp) return MHD_NO;
-    MHD_add_response_header(resp, "Allow", rt ? allowed(rt) : "OPTIONS");
-    if (r->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-                                "Content-Type, Authorization, X-API-Token, X-Request-Id");
-        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
-    }
-    return reply_queue(r, 204, resp);
-}
 
 /* The first call for a request: everything decidable from the headers. */
 static enum MHD_Result req_begin(req *r, const char *url, const char *method, const char *version)
 {
     fy_server *s = r->srv;
     const route *path_rt;
+    const dialect *path_d, *d;
     url = req_origin_form(url);
-    r->rt = find_route(method, url, &path_rt);
+    r->rt = route_find(method, url, &path_rt, &path_d, &d);
     if (path_rt) {
         r->endpoint = path_rt->name;
-        r->dialect = path_rt->dialect;
+        r->dialect = d ? d : path_d;
     }
     /* CORS: every route with --cors-origin, none with --cors-origin '', and
-     * by default LibreTranslate's routes for any origin, as LibreTranslate
-     * does (its web page and browser clients call it from elsewhere). */
-    r->cors = s->cors_off ? NULL : s->cors ? s->cors : api_libre_path(url) ? "*" : NULL;
+     * by default the routes whose dialect says so (LibreTranslate's). */
+    int any = path_rt && path_rt->cors;
+    r->cors = s->cors_off ? NULL : s->cors ? s->cors : any ? "*" : NULL;
     char msg[300];
     int bad = req_strict(r->conn, method, version, msg, sizeof msg);
     if (bad) {
@@ -780,23 +93,11 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method, co
         return reply_error(r, 404, "no such endpoint: %s %s (see GET /openapi.json)", method, url);
     }
     if (!r->rt) {
-        r->allow = allowed(path_rt);
+        r->allow = route_allow(path_rt);
         return reply_error(r, 405, "method %s is not allowed on %s (allowed: %s)", method, url,
                            r->allow);
     }
-    const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
-    if (n > route_limit(s, r->rt))
-        return reply_error(r, 413, "request body of %s bytes is over the limit of %zu bytes", cl,
-                           route_limit(s, r->rt));
-    /* The whole cost is reserved before a byte of the body is kept, so the
-     * bodies in flight and what they become never exceed the budget. */
-    if (n && mem_reserve(r, req_cost(n)))
-        return reply_error(r, 503,
-                           "the memory for requests in progress (--request-memory %zu MiB) is in "
-                           "use; retry later",
-                           s->o.request_memory >> 20);
-    r->declared = n;
+    if (body_begin(r)) return REPLIED(r);
     r->phase = PH_BODY;
     return MHD_YES;
 }
@@ -831,121 +132,6 @@ static size_t url_unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
-/* ---- connections --------------------------------------------------------- */
-
-/* Marks whether cn is waiting for (part of) a request; receiving restarts
- * its read deadline (keep-alive: the next request). Returns 1 if the
- * watcher has cut the connection. */
-static int conn_set_receiving(fy_server *s, peer *cn, int receiving)
-{
-    if (!cn) return 0;
-    pthread_mutex_lock(&s->conn_lock);
-    cn->receiving = receiving;
-    if (receiving) cn->since_ms = fy_now_ms();
-    int cut = cn->cut;
-    pthread_mutex_unlock(&s->conn_lock);
-    return cut;
-}
-
-/* The socket context of a refused connection: the request it may already
- * have sent is never run. */
-static peer refused_peer;
-
-/* A connection over --max-connections: a 503 now beats a client hanging in
- * the listen backlog (where MHD leaves it once its own limit is reached). */
-static void conn_refuse(fy_server *s, int fd)
-{
-    static const char body[] = "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many open "
-                               "connections; retry later\"}}";
-    char msg[512];
-    int n = snprintf(msg, sizeof msg,
-                     "HTTP/1.1 503 Service Unavailable\r\n"
-                     "Content-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n"
-                     "Connection: close\r\nContent-Length: %zu\r\n\r\n%s",
-                     sizeof body - 1, body);
-    /* Best effort (the socket is new, its buffer empty). The client may be
-     * sending its request already: closing on it would reset the
-     * connection and lose the 503, so only our side is shut, and the
-     * socket lingers until the client closes (linger.c ends with SHUT_RDWR,
-     * which makes MHD drop the connection too). Over HTTPS the client
-     * expects a TLS handshake, not text: the close alone refuses it. */
-    if (n > 0 && !s->tls_cert) (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    shutdown(fd, SHUT_WR);
-    if (linger_add(s->linger, fd, LINGER_BYTES)) shutdown(fd, SHUT_RDWR);
-}
-
-/* MHD_OPTION_NOTIFY_CONNECTION: tracks every connection (STARTED, CLOSED
- * run in the connection's HTTP thread; CLOSED before MHD closes the socket,
- * so the watcher never shuts down a descriptor that was reused). */
-static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
-                        enum MHD_ConnectionNotificationCode code)
-{
-    fy_server *s = cls;
-    peer *cn = *socket_context;
-    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        if (!cn || cn == &refused_peer) return;
-        *socket_context = NULL;
-        /* MHD closes the socket after this: a duplicate keeps it open. */
-        if (cn->linger) linger_add(s->linger, cn->fd, cn->linger);
-        pthread_mutex_lock(&s->conn_lock);
-        FY_LIST_UNLINK(s->conns, cn);
-        s->nconns--;
-        pthread_mutex_unlock(&s->conn_lock);
-        free(cn);
-        return;
-    }
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return;
-    cn = calloc(1, sizeof *cn);
-    pthread_mutex_lock(&s->conn_lock);
-    int full = s->nconns >= (size_t)s->o.max_connections;
-    if (full) {
-        s->conns_refused++;
-    } else if (cn) {
-        *cn = (peer){.fd = ci->connect_fd, .since_ms = fy_now_ms(), .receiving = 1};
-        FY_LIST_PUSH(s->conns, cn);
-        s->nconns++;
-        *socket_context = cn;
-    }
-    pthread_mutex_unlock(&s->conn_lock);
-    if (full) {
-        free(cn);
-        *socket_context = &refused_peer;
-        conn_refuse(s, ci->connect_fd);
-    }
-}
-
-/* Shuts down the connections whose request is late: MHD then sees the end
- * of the stream in its own thread and closes them. */
-static void conns_check(fy_server *s)
-{
-    if (s->o.read_timeout_s <= 0) return;
-    int64_t late = fy_now_ms() - (int64_t)s->o.read_timeout_s * 1000;
-    pthread_mutex_lock(&s->conn_lock);
-    for (peer *cn = s->conns; cn; cn = cn->next) {
-        if (!cn->receiving || cn->cut || cn->since_ms > late) continue;
-        shutdown(cn->fd, SHUT_RDWR);
-        cn->cut = 1;
-        s->conns_timed_out++;
-    }
-    pthread_mutex_unlock(&s->conn_lock);
-}
-
-/* An answer went out before the request's body was read: libmicrohttpd
- * will close the connection after it, and the rest of the body, which the
- * client may still be sending, is read and dropped first (linger.c). A
- * declared body longer than LINGER_BYTES is not waited for. */
-static void linger_arm(req *r)
-{
-    if (!r->cn) return;
-    const char *cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    uint64_t n = cl ? strtoull(cl, NULL, 10) : 0;
-    if (te || r->close) n = LINGER_BYTES;
-    if (n && n <= LINGER_BYTES) r->cn->linger = n;
-}
-
 static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *url,
                            const char *method, const char *version, const char *upload_data,
                            size_t *upload_size, void **con_cls)
@@ -953,9 +139,7 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
     fy_server *s = cls;
     req *r = *con_cls;
     if (!r) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        if (ci && ci->socket_context == &refused_peer) return MHD_NO;
+        if (conn_refused(conn)) return MHD_NO;
         r = req_new(s, conn);
         if (!r) return MHD_NO;
         *con_cls = r;
@@ -976,9 +160,11 @@ static enum MHD_Result ahc(void *cls, struct MHD_Connection *conn, const char *u
         r->phase = PH_HANDLE;
         conn_set_receiving(s, r->cn, 0);
         r->url = url;
+        if (body_end(r)) return REPLIED(r);
+        if (req_cut_reason(r)) return req_cut_reply(r); /* arrived whole after the drain */
         return r->rt->handler(r);
     }
-    if (r->phase == PH_WAIT) return task_resumed(r);
+    if (r->phase == PH_WAIT) return req_park(r);
     return MHD_YES;
 }
 
@@ -991,9 +177,11 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r) return;
     *con_cls = NULL;
     double secs = (double)(fy_now_us() - r->start_us) / 1e6;
-    int status = r->status && !r->gone ? r->status : 499; /* 499: the client went away */
+    int why = req_cut_reason(r);
+    int status = r->status && why != CUT_GONE ? r->status : 499; /* 499: the client went away */
     int cut = conn_set_receiving(s, r->cn, 1); /* keep-alive: the next request's deadline */
     if (cut && !r->status) status = 408;       /* too slow: cut by the watcher */
+    if (r->status == 200 && r->sse && why == CUT_STOP) status = 503; /* ended by an error event */
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 200 && r->sse && !r->ev_end)
         status = 499;
     const char *dir = r->direction ? r->direction : "";
@@ -1002,49 +190,6 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         fprintf(stderr, "fanyi serve: id=%s endpoint=%s direction=%s status=%d chars=%zu ms=%.1f\n",
                 r->id, r->endpoint, dir[0] ? dir : "-", status, r->chars, secs * 1000);
     req_free(r);
-}
-
-/* ---- disconnects --------------------------------------------------------- */
-
-/* MHD does not watch a suspended connection, so a client that gives up
- * while its translation waits would cost work until the job ends. This
- * thread looks at the sockets of suspended requests every 20 ms; when the
- * peer has closed, the job is cancelled and the connection resumed (MHD
- * then finds it dead and completes the request). */
-static int peer_closed(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return 0;
-    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
-    if (poll(&p, 1, 0) != 1) return 0;
-    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-static void watch_once(fy_server *s)
-{
-    pthread_mutex_lock(&s->lock);
-    for (req *r = s->live; r; r = r->next) {
-        pthread_mutex_lock(&r->lock);
-        int check = r->suspended && !r->gone;
-        fy_request *q = r->submitted ? r->q : NULL;
-        pthread_mutex_unlock(&r->lock);
-        if (!check || !peer_closed(r->conn)) continue;
-        fy_request_cancel(q); /* no job callbacks after this */
-        pthread_mutex_lock(&r->lock);
-        r->gone = 1;
-        if (!r->job_done) {
-            r->job_done = 1;
-            r->job_status = FY_ECANCELED;
-        }
-        r->ev_end = 1;
-        if (r->suspended) {
-            r->suspended = 0;
-            MHD_resume_connection(r->conn);
-        }
-        pthread_mutex_unlock(&r->lock);
-    }
-    pthread_mutex_unlock(&s->lock);
 }
 
 /* Freed request memory mostly stays in glibc's per-thread arenas, out of
@@ -1089,7 +234,7 @@ static void *watcher_main(void *arg)
         int stop = s->stop_watch;
         pthread_mutex_unlock(&s->lock);
         if (stop) return NULL;
-        watch_once(s);
+        req_watch_gone(s);
         conns_check(s);
         mem_trim(s);
         usleep(20000);
@@ -1238,31 +383,24 @@ int fy_server_port(const fy_server *s)
     return s->port;
 }
 
-/* Ends every request still waiting: cancels its job and resumes it with a
- * shutdown error. Returns how many there were. */
-static int cut_waiting(fy_server *s)
+/* Waits until no request is in progress or the clock reaches until (ms). */
+static void wait_idle(fy_server *s, int64_t until)
 {
-    int n = 0;
-    pthread_mutex_lock(&s->lock);
-    for (req *r = s->live; r; r = r->next) {
-        pthread_mutex_lock(&r->lock);
-        fy_request *q = r->submitted ? r->q : NULL;
-        pthread_mutex_unlock(&r->lock);
-        fy_request_cancel(q);
-        pthread_mutex_lock(&r->lock);
-        if (q && !r->job_done) {
-            r->job_done = 1;
-            r->job_status = FY_ECANCELED;
-            n++;
-        }
-        if (r->suspended) {
-            r->suspended = 0;
-            MHD_resume_connection(r->conn);
-        }
-        pthread_mutex_unlock(&r->lock);
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        size_t busy = s->nlive;
+        pthread_mutex_unlock(&s->lock);
+        if (!busy || fy_now_ms() >= until) return;
+        usleep(10000);
     }
-    pthread_mutex_unlock(&s->lock);
-    return n;
+}
+
+/* The drain's last part, in which the requests it cut send their answers
+ * (a 503, a stream's error event): a fifth of it, from 100 ms to 1 s. */
+static int flush_ms(int timeout_ms)
+{
+    int f = timeout_ms / 5;
+    return f < 100 ? 100 : f > 1000 ? 1000 : f;
 }
 
 int fy_server_drain(fy_server *s, int timeout_ms)
@@ -1271,17 +409,15 @@ int fy_server_drain(fy_server *s, int timeout_ms)
     atomic_store(&s->draining, 1);
     MHD_socket fd = MHD_quiesce_daemon(s->d);
     if (fd != MHD_INVALID_SOCKET) close(fd);
-    int64_t until = fy_now_ms() + timeout_ms;
-    for (;;) {
-        pthread_mutex_lock(&s->lock);
-        size_t busy = s->nlive;
-        pthread_mutex_unlock(&s->lock);
-        if (!busy || fy_now_ms() >= until) break;
-        usleep(10000);
-    }
+    int flush = flush_ms(timeout_ms);
+    int64_t end = fy_now_ms() + (timeout_ms > flush ? timeout_ms : flush);
+    wait_idle(s, end - flush);
+    /* Whatever is left is cut: its work cancelled, its answer an error in
+     * its protocol; none sleeps any more, which libmicrohttpd requires of
+     * a daemon it stops. */
+    int cut = req_cut_all(s);
+    wait_idle(s, end);
     watcher_stop(s);
-    int cut = cut_waiting(s);
-    usleep(50000); /* let resumed connections send their answers */
     MHD_stop_daemon(s->d);
     s->d = NULL;
     return cut;

@@ -45,6 +45,9 @@ typedef struct fy_server_options {
     int download_ttl_s;          /* translated files kept for download (default 600) */
     size_t download_store_bytes; /* all of them together (default 256 MiB) */
     int quiet;                   /* no per-request log lines */
+    int openai_strict;           /* the OpenAI API answers only its own model names (404
+                                  * model_not_found for others); 0: any other name is served
+                                  * as "fanyi", the prompt saying the direction */
 } fy_server_options;
 
 void fy_server_options_default(fy_server_options *o);

@@ -13,12 +13,13 @@
  * and the connection is closed (with a lingering close) because its
  * framing cannot be trusted.
  *
- * Chunked request bodies are refused with 411: libmicrohttpd decodes the
- * chunk framing itself and never shows the chunk sizes, so a chunk of
- * 2^63 bytes would have the connection wait for data that never comes, and
- * a too large chunked body cannot be answered 413 before it has all been
- * read. Every client of the API sends a Content-Length (RFC 9112 §6.3
- * allows a server to require one).
+ * A plain "Transfer-Encoding: chunked" (in HTTP/1.1, without a
+ * Content-Length) is accepted: libmicrohttpd decodes the chunks strictly
+ * (hexadecimal sizes only, 413 past 64 bits, 400 for anything else, the
+ * connection closed after either; extensions skipped, trailers parsed into
+ * its bounded memory pool and never read by us), and body.c applies the
+ * same limits as to a body with a length. Every other coding is refused
+ * here (docs/reliability.md, "Chunked request bodies").
  */
 #include "server/internal.h"
 
@@ -103,9 +104,9 @@ static enum MHD_Result field(void *cls, enum MHD_ValueKind kind, const char *key
     return MHD_YES;
 }
 
-/* The framing of a Transfer-Encoding list: 411 for a plain "chunked"
- * (see the top), 501 for codings before a final chunked that this server
- * does not implement, 400 when chunked is not the final coding (the body's
+/* The framing of a Transfer-Encoding list: 0 for a plain "chunked" (see
+ * the top), 501 for codings before a final chunked that this server does
+ * not implement, 400 when chunked is not the final coding (the body's
  * length cannot be known: RFC 9112 §6.3). */
 static int check_te(const scan *sc, char *msg, size_t cap)
 {
@@ -139,8 +140,7 @@ static int check_te(const scan *sc, char *msg, size_t cap)
                  sc->te);
         return 501;
     }
-    snprintf(msg, cap, "chunked request bodies are not accepted; send a Content-Length");
-    return 411;
+    return 0;
 }
 
 int req_strict(struct MHD_Connection *conn, const char *method, const char *version, char *msg,

@@ -3,7 +3,6 @@
  * that turns the texts into translations: JSON in, a request, JSON out. */
 #include "server/internal.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -135,22 +134,10 @@ int task_langs(req *r, const char *sfield, const char *src, const char *tfield, 
     return 0;
 }
 
-/* The code of a language as dialect d writes it. */
 const char *task_code(req *r, const char *tag, char *buf, size_t cap)
 {
     if (!tag || !*tag) return "";
-    if (r->dialect == D_GOOGLE) {
-        if (!strcmp(tag, "zh")) return "zh-CN";
-        if (!strcmp(tag, "zh-Hant")) return "zh-TW";
-        return tag;
-    }
-    if (r->dialect == D_DEEPL || r->dialect == D_DEEPLX) {
-        size_t i = 0;
-        for (; tag[i] && i + 1 < cap; i++) buf[i] = (char)toupper((unsigned char)tag[i]);
-        buf[i] = '\0';
-        return buf;
-    }
-    return tag;
+    return r->dialect && r->dialect->code ? r->dialect->code(tag, buf, cap) : tag;
 }
 
 /* ---- texts --------------------------------------------------------------- */
@@ -179,8 +166,10 @@ static int check_texts(req *r, json_t **texts, size_t n, const char *field, int 
     }
     r->chars = chars;
     if (chars > r->srv->o.max_chars) {
-        reply_error(r, 413, "text has %zu characters; the limit is %zu characters per request",
-                    chars, r->srv->o.max_chars);
+        reply_error(
+            r, 413,
+            "text has %zu characters; the limit is %zu characters per request (--max-chars)", chars,
+            r->srv->o.max_chars);
         return -1;
     }
     return 0;
@@ -216,9 +205,7 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
     free(s);
     free(len);
     if (q) {
-        pthread_mutex_lock(&r->lock); /* the watcher reads it */
         r->q = q;
-        pthread_mutex_unlock(&r->lock);
         r->direction = fy_request_label(q);
         return 0;
     }
@@ -252,8 +239,10 @@ int task_texts(req *r, json_t *o, const char *field, int allow_array, int mode, 
         r->array = 1;
         n = json_array_size(v);
         if (n > s->o.max_items) {
-            reply_error(r, 413, "field '%s' has %zu items; the limit is %zu per request", field, n,
-                        s->o.max_items);
+            reply_error(
+                r, 413,
+                "field '%s' has %zu items; the limit is %zu per request (--max-batch-items)", field,
+                n, s->o.max_items);
             return -1;
         }
         texts = n ? calloc(n, sizeof *texts) : one;
@@ -347,14 +336,20 @@ static void job_done(void *user, int status)
 {
     req *r = user;
     if (status == 0) atomic_fetch_add(&r->srv->chars_translated, (unsigned long long)r->chars);
-    pthread_mutex_lock(&r->lock);
-    r->job_done = 1;
-    r->job_status = status;
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
-    pthread_mutex_unlock(&r->lock);
+    req_work_done(r, status);
+}
+
+/* The job is over (req_park): the dialect's answer, or the job's error. */
+static enum MHD_Result task_finished(req *r, int st)
+{
+    if (st == 0) return r->finish(r);
+    fy_error err = {0};
+    fy_request_status(r->q, &err);
+    if (st == FY_ETIMEOUT)
+        return reply_error(r, 504, "translation took longer than %d ms (--timeout-ms)",
+                           r->srv->o.timeout_ms);
+    if (st == FY_ECANCELED) return req_cut_reply(r);
+    return reply_error(r, 500, "translation failed: %s", err.msg);
 }
 
 enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
@@ -365,42 +360,18 @@ enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
                                job_done, r};
     fy_error err = {0};
     r->finish = finish;
+    r->resume = task_finished;
+    req_work_begin(r); /* before the submit: cached answers end the job inside it */
     if (fy_request_submit(r->q, r->srv->sched, &cb, &err)) {
+        req_cancel(r); /* nothing runs; only the wait state is reset */
         int status = err.code == FY_ELIMIT                              ? 413
                      : err.code == FY_EBUSY || err.code == FY_ECANCELED ? 503
                                                                         : 500;
         return reply_error(r, status, "%s", err.msg);
     }
-    pthread_mutex_lock(&r->lock);
-    r->submitted = 1; /* from now on the watcher may cancel it */
-    if (r->sse) {
-        pthread_mutex_unlock(&r->lock);
-        return finish(r); /* the stream is its own answer */
-    }
+    if (r->sse) return finish(r); /* the stream is its own answer */
     r->phase = PH_WAIT;
-    if (!r->job_done) {
-        r->suspended = 1;
-        MHD_suspend_connection(r->conn);
-        pthread_mutex_unlock(&r->lock);
-        return MHD_YES;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return task_resumed(r);
-}
-
-enum MHD_Result task_resumed(req *r)
-{
-    pthread_mutex_lock(&r->lock);
-    int done = r->job_done, st = r->job_status;
-    pthread_mutex_unlock(&r->lock);
-    if (!done) return MHD_YES; /* spurious wake-up */
-    if (st == 0) return r->finish(r);
-    fy_error err = {0};
-    fy_request_status(r->q, &err);
-    if (st == FY_ETIMEOUT)
-        return reply_error(r, 504, "translation took longer than %d ms", r->srv->o.timeout_ms);
-    if (st == FY_ECANCELED) return reply_error(r, 503, "the server is shutting down");
-    return reply_error(r, 500, "translation failed: %s", err.msg);
+    return req_park(r);
 }
 
 char *task_join(req *r, size_t i)

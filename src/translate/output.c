@@ -7,14 +7,28 @@
 #include "text/spm.h"
 #include "translate/translator_impl.h"
 
-/* Removes the U+0000 characters (byte pieces <0x00>) from s[0..len): a C
- * string cannot hold them, and left in they would cut the translation at
- * the first one. The reference outputs them; conformance compares without. */
-static void drop_nul(char *s, size_t len)
+/* Removes from s[0..len) the control characters the engine can produce
+ * (byte pieces like <0x07>, which synthetic and real models emit: BEL,
+ * DC3...) and no reader of a translation wants: C0 controls but tab, LF
+ * and CR, DEL, and the C1 controls U+0080..U+009F. U+0000 could not be
+ * kept anyway (C strings), the others would reach terminals, JSON, the page
+ * and documents (XML 1.0 cannot hold them: a .docx heading came back
+ * empty). One rule, here where the engine's text is made, so every output
+ * (and the cache) has it; conformance compares the reference's text after
+ * the same rule (tests/conformance, comparable()). */
+static void drop_controls(char *s, size_t len)
 {
     size_t w = 0;
-    for (size_t r = 0; r < len; r++)
-        if (s[r]) s[w++] = s[r];
+    for (size_t r = 0; r < len; r++) {
+        unsigned char c = (unsigned char)s[r];
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) continue;
+        if (c == 0xC2 && r + 1 < len && (unsigned char)s[r + 1] >= 0x80 &&
+            (unsigned char)s[r + 1] <= 0x9F) {
+            r++; /* U+0080..U+009F: two bytes */
+            continue;
+        }
+        s[w++] = (char)c;
+    }
     s[w] = '\0';
 }
 
@@ -53,7 +67,7 @@ static int decode_segments(const fy_translator *t, const fy_segment *segs, int k
         if (len < 0) return (int)len;
         at += (size_t)len;
     }
-    drop_nul(*out, at);
+    drop_controls(*out, at);
     return 0;
 }
 

@@ -14,8 +14,11 @@ const ZH = '今天天气很好。我们去公园吧。';
 const ZH2 = '这家饭馆的饺子又便宜又好吃。';
 const EN = 'The weather is nice today.';
 
-// maxRetries 0: a 5xx must show, not be retried away.
-const client = (url, key = KEY) => new deepl.Translator(key, { serverUrl: url, maxRetries: 0 });
+// maxRetries 0: a 5xx must show, not be retried away. minTimeout: its
+// default 5 s is less than a translation takes in a sanitizer build on a
+// loaded machine.
+const client = (url, key = KEY) => new deepl.Translator(key, { serverUrl: url, maxRetries: 0,
+  minTimeout: 600000 });
 
 async function translate(s, models) {
   const t = client(s.url);
@@ -119,7 +122,7 @@ async function glossaries(s) {
     T.ok(e instanceof deepl.DeepLError && /glossaries are not supported/.test(e.message),
       `${what}: DeepLError saying glossaries are not supported: ${e && e.message}`);
   }
-  const dc = new deepl.DeepLClient(KEY, { serverUrl: s.url, maxRetries: 0 });
+  const dc = new deepl.DeepLClient(KEY, { serverUrl: s.url, maxRetries: 0, minTimeout: 600000 });
   const e = await T.throws(() => dc.listMultilingualGlossaries(), 'v3 glossaries');
   T.ok(e && /glossaries are not supported/.test(e.message), `v3 glossaries: ${e && e.message}`);
   const d = await T.throws(() => t.uploadDocument(Buffer.from('hello'), 'en', 'zh',

@@ -68,12 +68,32 @@ async function detect(s) {
 
 async function languages(s) {
   const t = client(s);
+  // Chinese is listed as "zh" and "zh-CN", as Google's own list has both
+  // (a client looking for either finds it).
   let [l] = await t.getLanguages();
-  T.eq(l, [{ code: 'en', name: 'English' }, { code: 'zh-CN', name: 'Chinese' }],
-    'getLanguages(): names in English');
+  T.eq(l, [{ code: 'en', name: 'English' }, { code: 'zh', name: 'Chinese (Simplified)' },
+    { code: 'zh-CN', name: 'Chinese (Simplified)' }], 'getLanguages(): names in English');
   [l] = await t.getLanguages('zh');
-  T.eq(l, [{ code: 'en', name: '英语' }, { code: 'zh-CN', name: '中文（简体）' }],
-    'getLanguages("zh"): names in Chinese');
+  T.eq(l, [{ code: 'en', name: '英语' }, { code: 'zh', name: '中文（简体）' },
+    { code: 'zh-CN', name: '中文（简体）' }], 'getLanguages("zh"): names in Chinese');
+}
+
+// With a Traditional Chinese model, "zh-TW" too.
+async function traditional() {
+  const models = makeModels();
+  fs.symlinkSync(path.join(process.env.FANYI_BUILD_DIR, 'models', 'tiny-int8-sl'),
+    path.join(models, 'zh-Hant-en'));
+  const s = await serve(['--threads', '1', '--tls-cert', path.join(TLS, 'cert.pem'), '--tls-key',
+    path.join(TLS, 'key.pem')], { models });
+  try {
+    const [l] = await client(s).getLanguages();
+    T.eq(l.map((x) => x.code), ['en', 'zh', 'zh-CN', 'zh-TW'],
+      'getLanguages() with zh-Hant-en: zh, zh-CN and zh-TW');
+    T.eq(l[3].name, 'Chinese (Traditional)', 'zh-TW named');
+  } finally {
+    await s.stop(T);
+  }
+  fs.rmSync(models, { recursive: true, force: true });
 }
 
 async function errors(s) {
@@ -108,6 +128,7 @@ async function errors(s) {
     await s.stop(T);
   }
   fs.rmSync(models, { recursive: true, force: true });
+  await traditional();
   T.finish();
 })().catch((e) => {
   console.error(e);

@@ -51,11 +51,12 @@ async function detections(s) {
 async function languages(s) {
   const t = client(s);
   let r = await t.languages.list({});
-  T.eq(r.data.data.languages, [{ language: 'en' }, { language: 'zh-CN' }],
-    'languages.list: codes only without a target (as Google)');
+  T.eq(r.data.data.languages, [{ language: 'en' }, { language: 'zh' }, { language: 'zh-CN' }],
+    'languages.list: codes only without a target (as Google), zh and zh-CN');
   r = await t.languages.list({ target: 'en', model: 'nmt' });
   T.eq(r.data.data.languages, [{ language: 'en', name: 'English' },
-    { language: 'zh-CN', name: 'Chinese' }], 'languages.list with target en');
+    { language: 'zh', name: 'Chinese (Simplified)' }, { language: 'zh-CN', name: 'Chinese (Simplified)' }],
+    'languages.list with target en');
 }
 
 async function errors(s) {

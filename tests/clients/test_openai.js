@@ -4,7 +4,9 @@
 // usage with stream_options), responses.create plain and streamed (Bob),
 // with the prompts openai-translator, pot-desktop and Bob build (their
 // templates, tests/server/test_prompt.c has every version), and its error
-// classes for what is not a translation prompt.
+// classes for what is not a translation prompt. The plug-ins' default model
+// names (gpt-4o-mini, gpt-3.5-turbo) are served as "fanyi" and echoed,
+// unless --openai-models strict.
 'use strict';
 const { default: OpenAI, BadRequestError, NotFoundError, AuthenticationError } = require('openai');
 const { run, T, ZH, EN } = require('./serve_clients2');
@@ -66,9 +68,26 @@ async function chat(client, s) {
     model: 'fanyi', messages: [{ role: 'user', content: 'Hello, how are you?' }],
   }), (e) => e instanceof BadRequestError && e.status === 400 && /translation prompt/.test(e.message) &&
     e.type === 'invalid_request_error', 'a chat message: BadRequestError');
-  await T.throws(() => client.chat.completions.create({
-    model: 'ja-en', messages: [{ role: 'user', content: `Translate into English:\n"""\n${ZH[0]}\n"""` }],
-  }), (e) => e instanceof NotFoundError && e.code === 'model_not_found', 'an unknown model: NotFoundError');
+  // The plug-ins' default model names work out of the box: any name this
+  // server does not know is served as "fanyi" (the prompt says the
+  // direction), and the answer echoes it.
+  const want2 = await s.native(ZH[0], { target: 'en' });
+  for (const model of ['gpt-4o-mini', 'gpt-3.5-turbo', 'ja-en']) {
+    const d = await client.chat.completions.create({
+      model, messages: [{ role: 'user', content: `Translate into English:\n"""\n${ZH[0]}\n"""` }],
+    });
+    T.eq([d.model, d.choices[0].message.content], [model, want2], `model "${model}": served as fanyi, echoed`);
+  }
+  const ds = await client.chat.completions.create({
+    model: 'gpt-4o-mini', stream: true,
+    messages: [{ role: 'user', content: `Translate into English:\n"""\n${ZH[0]}\n"""` }],
+  });
+  let streamed = '', streamModel = null;
+  for await (const chunk of ds) {
+    streamModel = chunk.model;
+    for (const ch of chunk.choices) if (ch.delta.content) streamed += ch.delta.content;
+  }
+  T.eq([streamModel, streamed], ['gpt-4o-mini', want2], 'model "gpt-4o-mini" streamed');
   await T.throws(() => client.chat.completions.create({
     model: 'en-zh', messages: [{ role: 'user', content: `Translate into English:\n"""\n${ZH[0]}\n"""` }],
   }), (e) => e instanceof BadRequestError && /en-zh/.test(e.message), 'a model of another direction than the prompt');
@@ -125,4 +144,18 @@ run(async (serve) => {
   const listed = [];
   for await (const m of bad.models.list()) listed.push(m.id);
   T.ok(listed.includes('fanyi'), 'models.list without the key');
+
+  // --openai-models strict: only the names /v1/models lists.
+  const st = await serve({ args: ['--openai-models', 'strict'] });
+  const strict = new OpenAI({ baseURL: `${st.base}/v1`, apiKey: 'unused', maxRetries: 0 });
+  await T.throws(() => strict.chat.completions.create({
+    model: 'gpt-4o-mini', messages: [{ role: 'user', content: `Translate into English:\n"""\n${ZH[0]}\n"""` }],
+  }), (e) => e instanceof NotFoundError && e.code === 'model_not_found', 'strict: an unknown model is a NotFoundError');
+  const f = await strict.chat.completions.create({
+    model: 'fanyi', messages: [{ role: 'user', content: `Translate into English:\n"""\n${ZH[0]}\n"""` }],
+  });
+  T.eq(f.choices[0].message.content, await st.native(ZH[0], { target: 'en' }), 'strict: "fanyi" still works');
+  const strictModels = [];
+  for await (const m of strict.models.list()) strictModels.push(m.id);
+  T.eq(strictModels.sort(), ['en-zh', 'fanyi', 'zh-en'], 'strict: models.list unchanged');
 });

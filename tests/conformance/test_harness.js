@@ -63,7 +63,11 @@ function testCorpusRules() {
     check(!usable('他说 hello', 'en'), 'usable en: no Chinese in an English line');
     check(!usable('12345', 'en'), 'usable en: needs Latin letters');
     check(comparable('a\u0000\u0000b') === 'ab' && comparable('abc') === 'abc',
-          'comparable: only U+0000 is dropped');
+          'comparable: U+0000 is dropped');
+    check(comparable('a\u0007b\u0013c\u007f\u0085d') === 'abcd',
+          'comparable: BEL, DC3, DEL and C1 controls are dropped');
+    check(comparable('a\tb\nc\rd\u00a0e') === 'a\tb\nc\rd\u00a0e',
+          'comparable: tab, LF, CR and U+00A0 are kept');
     check(sourceLanguage({model: '/m/model.enzh.intgemm.alphas.bin'}) === 'en' &&
               sourceLanguage({model: '/m/model.zhen.bin'}) === 'zh' &&
               sourceLanguage({model: '/m/model.deen.intgemm.alphas.bin'}) === 'de',

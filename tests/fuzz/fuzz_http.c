@@ -784,6 +784,13 @@ static void check_ok(enum kind k, json_t *b, json_t *in)
 {
     switch (k) {
     case K_TRANSLATE:
+        /* A body with source_lang or target_lang is DeepLX's (a form too). */
+        if (json_object_get(b, "code") && json_object_get(b, "method")) {
+            if (json_integer_value(json_object_get(b, "code")) != 200 ||
+                !json_is_string(json_object_get(b, "data")))
+                FAIL("deeplx 200 on /translate without code 200 and data");
+            break;
+        }
         if (json_object_get(b, "translation"))
             check_count(sent_texts(in, "text"), json_object_get(b, "translation"), "translation");
         else
@@ -944,17 +951,22 @@ static void check_response(const struct target *t, const char *method, response 
 
 /* The strict framing rules (src/server/strict.c) on one of our answers:
  * a forbidden byte in a value, a second Host or Content-Length is a 400;
- * a Transfer-Encoding a 400, 411 (chunked alone) or 501 (other codings);
- * nothing of such a request is ever served, and the connection closes. */
+ * Transfer-Encoding with a Content-Length a 400; two Transfer-Encoding
+ * fields (chunked and the fuzzed one) a 400 or 501 (other codings); nothing
+ * of such a request is ever served, and the connection closes. One
+ * Transfer-Encoding, chunked, is served (its body decoded by
+ * libmicrohttpd), and one with the fuzzed value alone is refused unless
+ * that value reads as chunked. */
 static void check_framing(response *r, int bad_value, int dup, int has_cl, int chunked)
 {
     int st = r->status;
+    int te_fields = (dup == 3) + (chunked != 0);
     if (bad_value && st != 400) FAIL("a forbidden byte in a header value got %d, not 400", st);
     if (dup == 1 && st != 400) FAIL("a second Host got %d, not 400", st);
     if (dup == 2 && has_cl && st != 400) FAIL("a second Content-Length got %d, not 400", st);
-    if ((dup == 3 || chunked) && st != 400 && st != 411 && st != 501)
-        FAIL("Transfer-Encoding got %d, not 400/411/501", st);
-    if ((dup == 3 || chunked) && has_cl && st != 400)
+    if (te_fields == 2 && st != 400 && st != 501)
+        FAIL("two Transfer-Encoding fields got %d, not 400/501", st);
+    if (te_fields && has_cl && st != 400)
         FAIL("Transfer-Encoding with Content-Length got %d, not 400", st);
     char v[32];
     if ((st == 411 || st == 501) &&
@@ -985,7 +997,12 @@ static void raw_input(int server, const uint8_t *d, size_t n)
         /* Cut short: by a reset, or a HEAD answer's length taken as a body. */
         if (rc == -2 && closed != 2 && !memmem(d, n, "HEAD", 4)) FAIL("response cut short");
         if (rc <= 0) break;
-        if (!status_ok(r.status, 1)) FAIL("unexpected status %d", r.status);
+        char v[64];
+        int ours = header(r.hdrs, "X-Request-Id", v, sizeof v) != NULL;
+        /* libmicrohttpd's own 500: a chunk-size line longer than its read
+         * buffer can hold (it says "connection management and blocking"). */
+        if (!status_ok(r.status, 1) && !(r.status == 500 && !ours))
+            FAIL("unexpected status %d", r.status);
         seen[r.status]++;
         if (is_json_ct(r.ctype)) { /* HEAD answers: an empty body is fine */
             json_t *j = r.body_len ? json_loadb(r.body, r.body_len, 0, NULL) : NULL;
@@ -994,9 +1011,7 @@ static void raw_input(int server, const uint8_t *d, size_t n)
         }
         /* libmicrohttpd's own error answers close the connection (0.9.75
          * sends the header block of some twice: nothing after is parsed). */
-        char v[64];
-        int last = !header(r.hdrs, "X-Request-Id", v, sizeof v) ||
-                   (header(r.hdrs, "Connection", v, sizeof v) && !strcasecmp(v, "close"));
+        int last = !ours || (header(r.hdrs, "Connection", v, sizeof v) && !strcasecmp(v, "close"));
         response_free(&r);
         if (last) break;
         off += used;
@@ -1093,6 +1108,10 @@ static void structured_input(const uint8_t *d, size_t n)
         has_cl = body.n || (flags & F_CL_LIE) || strcmp(method, "GET");
         buf_str(&req, has_cl ? line : "\r\n");
         buf_add(&req, body.p, body.n);
+        /* A lone fuzzed Transfer-Encoding that reads as chunked is served:
+         * its (empty) chunked body must follow, or no answer would come.
+         * Refused, the request closes the connection and this is not read. */
+        if (dup == 3 && !has_cl) buf_str(&req, "0\r\n\r\n");
     }
     snprintf(req_head, sizeof req_head, "%.*s", (int)(req.n < 500 ? req.n : 500), req.p);
 

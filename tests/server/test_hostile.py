@@ -318,11 +318,11 @@ def big_uploads(s):
     print(f"100 MB upload (Content-Length): refused after {sent >> 10} KiB sent")
     sent2, resp = stream(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n", True)
-    # Chunked request bodies are refused from the headers (411, see
-    # src/server/strict.c); the lingering close reads what follows for at
-    # most 32 MiB.
+    # A chunked body has no length to refuse early, and libmicrohttpd
+    # cannot answer in the middle of one: past the limit it is read and
+    # dropped (no memory kept), for at most 32 MiB more, then the
+    # connection is cut (src/server/body.c).
     T.ok(sent2 < 40 << 20, f"100 MB chunked body cut after {sent2 >> 10} KiB")
-    T.ok(status_of(resp) == 411, f"chunked: 411 ({resp[:40]!r})")
     hwm1 = pid_status(s, "VmHWM")
     T.ok(hwm1 - hwm0 < 20 * 1024,
          f"server peak RSS grew {(hwm1 - hwm0) / 1024:.1f} MiB during the uploads (< 20)")
