@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ typedef struct vk_device {
     pthread_mutex_t lock;
     size_t used;         /* device bytes nets and runs hold */
     uint64_t timeout_ns; /* a command not done by then: the device hangs */
+    atomic_long fail_in; /* steps until an injected loss (FANYI_VK_FAIL_AFTER); < 0: never */
+    atomic_int lost;     /* the injected loss happened */
 } vk_device;
 
 static int instance_get(fy_error *err)
@@ -92,6 +95,10 @@ static fy_nn_dev *device_new(int index, fy_error *err)
      * software device (lavapipe) shares the CPU with everything else and
      * may just be slow. */
     v->timeout_ns = (strcmp(in->type, "cpu") ? 60ull : 600ull) * 1000000000ull;
+    /* Tests of the failure path: the device is "lost" at its Nth step. */
+    const char *fail = getenv("FANYI_VK_FAIL_AFTER");
+    atomic_init(&v->fail_in, fail && *fail ? atol(fail) : -1);
+    atomic_init(&v->lost, 0);
     d->be = &fy_nn_vulkan;
     d->impl = v;
     d->memory = (size_t)in->memory;
@@ -171,6 +178,15 @@ static int budget_take(fy_nn_dev *d, size_t bytes, const char *what, fy_error *e
     if (fits) return 0;
     return fy_err(err, FY_ENOMEM, "%s needs %.1f MiB of %s's memory, %.1f MiB of its budget left",
                   what, (double)bytes / (1 << 20), d->name, (double)left / (1 << 20));
+}
+
+static size_t vk_dev_used(const fy_nn_dev *d)
+{
+    vk_device *v = d->impl;
+    pthread_mutex_lock(&v->lock);
+    size_t used = v->used;
+    pthread_mutex_unlock(&v->lock);
+    return used;
 }
 
 static void budget_give(fy_nn_dev *d, size_t bytes)
@@ -861,10 +877,24 @@ static void unpack_select(const fy_nn_run *r, const fy_nn_step *st)
     }
 }
 
+/* FANYI_VK_FAIL_AFTER=N: from its Nth step on the device behaves as lost
+ * (every step fails with FY_EDEVICE), for the tests of what a server does
+ * then (tests/gpu/test_vk_fail.py). */
+static int injected_loss(const fy_nn_run *r, fy_error *err)
+{
+    vk_device *v = r->net->dev->impl;
+    if (!atomic_load(&v->lost)) {
+        if (atomic_load(&v->fail_in) < 0 || atomic_fetch_sub(&v->fail_in, 1) > 1) return 0;
+        atomic_store(&v->lost, 1);
+    }
+    return fy_err(err, FY_EDEVICE, "device lost (injected: FANYI_VK_FAIL_AFTER)");
+}
+
 static int vk_step(fy_nn_run *r, const fy_nn_step *st, fy_error *err)
 {
     const fy_nn_net *n = r->net;
     int m = st->rows;
+    if (injected_loss(r, err)) return FY_EDEVICE;
     if (m < 1 || m > r->rows || st->step < 0 || st->step >= n->npos || st->k < 0 ||
         st->k > TOPK_MAX)
         return fy_err(err, FY_EINVAL, "step %d: %d rows of %d, k %d", st->step, m, r->rows, st->k);
@@ -919,6 +949,7 @@ const fy_nn_backend fy_nn_vulkan = {
     .rows_keep = vk_rows_keep,
     .step = vk_step,
     .logits = vk_logits,
+    .dev_used = vk_dev_used,
 };
 
 #endif /* FY_HAVE_VULKAN */
