@@ -454,6 +454,7 @@ struct fy_nn_run {
     int *off, *len, *ncols; /* [B] per slot; ncols -1: the whole vocabulary */
     uint8_t *dirty;         /* [B] slots whose columns changed */
     int *row_slot, *slot_tmp;
+    int *row_off, *row_len;       /* [B] each row's source in the context */
     int32_t *info, *rowcols_host; /* [4 max(T, B)], [2B] */
     int32_t *sel_host;            /* [B][topk words] */
     int pending;                  /* before the next step: PEND_BEGIN / PEND_KEEP */
@@ -532,6 +533,8 @@ static void vk_run_free(fy_nn_run *r)
     free(r->dirty);
     free(r->row_slot);
     free(r->slot_tmp);
+    free(r->row_off);
+    free(r->row_len);
     free(r->info);
     free(r->rowcols_host);
     free(r->sel_host);
@@ -555,12 +558,14 @@ static int run_host(fy_nn_run *r)
     r->dirty = calloc(B, 1);
     r->row_slot = calloc(B, sizeof *r->row_slot);
     r->slot_tmp = calloc(B, sizeof *r->slot_tmp);
+    r->row_off = calloc(B, sizeof *r->row_off);
+    r->row_len = calloc(B, sizeof *r->row_len);
     r->info = calloc(4 * big, sizeof *r->info);
     r->rowcols_host = calloc(2 * B, sizeof *r->rowcols_host);
     r->sel_host = calloc(B * (size_t)fy_vk_topk_stride(TOPK_MAX - 1), sizeof *r->sel_host);
     r->pend_from = calloc(B, sizeof *r->pend_from);
-    return r->off && r->len && r->ncols && r->dirty && r->row_slot && r->slot_tmp && r->info &&
-                   r->rowcols_host && r->sel_host && r->pend_from
+    return r->off && r->len && r->ncols && r->dirty && r->row_slot && r->slot_tmp && r->row_off &&
+                   r->row_len && r->info && r->rowcols_host && r->sel_host && r->pend_from
                ? 0
                : FY_ENOMEM;
 }
@@ -904,10 +909,10 @@ static int vk_step(fy_nn_run *r, const fy_nn_step *st, fy_error *err)
     record_pending(r, r->rows);
     fy_vk_cmd_write(c, r->last, st->last, (size_t)m * 4);
     for (int j = 0; j < m; j++) {
-        r->slot_tmp[j] = r->off[r->row_slot[j]];
-        r->pend_from[j] = r->len[r->row_slot[j]]; /* free until the next rows_keep */
+        r->row_off[j] = r->off[r->row_slot[j]];
+        r->row_len[j] = r->len[r->row_slot[j]];
     }
-    fy_vk_attend_info_decoder(r->slot_tmp, r->pend_from, m, r->info);
+    fy_vk_attend_info_decoder(r->row_off, r->row_len, m, r->info);
     fy_vk_cmd_write(c, r->dinfo, r->info, (size_t)m * 16);
     fy_vk_op_embed(c, r->dx, n->d, m, n->d, n->trg.data, n->trg.int8, n->trg.inv, n->emb_scale,
                    r->last, n->pos, st->step, (fy_vk_ref){0});
