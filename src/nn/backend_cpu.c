@@ -18,6 +18,7 @@
 #include "nn/decoder.h"
 #include "nn/encoder.h"
 #include "nn/ops.h"
+#include "util/arena.h"
 
 /* ------------------------------------------------------------------------ */
 /* The net                                                                   */
@@ -168,25 +169,13 @@ struct fy_nn_run {
     void *lin;     /* linear-layer scratch */
 };
 
-typedef struct fy_arena {
-    char *base; /* NULL while sizing */
-    size_t used;
-} fy_arena;
-
-static void *carve(fy_arena *a, size_t bytes)
-{
-    size_t off = (a->used + 63) & ~(size_t)63;
-    a->used = off + bytes;
-    return a->base ? a->base + off : NULL;
-}
-
 /* The cross-attention keys and values are written only after the encoder
  * has finished, from x and enc.q: until then their planes hold the
  * encoder's other scratch (12 MB less per worker for base-memory). */
 static void layout_kv(fy_nn_run *r, fy_arena *a, size_t T, size_t d, size_t depth)
 {
     size_t planes = 2 * depth < 4 ? 4 : 2 * depth;
-    float *kv = carve(a, planes * T * d * sizeof(float));
+    float *kv = fy_arena_carve(a, planes * T * d * sizeof(float));
     r->keys = kv;
     r->values = a->base ? kv + depth * T * d : NULL;
     r->enc.k = kv;
@@ -213,33 +202,33 @@ static void run_layout(fy_nn_run *r, fy_arena *a)
     size_t T = (size_t)r->max_tokens, B = (size_t)r->max_rows, V = (size_t)n->spec.trg_vocab;
     size_t depth = (size_t)n->depth, f = sizeof(float);
 
-    r->ids = carve(a, T * sizeof(int32_t));
-    r->off = carve(a, B * sizeof(int));
-    r->len = carve(a, B * sizeof(int));
-    r->x = carve(a, T * d * f);
-    r->enc.q = carve(a, T * d * f); /* also fy_decoder_prepare's tmp */
-    r->enc.hidden = carve(a, FY_NN_FFN_BLOCK * dffn * f);
-    r->enc.out = carve(a, FY_NN_FFN_BLOCK * d * f);
-    r->enc.scores = carve(a, L * f);
+    r->ids = fy_arena_carve(a, T * sizeof(int32_t));
+    r->off = fy_arena_carve(a, B * sizeof(int));
+    r->len = fy_arena_carve(a, B * sizeof(int));
+    r->x = fy_arena_carve(a, T * d * f);
+    r->enc.q = fy_arena_carve(a, T * d * f); /* also fy_decoder_prepare's tmp */
+    r->enc.hidden = fy_arena_carve(a, FY_NN_FFN_BLOCK * dffn * f);
+    r->enc.out = fy_arena_carve(a, FY_NN_FFN_BLOCK * d * f);
+    r->enc.scores = fy_arena_carve(a, L * f);
     layout_kv(r, a, T, d, depth);
-    r->state = carve(a, depth * B * d * f);
-    r->state2 = carve(a, depth * B * d * f);
-    r->dx = carve(a, B * d * f);
-    r->dec.xw = carve(a, B * d * f);
-    r->dec.f = carve(a, B * d * f);
-    r->dec.q = carve(a, B * d * f);
-    r->dec.ctx = carve(a, B * d * f);
-    r->dec.o = carve(a, B * d * f);
-    r->dec.hidden = carve(a, B * dffn * f);
-    r->dec.scores = carve(a, L * f);
-    r->logits = carve(a, B * V * f);
-    r->row_slot = carve(a, B * sizeof(int));
-    r->slot_tmp = carve(a, B * sizeof(int));
-    r->row_off = carve(a, B * sizeof(int));
-    r->row_len = carve(a, B * sizeof(int));
-    r->cols = carve(a, B * V * sizeof(int32_t));
-    r->ncols = carve(a, B * sizeof(int));
-    r->lin = carve(a, linear_scratch(n, r->max_tokens, r->max_rows));
+    r->state = fy_arena_carve(a, depth * B * d * f);
+    r->state2 = fy_arena_carve(a, depth * B * d * f);
+    r->dx = fy_arena_carve(a, B * d * f);
+    r->dec.xw = fy_arena_carve(a, B * d * f);
+    r->dec.f = fy_arena_carve(a, B * d * f);
+    r->dec.q = fy_arena_carve(a, B * d * f);
+    r->dec.ctx = fy_arena_carve(a, B * d * f);
+    r->dec.o = fy_arena_carve(a, B * d * f);
+    r->dec.hidden = fy_arena_carve(a, B * dffn * f);
+    r->dec.scores = fy_arena_carve(a, L * f);
+    r->logits = fy_arena_carve(a, B * V * f);
+    r->row_slot = fy_arena_carve(a, B * sizeof(int));
+    r->slot_tmp = fy_arena_carve(a, B * sizeof(int));
+    r->row_off = fy_arena_carve(a, B * sizeof(int));
+    r->row_len = fy_arena_carve(a, B * sizeof(int));
+    r->cols = fy_arena_carve(a, B * V * sizeof(int32_t));
+    r->ncols = fy_arena_carve(a, B * sizeof(int));
+    r->lin = fy_arena_carve(a, linear_scratch(n, r->max_tokens, r->max_rows));
     r->enc.lin = r->lin;
     r->dec.lin = r->lin;
 }
