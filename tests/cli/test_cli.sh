@@ -15,8 +15,8 @@ expect_empty_out
 run "$FANYI_BIN" version
 expect_status 0
 expect_out '^fanyi [0-9]+\.[0-9]+\.[0-9]+$'
-expect_out '^kernel (ref|avx2|avx512vnni)$'
-expect_out '^supported ref( avx2)?( avx512vnni)?$'
+expect_out '^kernel (ref|avx2|avxvnni|avx512vnni)$'
+expect_out '^supported ref( avx2)?( avxvnni)?( avx512vnni)?$'
 run env FANYI_KERNEL=ref "$FANYI_BIN" version
 expect_out '^kernel ref$'
 
