@@ -62,7 +62,8 @@ static void cpu_detect(void)
 
 /* The pair lists of w ([n][k]) as gemm.c builds them (gemm_impl.h):
  * every pair with |w0 + w1| > 129. Returns 0, or -1 past cap entries. */
-static int sat_lists(const int8_t *w, int n, int k, uint32_t *off, uint16_t *pair, int cap)
+static int sat_lists(const int8_t *w, int n, int k, uint64_t *any, uint32_t *off, uint16_t *pair,
+                     int cap)
 {
     int at = 0;
     for (int j = 0; j < n; j++) {
@@ -72,6 +73,7 @@ static int sat_lists(const int8_t *w, int n, int k, uint32_t *off, uint16_t *pai
             if (s <= 129 && s >= -129) continue;
             if (at == cap) return -1;
             pair[at++] = (uint16_t)p;
+            any[j / 64] |= 1ull << (j % 64);
         }
     }
     off[n] = (uint32_t)at;
@@ -118,6 +120,7 @@ static int kernels_agree(const fy_gemm_kernels *k)
     static _Alignas(64) float x[M * K], panels[((N + 15) / 16) * K * 16];
     static _Alignas(64) uint8_t a_ref[M * K], a_k[M * K], a_p16[FY_I8_P16_BYTES(M, K)];
     static _Alignas(64) int8_t w[N * K];
+    static uint64_t any[(N + 63) / 64];
     static uint32_t off[N + 1];
     static uint16_t pair[N * K / 2];
     float bias[N], y_ref[M * N], y_k[M * N];
@@ -139,8 +142,8 @@ static int kernels_agree(const fy_gemm_kernels *k)
     fy_gemm_ref.quantize_u8(x, M * K, 63.5f, a_ref);
     k->quantize_u8(x, M * K, 63.5f, a_k);
     if (memcmp(a_ref, a_k, sizeof a_ref)) return 0;
-    if (sat_lists(w, N, K, off, pair, N * K / 2)) return 0;
-    fy_i8_sat sat = {off, pair};
+    if (sat_lists(w, N, K, any, off, pair, N * K / 2)) return 0;
+    fy_i8_sat sat = {any, off, pair, 0};
     if (k->pack_a16) k->pack_a16(a_ref, M, K, a_p16);
     if (!i8_agree(k, a_ref, a_p16, M, K, w, N, &sat, bias, y_ref, y_k)) return 0;
     fy_gemm_ref.f32_gemm(x, M, K, panels, N, bias, y_ref, N);

@@ -25,7 +25,8 @@ struct fy_linear {
     float a_mult, unquant;
     size_t sat_pairs; /* weight pairs that can saturate (gemm_impl.h) */
     int vnni;         /* run kern->i8_gemm_vnni with sat */
-    fy_i8_sat sat;    /* their lists, or off == NULL when there are none */
+    fy_i8_sat sat;    /* their lists, or any == NULL when there are none */
+    uint64_t *sat_any;
     uint32_t *sat_off;
     uint16_t *sat_pair;
     /* float32 */
@@ -107,16 +108,19 @@ static int prepare_vnni(fy_linear *l)
         return 0;
     l->vnni = 1;
     if (total == 0) return 0;
+    l->sat_any = calloc(((size_t)n + 63) / 64, sizeof *l->sat_any);
     l->sat_off = malloc(((size_t)n + 1) * sizeof *l->sat_off);
     l->sat_pair = malloc(total * sizeof *l->sat_pair);
-    if (!l->sat_off || !l->sat_pair) return FY_ENOMEM;
+    if (!l->sat_any || !l->sat_off || !l->sat_pair) return FY_ENOMEM;
     uint32_t at = 0;
     for (int j = 0; j < n; j++) {
         l->sat_off[j] = at;
-        at += row_sat_pairs(l->w8 + (size_t)j * k, k, l->sat_pair + at);
+        uint32_t e = row_sat_pairs(l->w8 + (size_t)j * k, k, l->sat_pair + at);
+        if (e) l->sat_any[j / 64] |= 1ull << (j % 64);
+        at += e;
     }
     l->sat_off[n] = at;
-    l->sat = (fy_i8_sat){l->sat_off, l->sat_pair};
+    l->sat = (fy_i8_sat){l->sat_any, l->sat_off, l->sat_pair, 0};
     return 0;
 }
 
@@ -276,6 +280,7 @@ void fy_linear_free(fy_linear *l)
 {
     if (!l) return;
     free(l->w8_own);
+    free(l->sat_any);
     free(l->sat_off);
     free(l->sat_pair);
     free(l->bias);
@@ -378,7 +383,8 @@ static void i8_vnni_chunk(const fy_linear *l, const uint8_t *a, int m, const int
         l->kern->i8_gemm_vnni(a, m, k, l->w8, &l->sat, cols + c0, nc, l->unquant, l->bias, y, ldy);
         return;
     }
-    fy_i8_sat sat = {l->sat.off ? l->sat.off + c0 : NULL, l->sat.pair};
+    fy_i8_sat sat = l->sat;
+    sat.base = c0;
     l->kern->i8_gemm_vnni(a, m, k, l->w8 + (size_t)c0 * k, &sat, NULL, nc, l->unquant, l->bias + c0,
                           y, ldy);
 }
@@ -394,7 +400,8 @@ static void i8_p16_chunk(const fy_linear *l, const uint8_t *a, const uint8_t *ap
                              l->unquant, l->bias, y, ldy);
         return;
     }
-    fy_i8_sat sat = {l->sat.off ? l->sat.off + c0 : NULL, l->sat.pair};
+    fy_i8_sat sat = l->sat;
+    sat.base = c0;
     l->kern->i8_gemm_p16(a, ap, m, k, l->w8 + (size_t)c0 * k, l->vnni ? &sat : NULL, NULL, nc,
                          l->unquant, l->bias + c0, y, ldy);
 }

@@ -33,12 +33,16 @@
  * (w[2p], w[2p+1]) of one sign with |w[2p]| + |w[2p+1]| > 129, because
  * then 254·(|w0| + |w1|) leaves [-32768, 32767]; no other pair can, for
  * any activations u in [0, 254]. Found once when a layer is built
- * (gemm.c). Column j's pairs are pair[off[j]] .. pair[off[j + 1] - 1]
- * (pair index p: k-values 2p and 2p + 1); off == NULL: no pair of the
- * layer can saturate. */
+ * (gemm.c). Column j (indexed as the kernel indexes w and bias; layer
+ * column base + j) has pairs when bit base + j of any is set; they are
+ * pair[off[base + j]] .. pair[off[base + j + 1] - 1] (pair index p:
+ * k-values 2p and 2p + 1). any == NULL: no pair of the layer can
+ * saturate. */
 typedef struct fy_i8_sat {
-    const uint32_t *off; /* [n + 1] */
-    const uint16_t *pair;
+    const uint64_t *any;  /* [(n + 63) / 64] bits: the columns with pairs */
+    const uint32_t *off;  /* [n + 1] */
+    const uint16_t *pair; /* [off[n]] */
+    int32_t base;
 } fy_i8_sat;
 
 /* The correction that turns the exact sum of a·w over k into the
@@ -49,6 +53,7 @@ static inline int32_t fy_i8_sat_fix(const uint8_t *a, const int8_t *w, const fy_
                                     int32_t j)
 {
     int32_t fix = 0;
+    j += sat->base;
     for (uint32_t e = sat->off[j]; e < sat->off[j + 1]; e++) {
         int p = 2 * sat->pair[e];
         int32_t s = (int32_t)a[p] * w[p] + (int32_t)a[p + 1] * w[p + 1];
@@ -58,16 +63,21 @@ static inline int32_t fy_i8_sat_fix(const uint8_t *a, const int8_t *w, const fy_
     return fix;
 }
 
+/* 1 when column j has pairs to fix. */
+static inline int fy_i8_sat_has(const fy_i8_sat *sat, int32_t j)
+{
+    j += sat->base;
+    return (int)((sat->any[j >> 6] >> (j & 63)) & 1);
+}
+
 /* 1 when columns j (cols ? cols[c] : c for c in [c0, c0 + nc)) include one
  * with pairs to fix (sat may be NULL: none). */
 static inline int fy_i8_sat_any(const fy_i8_sat *sat, const int32_t *cols, int c0, int nc)
 {
-    if (!sat || !sat->off) return 0;
-    for (int c = c0; c < c0 + nc; c++) {
-        int32_t j = cols ? cols[c] : c;
-        if (sat->off[j + 1] != sat->off[j]) return 1;
-    }
-    return 0;
+    if (!sat || !sat->any) return 0;
+    int any = 0;
+    for (int c = c0; c < c0 + nc; c++) any |= fy_i8_sat_has(sat, cols ? cols[c] : c);
+    return any;
 }
 
 typedef struct fy_gemm_kernels {
