@@ -62,24 +62,25 @@ static int32_t sum_i8(const int8_t *w, int k)
     return sum;
 }
 
-/* Pairs of row w (k values, k % 32 == 0, k < 2^20) whose int16 sum can
+/* Pairs of row w (k values, k % 16 == 0, k < 2^19) whose int16 sum can
  * saturate: |w0 + w1| > 129 (that needs one sign, since |w| <= 128); with
  * list != NULL, also their pair indices into list. */
 static uint32_t row_sat_pairs(const int8_t *w, int k, uint16_t *list)
 {
     uint32_t n = 0;
     if (!list) {
-        /* Sixteen pairs at a time: the scan runs over every weight at load. */
-        typedef int16_t v16h __attribute__((vector_size(32)));
-        typedef uint16_t v16u __attribute__((vector_size(32)));
-        v16h count = {0};
-        for (int i = 0; i < k; i += 32) {
-            v16h v;
+        /* Eight pairs at a time, in SSE2-sized vectors (gcc splits wider
+         * comparisons into scalars): the scan runs over every weight. */
+        typedef int16_t v8h __attribute__((vector_size(16)));
+        typedef uint16_t v8u __attribute__((vector_size(16)));
+        v8h count = {0};
+        for (int i = 0; i < k; i += 16) {
+            v8h v;
             memcpy(&v, w + i, sizeof v);
-            v16h lo = (v16h)((v16u)v << 8) >> 8, hi = v >> 8, s = lo + hi;
+            v8h lo = (v8h)((v8u)v << 8) >> 8, hi = v >> 8, s = lo + hi;
             count -= (s > 129) | (s < -129); /* -1 where risky */
         }
-        for (int l = 0; l < 16; l++) n += (uint16_t)count[l];
+        for (int l = 0; l < 8; l++) n += (uint16_t)count[l];
         return n;
     }
     for (int p = 0; p < k / 2; p++) {
@@ -129,7 +130,7 @@ size_t fy_i8_saturating_pairs(const int8_t *w, size_t rows, int k)
     size_t total = 0;
     for (size_t j = 0; j < rows && k > 1; j++) {
         const int8_t *r = w + j * (size_t)k;
-        if (k % 32 == 0 && k < (1 << 20)) {
+        if (k % 16 == 0 && k < (1 << 19)) {
             total += row_sat_pairs(r, k, NULL);
             continue;
         }
