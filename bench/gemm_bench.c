@@ -24,8 +24,9 @@
  * --seconds: time per case (default 0.6, best of 3 thirds; CPU time of
  * the thread, so other processes on the core matter less, though they
  * still share its caches). --path: only that kernel path (ref, avx2,
- * avxvnni, avx512vnni). --f32: also the float32 kernels. --model: for
- * each model directory (or .bin file), every int8 tensor's count of pairs
+ * avxvnni, avx512vnni). --peaks: only the instruction peaks (bench/peer
+ * reads them to relate end-to-end throughput to the machine's peak). --f32: also the float32
+ * kernels. --model: for each model directory (or .bin file), every int8 tensor's count of pairs
  * that can saturate, the layers' total, and the share.
  */
 #include <stdio.h>
@@ -372,7 +373,7 @@ static int count_model(const char *path)
 int main(int argc, char **argv)
 {
     double min_s = 0.6;
-    int f32 = 0, rc = 0, nmodels = 0, only = -1;
+    int f32 = 0, rc = 0, nmodels = 0, only = -1, peaks_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
             min_s = atof(argv[++i]);
@@ -383,14 +384,17 @@ int main(int argc, char **argv)
                 return 2;
             }
             only = (int)isa;
+        } else if (!strcmp(argv[i], "--peaks")) {
+            peaks_only = 1;
         } else if (!strcmp(argv[i], "--f32")) {
             f32 = 1;
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             rc |= count_model(argv[++i]);
             nmodels++;
         } else {
-            fprintf(stderr,
-                    "usage: gemm_bench [--seconds S] [--path P] [--f32] [--model DIR]...\n");
+            fprintf(
+                stderr,
+                "usage: gemm_bench [--seconds S] [--path P] [--f32] [--peaks] [--model DIR]...\n");
             return 2;
         }
     }
@@ -398,6 +402,7 @@ int main(int argc, char **argv)
     if (!(min_s > 0)) min_s = 0.6;
     double gops[NPEAK];
     measure_peaks(gops);
+    if (peaks_only) return 0;
 
     bufs b;
     size_t wcount = (size_t)NMAX * KMAX;
