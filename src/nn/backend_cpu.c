@@ -442,25 +442,28 @@ static int union_columns(fy_nn_run *r, int r0, int r1)
 /* A product of many rows costs this much less per row and column than
  * one row at a time (gemm_bench: m = 32 against m = 1 on a shortlist,
  * 3-8x by path and weights; the low end, so that a union is taken only
- * where it clearly pays). */
-#define UNION_GAIN 3
+ * where it clearly pays), from UNION_MIN_ROWS rows (fewer share too
+ * little: the products of 2 or 3 rows cost nearly what 2 or 3 single rows
+ * do, and a union would compute each of them over every row's columns). */
+#define UNION_GAIN     3
+#define UNION_MIN_ROWS 8
 
 /* Rows r0 .. r1 - 1 with shortlists: one product over the union of their
  * lists at m = rows, each row then reading its own columns out of it (an
  * int8 or float output column's value does not depend on which other
  * columns are computed, gemm.h), when that costs less than each row on
- * its own list at m = 1: rows x union <= UNION_GAIN x the lists' total.
- * Shortlists of related sentences overlap, so real batches mostly take
- * the union; lists drawn at random (the synthetic models') overlap
- * little, and their rows go one at a time. */
+ * its own list at m = 1: rows >= UNION_MIN_ROWS and rows x union <=
+ * UNION_GAIN x the lists' total. Shortlists of related sentences overlap,
+ * so real batches mostly take the union; lists drawn at random (the
+ * synthetic models') overlap little, and their rows go one at a time. */
 static void score_listed(fy_nn_run *r, int r0, int r1)
 {
     const fy_nn_net *n = r->net;
     size_t d = (size_t)n->d, V = (size_t)n->spec.trg_vocab;
     long total = 0;
     for (int i = r0; i < r1; i++) total += r->ncols[r->row_slot[i]];
-    int u = r1 - r0 > 1 ? union_columns(r, r0, r1) : 0;
-    if (r1 - r0 < 2 || (long)(r1 - r0) * u > UNION_GAIN * total) {
+    int u = r1 - r0 >= UNION_MIN_ROWS ? union_columns(r, r0, r1) : 0;
+    if (r1 - r0 < UNION_MIN_ROWS || (long)(r1 - r0) * u > UNION_GAIN * total) {
         for (int i = r0; i < r1; i++) {
             int nc;
             const int32_t *cols = row_cols(r, i, &nc);
