@@ -1,19 +1,24 @@
 /* gemm_avx512vnni.c - AVX-512 kernels (compiled with -mavx512f -mavx512bw
  * -mavx512vl -mavx512vnni; nothing else here).
  *
- * int8, two entries (see gemm_impl.h):
- *   i8_gemm: the int16 pair saturation by construction - vpmaddubsw sums
- *     pairs with saturation, then VNNI vpdpwssd against ones widens and
- *     adds them (exact). Register tile: 4 rows x 4 columns or 1 row x 8.
- *   i8_gemm_vnni: one vpdpbusd per 64 products (the exact sum of each four,
- *     no int16 stage: half the instructions), then fy_i8_sat_fix for the
- *     few pairs of the layer that can saturate, so the int32 sums equal
- *     the reference's. Passes of 8 columns: each block of up to 3 rows of
- *     A runs against the pass's 8 weight rows (in L1), 24 accumulators;
- *     each row's 8 sums are reduced into one vector and finished with one
- *     vector epilogue. At m <= 3 (a decoder step) the next pass's weight
- *     rows are prefetched: they come from L3 or memory, and the hardware
- *     prefetcher does not follow shortlist rows.
+ * int8, two products (see gemm.h, gemm_impl.h), each in two layouts:
+ *   - the saturating product (i8_gemm, i8_gemm_p16 with sat NULL): the
+ *     int16 pair saturation by construction - vpmaddubsw sums pairs with
+ *     saturation, then VNNI vpdpwssd against ones widens and adds them;
+ *   - the VNNI product (i8_gemm_vnni, i8_gemm_p16 with sat): one vpdpbusd
+ *     per 64 products (the exact sum of each four: half the instructions),
+ *     then fy_i8_sat_fix for the few pairs of the layer that can saturate,
+ *     so the int32 sums equal the reference's.
+ * Rows of A (i8_gemm, i8_gemm_vnni; a few rows: decoder steps): passes of
+ * 8 columns whose weight rows stay in L1, each row of A against them with
+ * 16 accumulators (two per column: chains half as long), the 8 sums
+ * reduced into one vector and finished with one vector epilogue; at m <= 3
+ * the next pass's weight rows are prefetched (they come from L3 or
+ * memory, and the hardware prefetcher does not follow shortlist rows).
+ * Panels (i8_gemm_p16; 8 rows and more): A packed 16 rows to a panel, one
+ * lane per row; each weight's four bytes broadcast; 2 panels x 8 columns
+ * = 16 accumulators that are already the outputs (no lane reductions),
+ * transposed into rows of y at the end.
  *
  * float32: panels of 16 columns = one zmm; vmulps then vaddps (no FMA),
  * in k order, so results equal gemm_ref.c's.
@@ -44,99 +49,7 @@ static void avx512_quantize_u8(const float *x, size_t count, float mult, uint8_t
     }
 }
 
-INLINE __m128i avx512_reduce4(__m512i s0, __m512i s1, __m512i s2, __m512i s3)
-{
-#define HALF(s) _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1))
-    __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(HALF(s0), HALF(s1)),
-                                  _mm256_hadd_epi32(HALF(s2), HALF(s3)));
-#undef HALF
-    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
-INLINE void avx512_i8_tile(const uint8_t *a, int k, const int8_t *const *wr, const int R,
-                           const int C, int32_t out[4][8])
-{
-    const __m512i ones = _mm512_set1_epi16(1);
-    __m512i acc[4][8];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 8
-        for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_si512();
-    for (int kk = 0; kk < k; kk += 64) {
-#pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            __m512i av = _mm512_loadu_si512((const void *)(a + (size_t)r * k + kk));
-#pragma GCC unroll 8
-            for (int c = 0; c < C; c++) {
-                __m512i b = _mm512_loadu_si512((const void *)(wr[c] + kk));
-                acc[r][c] = _mm512_dpwssd_epi32(acc[r][c], _mm512_maddubs_epi16(av, b), ones);
-            }
-        }
-    }
-    const __m512i z = _mm512_setzero_si512();
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++) {
-#pragma GCC unroll 2
-        for (int g = 0; g < C; g += 4) {
-            __m128i s =
-                avx512_reduce4(acc[r][g], g + 1 < C ? acc[r][g + 1] : z,
-                               g + 2 < C ? acc[r][g + 2] : z, g + 3 < C ? acc[r][g + 3] : z);
-            int32_t tmp[4];
-            _mm_storeu_si128((__m128i *)tmp, s);
-            for (int c = g; c < C && c < g + 4; c++) out[r][c] = tmp[c - g];
-        }
-    }
-}
-
-INLINE void avx512_i8_rows(const uint8_t *a, int k, const int8_t *w, const int32_t *cols, int ncols,
-                           float unquant, const float *bias, float *y, int ldy, const int R,
-                           const int C)
-{
-    int32_t out[4][8];
-    const int8_t *wr[8];
-    int c0 = 0;
-    while (c0 < ncols) {
-        int n = ncols - c0 >= C ? C : 1;
-        for (int c = 0; c < n; c++) wr[c] = w + (size_t)(cols ? cols[c0 + c] : c0 + c) * k;
-        if (n == C)
-            avx512_i8_tile(a, k, wr, R, C, out);
-        else
-            avx512_i8_tile(a, k, wr, R, 1, out);
-        for (int r = 0; r < R; r++) {
-            for (int c = 0; c < n; c++) {
-                int32_t j = cols ? cols[c0 + c] : c0 + c;
-                y[(size_t)r * ldy + c0 + c] = (float)out[r][c] * unquant + bias[j];
-            }
-        }
-        c0 += n;
-    }
-}
-
-static void avx512_i8_gemm(const uint8_t *a, int m, int k, const int8_t *w, const int32_t *cols,
-                           int ncols, float unquant, const float *bias, float *y, int ldy)
-{
-    int i = 0;
-    for (; i + 4 <= m; i += 4)
-        avx512_i8_rows(a + (size_t)i * k, k, w, cols, ncols, unquant, bias, y + (size_t)i * ldy,
-                       ldy, 4, 4);
-    const uint8_t *ar = a + (size_t)i * k;
-    float *yr = y + (size_t)i * ldy;
-    switch (m - i) {
-    case 3:
-        avx512_i8_rows(ar, k, w, cols, ncols, unquant, bias, yr, ldy, 3, 4);
-        break;
-    case 2:
-        avx512_i8_rows(ar, k, w, cols, ncols, unquant, bias, yr, ldy, 2, 4);
-        break;
-    case 1:
-        avx512_i8_rows(ar, k, w, cols, ncols, unquant, bias, yr, ldy, 1, 8);
-        break;
-    default:
-        break;
-    }
-}
-
-/* ---- i8_gemm_vnni ---- */
+/* ---- i8_gemm, i8_gemm_vnni: rows of a ---- */
 
 /* Lane c of the result = the sum of acc[c]'s sixteen lanes. */
 INLINE __m256i avx512_reduce8(const __m512i acc[8])
@@ -162,58 +75,91 @@ typedef struct avx512_pass {
     int fix; /* some column has pairs to fix */
 } avx512_pass;
 
-/* y[r·ldy + c] for R rows of a (stride k) and the pass's columns. */
-INLINE void avx512_dp_rows(const uint8_t *a, int k, const avx512_pass *p, const fy_i8_sat *sat,
-                           float unquant, float *y, int ldy, const int R)
+/* y[0 .. nc) for one row a against the pass: 8 columns, each with two
+ * accumulators (the even and the odd 64-byte blocks of k), so that the
+ * chains of dependent instructions are half as long; named variables,
+ * since gcc spills an array of them inside the loop. SAT: the saturating
+ * product (vpmaddubsw, then vpdpwssd), else vpdpbusd. */
+#define DP64(acc, av, b)                                                                           \
+    acc = SAT ? _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(av, b), ones)                        \
+              : _mm512_dpbusd_epi32(acc, av, b)
+#define WLOAD(c, off) _mm512_loadu_si512((const void *)(wr##c + kk + (off)))
+
+INLINE void avx512_dp_row1(const uint8_t *a, int k, const avx512_pass *p, const fy_i8_sat *sat,
+                           float unquant, float *y, const int SAT)
 {
-    __m512i acc[3][8];
-#pragma GCC unroll 3
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 8
-        for (int c = 0; c < 8; c++) acc[r][c] = _mm512_setzero_si512();
-    for (int kk = 0; kk < k; kk += 64) {
-        __m512i av[3];
-#pragma GCC unroll 3
-        for (int r = 0; r < R; r++)
-            av[r] = _mm512_loadu_si512((const void *)(a + (size_t)r * k + kk));
-#pragma GCC unroll 8
-        for (int c = 0; c < 8; c++) {
-            __m512i b = _mm512_loadu_si512((const void *)(p->wr[c] + kk));
-#pragma GCC unroll 3
-            for (int r = 0; r < R; r++) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], av[r], b);
-        }
+    const __m512i ones = _mm512_set1_epi16(1);
+    const int8_t *wr0 = p->wr[0], *wr1 = p->wr[1], *wr2 = p->wr[2], *wr3 = p->wr[3];
+    const int8_t *wr4 = p->wr[4], *wr5 = p->wr[5], *wr6 = p->wr[6], *wr7 = p->wr[7];
+    __m512i x0 = _mm512_setzero_si512(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0,
+            x7 = x0, z0 = x0, z1 = x0, z2 = x0, z3 = x0, z4 = x0, z5 = x0, z6 = x0, z7 = x0;
+    int kk = 0;
+    for (; kk + 128 <= k; kk += 128) {
+        __m512i u = _mm512_loadu_si512((const void *)(a + kk));
+        __m512i v = _mm512_loadu_si512((const void *)(a + kk + 64));
+#define COLUMN(c)                                                                                  \
+    DP64(x##c, u, WLOAD(c, 0));                                                                    \
+    DP64(z##c, v, WLOAD(c, 64));
+        COLUMN(0)
+        COLUMN(1)
+        COLUMN(2)
+        COLUMN(3)
+        COLUMN(4)
+        COLUMN(5)
+        COLUMN(6)
+        COLUMN(7)
+#undef COLUMN
     }
-    const __m256 uq = _mm256_set1_ps(unquant);
-    const __m256 bias = _mm256_loadu_ps(p->bv);
+    if (kk < k) {
+        __m512i u = _mm512_loadu_si512((const void *)(a + kk));
+        DP64(x0, u, WLOAD(0, 0));
+        DP64(x1, u, WLOAD(1, 0));
+        DP64(x2, u, WLOAD(2, 0));
+        DP64(x3, u, WLOAD(3, 0));
+        DP64(x4, u, WLOAD(4, 0));
+        DP64(x5, u, WLOAD(5, 0));
+        DP64(x6, u, WLOAD(6, 0));
+        DP64(x7, u, WLOAD(7, 0));
+    }
+    const __m512i acc[8] = {
+        _mm512_add_epi32(x0, z0), _mm512_add_epi32(x1, z1), _mm512_add_epi32(x2, z2),
+        _mm512_add_epi32(x3, z3), _mm512_add_epi32(x4, z4), _mm512_add_epi32(x5, z5),
+        _mm512_add_epi32(x6, z6), _mm512_add_epi32(x7, z7),
+    };
+    __m256i s = avx512_reduce8(acc);
+    if (!SAT && p->fix) {
+        int32_t t[8];
+        _mm256_storeu_si256((__m256i *)t, s);
+        for (int c = 0; c < p->nc; c++) t[c] += fy_i8_sat_fix(a, p->wr[c], sat, p->j[c]);
+        s = _mm256_loadu_si256((const __m256i *)t);
+    }
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(unquant));
     const __mmask8 keep = (__mmask8)((1u << p->nc) - 1);
-#pragma GCC unroll 3
-    for (int r = 0; r < R; r++) {
-        __m256i s = avx512_reduce8(acc[r]);
-        if (p->fix) {
-            int32_t t[8];
-            _mm256_storeu_si256((__m256i *)t, s);
-            for (int c = 0; c < p->nc; c++)
-                t[c] += fy_i8_sat_fix(a + (size_t)r * k, p->wr[c], sat, p->j[c]);
-            s = _mm256_loadu_si256((const __m256i *)t);
-        }
-        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(s), uq);
-        _mm256_mask_storeu_ps(y + (size_t)r * ldy, keep, _mm256_add_ps(v, bias));
-    }
+    _mm256_mask_storeu_ps(y, keep, _mm256_add_ps(f, _mm256_loadu_ps(p->bv)));
 }
+#undef DP64
+#undef WLOAD
 
 /* The pass of columns c0 .. c0 + nc - 1 (nc <= 8). */
-static void avx512_pass_set(avx512_pass *p, int k, const int8_t *w, const fy_i8_sat *sat,
+INLINE void avx512_pass_set(avx512_pass *p, int k, const int8_t *w, const fy_i8_sat *sat,
                             const int32_t *cols, int c0, int nc, const float *bias)
 {
-    /* Two plain loops: see gemm_avx2.c on cols ? cols[i] : i. */
-    if (cols)
-        for (int c = 0; c < 8; c++) p->j[c] = cols[c0 + (c < nc ? c : nc - 1)];
-    else
-        for (int c = 0; c < 8; c++) p->j[c] = c0 + (c < nc ? c : nc - 1);
-    for (int c = 0; c < 8; c++) {
-        p->wr[c] = w + (size_t)p->j[c] * k;
-        p->bv[c] = bias[p->j[c]];
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i j;
+    if (nc == 8) {
+        j = cols ? _mm256_loadu_si256((const __m256i *)(cols + c0))
+                 : _mm256_add_epi32(_mm256_set1_epi32(c0), iota);
+    } else { /* a short pass repeats its last column */
+        __m256i lane = _mm256_min_epi32(iota, _mm256_set1_epi32(nc - 1));
+        j = cols ? _mm256_i32gather_epi32((const int *)(cols + c0), lane, 4)
+                 : _mm256_add_epi32(_mm256_set1_epi32(c0), lane);
     }
+    _mm256_storeu_si256((__m256i *)p->j, j);
+    _mm256_storeu_ps(p->bv, _mm256_i32gather_ps(bias, j, 4));
+    /* w + j·k in 64 bits (j, k >= 0: the unsigned 32 x 32 product) */
+    __m512i off = _mm512_mul_epu32(_mm512_cvtepu32_epi64(j), _mm512_set1_epi64(k));
+    _mm512_storeu_si512((void *)p->wr,
+                        _mm512_add_epi64(_mm512_set1_epi64((int64_t)(intptr_t)w), off));
     p->nc = nc;
     p->fix = fy_i8_sat_any(sat, p->j, 0, nc);
 }
@@ -227,26 +173,35 @@ static void avx512_prefetch_pass(const int8_t *w, int k, const int32_t *cols, in
     }
 }
 
-static void avx512_i8_gemm_vnni(const uint8_t *a, int m, int k, const int8_t *w,
-                                const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
-                                const float *bias, float *y, int ldy)
+/* Passes of 8 columns, every row of a against each (its weight rows stay
+ * in L1); the next pass's rows prefetched at m <= 3 (decoder steps: the
+ * weights come from L3 or memory, and the hardware prefetcher does not
+ * follow shortlist rows). SAT: the saturating product. */
+INLINE void avx512_rows(const uint8_t *a, int m, int k, const int8_t *w, const fy_i8_sat *sat,
+                        const int32_t *cols, int ncols, float unquant, const float *bias, float *y,
+                        int ldy, const int SAT)
 {
     avx512_pass p;
     for (int c0 = 0; c0 < ncols; c0 += 8) {
         int nc = ncols - c0 < 8 ? ncols - c0 : 8;
-        avx512_pass_set(&p, k, w, sat, cols, c0, nc, bias);
+        avx512_pass_set(&p, k, w, SAT ? NULL : sat, cols, c0, nc, bias);
         if (m <= 3 && c0 + 16 <= ncols) avx512_prefetch_pass(w, k, cols, c0 + 8);
-        int i = 0;
-        for (; i + 3 <= m; i += 3)
-            avx512_dp_rows(a + (size_t)i * k, k, &p, sat, unquant, y + (size_t)i * ldy + c0, ldy,
-                           3);
-        if (m - i == 2)
-            avx512_dp_rows(a + (size_t)i * k, k, &p, sat, unquant, y + (size_t)i * ldy + c0, ldy,
-                           2);
-        else if (m - i == 1)
-            avx512_dp_rows(a + (size_t)i * k, k, &p, sat, unquant, y + (size_t)i * ldy + c0, ldy,
-                           1);
+        for (int i = 0; i < m; i++)
+            avx512_dp_row1(a + (size_t)i * k, k, &p, sat, unquant, y + (size_t)i * ldy + c0, SAT);
     }
+}
+
+static void avx512_i8_gemm(const uint8_t *a, int m, int k, const int8_t *w, const int32_t *cols,
+                           int ncols, float unquant, const float *bias, float *y, int ldy)
+{
+    avx512_rows(a, m, k, w, NULL, cols, ncols, unquant, bias, y, ldy, 1);
+}
+
+static void avx512_i8_gemm_vnni(const uint8_t *a, int m, int k, const int8_t *w,
+                                const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
+                                const float *bias, float *y, int ldy)
+{
+    avx512_rows(a, m, k, w, sat, cols, ncols, unquant, bias, y, ldy, 0);
 }
 
 /* ---- panels of 16 rows: pack_a16, i8_gemm_p16 ---- */
