@@ -460,5 +460,5 @@ const fy_gemm_kernels fy_gemm_avx512vnni = {
     .pack_a16 = avx512_pack_a16,
     .i8_gemm_p16 = avx512_i8_gemm_p16,
     .f32_gemm = avx512_f32_gemm,
-    .attend = fy_attend_avx2,
+    .attend = fy_attend_avx512,
 };

@@ -122,7 +122,7 @@ typedef struct fy_gemm_kernels {
                    int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 } fy_gemm_kernels;
 
-/* The attention kernels (attend_kernel.h at 4 and 8 lanes). */
+/* The attention kernels (attend_kernel.h at 4, 8 and 16 lanes). */
 void fy_attend_v4(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 
@@ -140,6 +140,8 @@ void fy_avx2_f32_gemm(const float *x, int m, int k, const float *panels, int nco
                       const float *bias, float *y, int ldy);
 void fy_attend_avx2(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                     int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
+void fy_attend_avx512(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
+                      int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 #endif
 
 /* The table for the selected path (cpu.c). */
