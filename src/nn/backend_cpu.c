@@ -419,16 +419,23 @@ static const int32_t *row_cols(const fy_nn_run *r, int row, int *ncols)
 }
 
 /* The union of rows r0 .. r1 - 1's column lists into uni_ids (ascending)
- * and uni_pos; returns its size. */
-static int union_columns(fy_nn_run *r, int r0, int r1)
+ * and uni_pos; returns its size, or -1 as soon as it is known to exceed
+ * limit (then uni_ids and uni_pos are not written). */
+static int union_columns(fy_nn_run *r, int r0, int r1, long limit)
 {
     int V = r->net->spec.trg_vocab, words = (V + 63) / 64, u = 0;
     memset(r->uni_bits, 0, (size_t)words * sizeof(uint64_t));
     for (int i = r0; i < r1; i++) {
         int nc;
         const int32_t *cols = row_cols(r, i, &nc);
-        for (int c = 0; c < nc; c++) r->uni_bits[cols[c] >> 6] |= 1ull << (cols[c] & 63);
+        for (int c = 0; c < nc; c++) {
+            uint64_t bit = 1ull << (cols[c] & 63), *word = &r->uni_bits[cols[c] >> 6];
+            u += !(*word & bit);
+            *word |= bit;
+        }
+        if (u > limit) return -1;
     }
+    u = 0;
     for (int wi = 0; wi < words; wi++) {
         for (uint64_t b = r->uni_bits[wi]; b; b &= b - 1) {
             int32_t id = wi * 64 + __builtin_ctzll(b);
@@ -462,8 +469,10 @@ static void score_listed(fy_nn_run *r, int r0, int r1)
     size_t d = (size_t)n->d, V = (size_t)n->spec.trg_vocab;
     long total = 0;
     for (int i = r0; i < r1; i++) total += r->ncols[r->row_slot[i]];
-    int u = r1 - r0 >= UNION_MIN_ROWS ? union_columns(r, r0, r1) : 0;
-    if (r1 - r0 < UNION_MIN_ROWS || (long)(r1 - r0) * u > UNION_GAIN * total) {
+    /* the union pays while rows x union <= UNION_GAIN x total */
+    int u = r1 - r0 >= UNION_MIN_ROWS ? union_columns(r, r0, r1, UNION_GAIN * total / (r1 - r0))
+                                      : -1;
+    if (u < 0) {
         for (int i = r0; i < r1; i++) {
             int nc;
             const int32_t *cols = row_cols(r, i, &nc);

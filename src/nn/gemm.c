@@ -62,25 +62,30 @@ static int32_t sum_i8(const int8_t *w, int k)
     return sum;
 }
 
-/* Pairs of row w (k values, k % 16 == 0, k < 2^19) whose int16 sum can
- * saturate: |w0 + w1| > 129 (that needs one sign, since |w| <= 128); with
- * list != NULL, also their pair indices into list. */
+/* Pairs of row w (k values, k % 16 == 0) whose int16 sum can saturate:
+ * |w0 + w1| > 129 (that needs one sign, since |w| <= 128); with list !=
+ * NULL, also their pair indices into list. */
 static uint32_t row_sat_pairs(const int8_t *w, int k, uint16_t *list)
 {
     uint32_t n = 0;
     if (!list) {
         /* Eight pairs at a time, in SSE2-sized vectors (gcc splits wider
-         * comparisons into scalars): the scan runs over every weight. */
+         * comparisons into scalars): the scan runs over every weight. A
+         * lane counts at most one pair per 16 bytes: emptied every 2^14
+         * steps, it cannot overflow. */
         typedef int16_t v8h __attribute__((vector_size(16)));
         typedef uint16_t v8u __attribute__((vector_size(16)));
-        v8h count = {0};
-        for (int i = 0; i < k; i += 16) {
-            v8h v;
-            memcpy(&v, w + i, sizeof v);
-            v8h lo = (v8h)((v8u)v << 8) >> 8, hi = v >> 8, s = lo + hi;
-            count -= (s > 129) | (s < -129); /* -1 where risky */
+        for (int i0 = 0; i0 < k; i0 += 16 << 14) {
+            v8h count = {0};
+            int end = k - i0 < (16 << 14) ? k : i0 + (16 << 14);
+            for (int i = i0; i < end; i += 16) {
+                v8h v;
+                memcpy(&v, w + i, sizeof v);
+                v8h lo = (v8h)((v8u)v << 8) >> 8, hi = v >> 8, s = lo + hi;
+                count -= (s > 129) | (s < -129); /* -1 where risky */
+            }
+            for (int l = 0; l < 8; l++) n += (uint16_t)count[l];
         }
-        for (int l = 0; l < 8; l++) n += (uint16_t)count[l];
         return n;
     }
     for (int p = 0; p < k / 2; p++) {
@@ -130,7 +135,7 @@ size_t fy_i8_saturating_pairs(const int8_t *w, size_t rows, int k)
     size_t total = 0;
     for (size_t j = 0; j < rows && k > 1; j++) {
         const int8_t *r = w + j * (size_t)k;
-        if (k % 16 == 0 && k < (1 << 19)) {
+        if (k % 16 == 0) {
             total += row_sat_pairs(r, k, NULL);
             continue;
         }
