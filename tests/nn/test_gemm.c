@@ -343,7 +343,7 @@ static void test_quantize(void)
                                     -127.5f, -128.0f, 1e9f, -1e9f, 3e9f,  -3e9f, 0.0f,   -0.0f};
     const size_t count = 128;
     float x[128];
-    uint8_t q[3][128];
+    uint8_t q[4][128]; /* one per path (isas) */
     for (size_t i = 0; i < count; i++)
         x[i] = i < sizeof special / sizeof *special ? special[i] : frand(-300.0f, 300.0f);
     x[20] = NAN;
