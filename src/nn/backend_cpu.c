@@ -470,8 +470,8 @@ static void score_listed(fy_nn_run *r, int r0, int r1)
     long total = 0;
     for (int i = r0; i < r1; i++) total += r->ncols[r->row_slot[i]];
     /* the union pays while rows x union <= UNION_GAIN x total */
-    int u = r1 - r0 >= UNION_MIN_ROWS ? union_columns(r, r0, r1, UNION_GAIN * total / (r1 - r0))
-                                      : -1;
+    int u =
+        r1 - r0 >= UNION_MIN_ROWS ? union_columns(r, r0, r1, UNION_GAIN * total / (r1 - r0)) : -1;
     if (u < 0) {
         for (int i = r0; i < r1; i++) {
             int nc;
