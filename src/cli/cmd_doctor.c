@@ -157,10 +157,10 @@ static json_t *server_checks(doctor *d, const dc_ctx *ctx)
     int up = h && st == 200;
     if (up)
         report(d, 1, "server", "%s answers", d->base);
-    else if (!h)
-        report(d, 0, "server", "no answer from %s/health: %s", d->base, why);
-    else
+    else if (st)
         report(d, 0, "server", "%s/health answered %ld", d->base, st);
+    else
+        report(d, 0, "server", "no answer from %s/health: %s", d->base, why);
     json_decref(h);
     if (!up) return NULL;
     json_t *r = dc_get_json(ctx, "/ready", &st, why, sizeof why);
@@ -194,6 +194,32 @@ static json_t *server_checks(doctor *d, const dc_ctx *ctx)
     return v;
 }
 
+/* The first sample of the direction's source the server translates to
+ * something (a synthetic model makes nothing of some sentences). 0, or -1
+ * after a failed check. */
+static int pick_sample(doctor *d, dc_ctx *ctx, const json_t *table)
+{
+    char why[640] = "";
+    for (size_t i = 0; (ctx->text = dc_sample(table, ctx->src, i)); i++) {
+        char *t = dc_native(ctx, NULL, why, sizeof why);
+        int some = t && *t;
+        free(t);
+        if (!t) break;
+        if (some) {
+            report(d, 1, "direction", "%s->%s: \"%s\"", ctx->src, ctx->tgt, ctx->text);
+            return 0;
+        }
+    }
+    if (why[0])
+        report(d, 0, "direction", "%s->%s: %s", ctx->src, ctx->tgt, why);
+    else
+        report(d, 0, "direction",
+               "%s->%s: the table has no sample the server translates to "
+               "something",
+               ctx->src, ctx->tgt);
+    return -1;
+}
+
 /* Every setup of every client in the table, in the chosen direction. */
 static void client_checks(doctor *d, dc_ctx *ctx, const json_t *table, const json_t *pairs)
 {
@@ -204,13 +230,8 @@ static void client_checks(doctor *d, dc_ctx *ctx, const json_t *table, const jso
     }
     ctx->src = src;
     ctx->tgt = tgt;
-    ctx->text = dc_sample(table, src);
-    if (!ctx->text) {
-        report(d, 0, "direction", "the table has no sample in %s", src);
-        return;
-    }
+    if (pick_sample(d, ctx, table)) return;
     char shown[200], name[96];
-    report(d, 1, "direction", "%s->%s: \"%s\"", src, tgt, ctx->text);
     size_t i, k;
     const json_t *c, *s;
     json_array_foreach(json_object_get(table, "clients"), i, c)

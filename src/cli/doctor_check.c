@@ -34,9 +34,10 @@ json_t *dc_table(fy_error *err)
     return t;
 }
 
-const char *dc_sample(const json_t *table, const char *lang)
+const char *dc_sample(const json_t *table, const char *lang, size_t i)
 {
-    return json_string_value(json_object_get(json_object_get(table, "samples"), lang));
+    return json_string_value(
+        json_array_get(json_object_get(json_object_get(table, "samples"), lang), i));
 }
 
 static int pair_is(const json_t *p, const char *src, const char *tgt)
@@ -54,7 +55,7 @@ int dc_direction(const json_t *table, const json_t *pairs, const char **src, con
     {
         const char *s = json_string_value(json_array_get(want, 0));
         const char *t = json_string_value(json_array_get(want, 1));
-        json_array_foreach(pairs, k, p) if (s && t && pair_is(p, s, t) && dc_sample(table, s))
+        json_array_foreach(pairs, k, p) if (s && t && pair_is(p, s, t) && dc_sample(table, s, 0))
         {
             *src = json_string_value(json_object_get(p, "source"));
             *tgt = json_string_value(json_object_get(p, "target"));
@@ -65,7 +66,7 @@ int dc_direction(const json_t *table, const json_t *pairs, const char **src, con
     {
         const char *s = json_string_value(json_object_get(p, "source"));
         const char *t = json_string_value(json_object_get(p, "target"));
-        if (s && t && dc_sample(table, s)) {
+        if (s && t && dc_sample(table, s, 0)) {
             *src = s;
             *tgt = t;
             return 0;
@@ -466,9 +467,7 @@ json_t *dc_get_json(const dc_ctx *ctx, const char *path, long *status, char *why
 
 /* ---- judging --------------------------------------------------------------------- */
 
-/* POST /translate's translation of the sample (with the check's "native"
- * fields), malloc'd, or NULL with why. */
-static char *native(const dc_ctx *c, const json_t *extra, char *why, size_t cap)
+char *dc_native(const dc_ctx *c, const json_t *extra, char *why, size_t cap)
 {
     json_t *req = json_pack("{s:s,s:s,s:s}", "text", c->text, "source", c->src, "target", c->tgt);
     if (req && json_is_object(extra)) json_object_update(req, (json_t *)extra);
@@ -529,7 +528,7 @@ static int judge(const dc_ctx *c, const json_t *check, const json_t *expect, con
     }
     const json_t *extra = json_object_get(check, "native");
     if (!json_is_false(extra)) {
-        char *n = native(c, extra, out->why, sizeof out->why);
+        char *n = dc_native(c, extra, out->why, sizeof out->why);
         if (!n) goto done;
         if (strcmp(n, out->answer))
             snprintf(out->why, sizeof out->why,

@@ -18,7 +18,7 @@ typedef struct dc_ctx {
     const char *base;      /* "http://host:port[/prefix]", no trailing slash; borrowed */
     const char *token;     /* the API token, "" for none; borrowed */
     const char *src, *tgt; /* the direction, Fanyi's codes (zh, en); borrowed */
-    const char *text;      /* the sample in src (dc_sample); borrowed */
+    const char *text;      /* a sample in src (dc_sample); borrowed */
     const json_t *table;   /* dc_table's */
     long timeout_ms;       /* per request */
 } dc_ctx;
@@ -35,8 +35,9 @@ typedef struct dc_result {
  * copy is missing or not the table's shape. */
 json_t *dc_table(fy_error *err);
 
-/* The table's sample text in lang, or NULL. Borrowed from table. */
-const char *dc_sample(const json_t *table, const char *lang);
+/* The table's i-th sample text in lang, or NULL past the last. Borrowed
+ * from table. */
+const char *dc_sample(const json_t *table, const char *lang, size_t i);
 
 /* The direction to test among pairs (the /version "languages" array of
  * {source, target}): the table's preferred ones first, else the first pair
@@ -48,6 +49,10 @@ int dc_direction(const json_t *table, const json_t *pairs, const char **src, con
  * answer; out is filled either way (dc_result_free it). 1 passed, 0 failed,
  * a negative FY_E* code when the check itself is malformed (err says why). */
 int dc_run(const dc_ctx *ctx, const json_t *check, dc_result *out, fy_error *err);
+
+/* POST /translate's translation of c->text from c->src into c->tgt, with
+ * the fields of extra (an object or NULL) added: malloc'd, or NULL with why. */
+char *dc_native(const dc_ctx *c, const json_t *extra, char *why, size_t cap);
 
 /* GET base + path: the answer's JSON (json_decref it) and *status, or NULL
  * with why (unreachable, not JSON). */
