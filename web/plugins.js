@@ -19,7 +19,8 @@ import { initMenu, onToken } from './menu.js';
 
 const ui = {
   intro: $('plug-intro'), token: $('plug-token'), direction: $('plug-direction'), all: $('plug-all'),
-  summary: $('plug-summary'), list: $('plug-list'),
+  summary: $('plug-summary'), list: $('plug-list'), toc: $('plug-toc'), doctor: $('plug-doctor'),
+  doctorCopy: $('plug-doctor-copy'),
 };
 
 const state = { table: null, pairs: [], results: new Map(), samples: new Map() };
@@ -283,25 +284,25 @@ function setupCard(client, setup) {
   const card = document.createElement('section');
   card.className = 'setup';
   card.dataset.check = id;
+  const head = document.createElement('div');
+  head.className = 'setup-head';
   const h = document.createElement('h4');
   h.textContent = t(`setup.${client.id}.${setup.id}`);
-  const dl = document.createElement('dl');
-  const ctx = context(true);
-  for (const [name, value] of setup.fields) dl.append(fieldRow(name, fill(value, ctx)));
-  const bar = document.createElement('div');
-  bar.className = 'bar';
   const button = document.createElement('button');
   button.type = 'button';
   button.className = 'test';
   button.textContent = t('plug.test');
   button.setAttribute('aria-label', t('plug.testLabel', { what: `${t(`client.${client.id}`)}: ${h.textContent}` }));
+  head.append(h, button);
+  const dl = document.createElement('dl');
+  const ctx = context(true);
+  for (const [name, value] of setup.fields) dl.append(fieldRow(name, fill(value, ctx)));
   const out = document.createElement('div');
   out.className = 'result';
   out.setAttribute('role', 'status');
   out.hidden = true;
   button.addEventListener('click', () => test(id, setup.check, out, button));
-  bar.append(button);
-  card.append(h, dl, bar, out);
+  card.append(head, dl, out);
   card.run = () => test(id, setup.check, out, button);
   return card;
 }
@@ -310,6 +311,9 @@ function render() {
   applyStrings();
   const base = location.origin;
   ui.intro.textContent = t('plug.intro', { base });
+  const command = `fanyi doctor --clients ${base}`;
+  ui.doctor.textContent = command;
+  ui.doctorCopy.replaceChildren(copyButton(command, t('plug.doctor.what')));
   ui.token.hidden = !(server.authRequired || token());
   ui.token.textContent = t(token() ? 'plug.token.saved' : 'plug.token.needed');
   if (!state.table) return;
@@ -325,9 +329,18 @@ function render() {
   if (!state.pairs.length) ui.summary.textContent = t('plug.noDirection');
   state.results.clear();
   summarize();
+  ui.toc.replaceChildren(...state.table.clients.map((c) => {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.href = `#client-${c.id}`;
+    a.textContent = t(`client.${c.id}`);
+    li.append(a);
+    return li;
+  }));
   ui.list.replaceChildren(...state.table.clients.map((c) => {
     const sec = document.createElement('section');
     sec.className = 'client panel';
+    sec.id = `client-${c.id}`;
     const h = document.createElement('h3');
     h.textContent = t(`client.${c.id}`);
     sec.append(h, ...c.setups.map((s) => setupCard(c, s)));
