@@ -663,6 +663,16 @@ export function showSaved(h) {
 // ---- wiring ----------------------------------------------------------------------
 
 function edited() {
+  // A translation still arriving is for a text that is no more: stop it now rather
+  // than keep drawing it while the user types (a big paste streams thousands of sentences).
+  // What arrived of it is stale: the same text typed back is translated again, not kept half.
+  if (state.controller) {
+    state.controller.abort();
+    state.controller = null;
+    ++state.seq;
+    setBusy(false);
+    markStale(Boolean(state.shown && state.shown.translation));
+  }
   updateCounter();
   highlight(null);
   closeAlternatives(false);
