@@ -465,6 +465,41 @@ json_t *dc_get_json(const dc_ctx *ctx, const char *path, long *status, char *why
     return body;
 }
 
+/* The request headers for POST /translate with c's token (free them). */
+static struct curl_slist *native_headers(const dc_ctx *c)
+{
+    char auth[600];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    if (h && *c->token) {
+        struct curl_slist *more = curl_slist_append(h, auth);
+        if (!more) curl_slist_free_all(h);
+        h = more;
+    }
+    return h;
+}
+
+long dc_try_token(const dc_ctx *c, char *why, size_t cap)
+{
+    char url[2048];
+    snprintf(url, sizeof url, "%s/translate", c->base);
+    struct curl_slist *h = native_headers(c);
+    reply r = {0};
+    int rc = h ? send_request(c, "POST", url, h, "{\"text\":\"\"}", NULL, &r) : -1;
+    curl_slist_free_all(h);
+    json_t *answer = rc ? NULL : json_loads(r.body.p, 0, NULL);
+    if (rc)
+        snprintf(why, cap, "%s", h ? r.error : "out of memory");
+    else if (r.status != 200)
+        snprintf(why, cap, "HTTP %ld: %.300s", r.status,
+                 error_in(answer) ? error_in(answer) : r.body.p);
+    else
+        why[0] = '\0';
+    json_decref(answer);
+    fy_buf_free(&r.body);
+    return rc ? 0 : r.status;
+}
+
 /* ---- judging --------------------------------------------------------------------- */
 
 char *dc_native(const dc_ctx *c, const json_t *extra, char *why, size_t cap)
@@ -473,11 +508,9 @@ char *dc_native(const dc_ctx *c, const json_t *extra, char *why, size_t cap)
     if (req && json_is_object(extra)) json_object_update(req, (json_t *)extra);
     char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
-    char url[2048], auth[600];
+    char url[2048];
     snprintf(url, sizeof url, "%s/translate", c->base);
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    if (*c->token) h = curl_slist_append(h, auth);
+    struct curl_slist *h = native_headers(c);
     reply r = {0};
     int rc = body && h ? send_request(c, "POST", url, h, body, NULL, &r) : -1;
     curl_slist_free_all(h);

@@ -54,6 +54,11 @@ int dc_run(const dc_ctx *ctx, const json_t *check, dc_result *out, fy_error *err
  * the fields of extra (an object or NULL) added: malloc'd, or NULL with why. */
 char *dc_native(const dc_ctx *c, const json_t *extra, char *why, size_t cap);
 
+/* Whether the server takes c->token: POST /translate of an empty text with
+ * it (no model runs). The HTTP status, 0 when there was no answer; why says
+ * what the server or the connection said when it is not 200. */
+long dc_try_token(const dc_ctx *c, char *why, size_t cap);
+
 /* GET base + path: the answer's JSON (json_decref it) and *status, or NULL
  * with why (unreachable, not JSON). */
 json_t *dc_get_json(const dc_ctx *ctx, const char *path, long *status, char *why, size_t cap);
