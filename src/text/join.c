@@ -508,6 +508,7 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     int exact = !t || (tl == s->len && memcmp(t, s->text, tl) == 0);
     if (d->raw) flags |= FY_JOIN_RAW; /* lead + translation + trail, nothing else */
     if (exact) t = s->text, tl = s->len;
+    if (s->fixed) exact = 0; /* glossary terms: a translation, cleaned up for the target */
     loc *L = calloc(np + 1, sizeof *L);
     size_t *spos = malloc((np + 1) * sizeof *spos);
     size_t *pos = malloc((s->na + 1) * sizeof *pos);

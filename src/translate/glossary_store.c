@@ -815,6 +815,20 @@ fy_glossary *fy_glossary_store_get(fy_glossary_store *s, const char *id, const c
     return g;
 }
 
+int fy_glossary_store_get_into(fy_glossary_store *s, const char *id, const char *target,
+                               fy_glossary **out, int cap, fy_error *err)
+{
+    refresh(s, id);
+    pthread_mutex_lock(&s->lock);
+    long i = find(s, id);
+    int n = 0;
+    for (int k = 0; i >= 0 && k < s->v[i]->n && n < cap; k++)
+        if (!strcmp(fy_glossary_target(s->v[i]->dicts[k]), target))
+            out[n++] = fy_glossary_ref(s->v[i]->dicts[k]);
+    pthread_mutex_unlock(&s->lock);
+    return i >= 0 ? n : not_found(id, err);
+}
+
 /* Glossary id's dictionary d merged into by entries of e (e's win). */
 static fy_glossary *merged(const fy_glossary *d, const fy_glossary *e, fy_error *err)
 {

@@ -116,6 +116,13 @@ int fy_glossary_store_list(fy_glossary_store *s, const char *source, const char 
 fy_glossary *fy_glossary_store_get(fy_glossary_store *s, const char *id, const char *source,
                                    const char *target, fy_error *err);
 
+/* Glossary id's dictionaries into target (every source), new references
+ * into out[0..cap): returns how many (0: none into target), or
+ * FY_ENOTFOUND ("no glossary 'x'"). For a translation whose source is
+ * detected per text. */
+int fy_glossary_store_get_into(fy_glossary_store *s, const char *id, const char *target,
+                               fy_glossary **out, int cap, fy_error *err);
+
 /* How fy_glossary_store_update treats the dictionaries it is given. */
 enum {
     FY_GSTORE_REPLACE, /* each replaces (or adds) the dictionary of its direction */
