@@ -735,7 +735,9 @@ int fy_glossary_store_create(fy_glossary_store *s, const char *name, fy_glossary
         return fy_err(err, FY_ENOMEM, "out of memory");
     }
     new_id(g->id);
-    g->created_ms = (int64_t)time(NULL) * 1000;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    g->created_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
     for (int k = 0; k < n; k++) g->dicts[g->n++] = fy_glossary_ref(dicts[k]);
     if (out) gl_meta(g, out);
     pthread_mutex_lock(&s->io_lock);
