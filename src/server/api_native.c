@@ -5,7 +5,10 @@
  * the body: "q" is LibreTranslate's, "source_lang"/"target_lang" DeepLX's.
  * With "spans": true the answer says where each sentence is in the source
  * and in the translation, in UTF-16 code units (what a browser's strings
- * count), for the web UI's sentence highlighting. */
+ * count), for the web UI's sentence highlighting. "glossary" (an object of
+ * terms, or TSV) and "glossary_id" (a stored glossary) make the translation
+ * use their terms; "scores": true adds each sentence's confidence
+ * ("scores" in the answer, "score" in each streamed sentence). */
 #include "server/internal.h"
 
 #include <stdio.h>
