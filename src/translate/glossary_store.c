@@ -50,8 +50,11 @@ struct fy_glossary_store {
     size_t n, cap;
     pthread_mutex_t io_lock;
     rio io;
-    int redis_down; /* logged once until it works again */
+    int redis_down;      /* logged once until it works again */
+    int64_t retry_at_ms; /* while down: no new attempt before (a circuit breaker) */
 };
+
+#define RETRY_MS 1000 /* how long a Redis that failed is left alone */
 
 /* ---- glossaries in memory --------------------------------------------------------- */
 
@@ -403,6 +406,9 @@ static int64_t deadline(const fy_glossary_store *s)
 static int exchange(fy_glossary_store *s, const char *const *const *cmds, const size_t *const *lens,
                     size_t n, redisReply **r, fy_error *err)
 {
+    if (s->redis_down && fy_now_ms() < s->retry_at_ms) /* failed just now: not again yet */
+        return fy_err(err, FY_ENET, "the shared glossary store (Redis) cannot be reached: %s",
+                      s->io.err);
     for (int attempt = 0; attempt < 2; attempt++) {
         int64_t dl = deadline(s);
         if (s->io.c && rio_stale(&s->io)) rio_close(&s->io);
@@ -435,6 +441,7 @@ static int exchange(fy_glossary_store *s, const char *const *const *cmds, const 
     }
     if (!s->redis_down) logf_(s, "glossary store: Redis: %s", s->io.err);
     s->redis_down = 1;
+    s->retry_at_ms = fy_now_ms() + RETRY_MS;
     return fy_err(err, FY_ENET, "the shared glossary store (Redis) cannot be reached: %s",
                   s->io.err);
 }
