@@ -82,6 +82,7 @@ static const char USAGE[] =
     "  --glossary FILE        terms the translations must use: a TSV (source TAB\n"
     "                         target per line) or, for a .csv file, CSV glossary, as\n"
     "                         DeepL's; an empty target keeps the term as it is\n"
+    "                         (lines of stdin, or the --file document)\n"
     "  --strict               stop at the first line that is not UTF-8 text, after\n"
     "                         printing every line before it (default: print it as it\n"
     "                         came and go on)\n"
@@ -224,9 +225,6 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage_error(CMD, "--force and --max-document-* go with --file IN");
     if (o->file && o->strict) return cli_usage_error(CMD, "--strict goes with stdin, not --file");
     if (o->bilingual && !o->file) return cli_usage_error(CMD, "--bilingual needs --file IN");
-    if (o->glossary_file && o->file)
-        return cli_usage_error(CMD, "--glossary goes with stdin, not --file (documents: use the "
-                                    "server's glossary_id)");
     if (o->model && o->models)
         return cli_usage_error(CMD, "--model and --models exclude each other");
     return -1;
@@ -670,6 +668,7 @@ int cmd_translate(int argc, char **argv)
     if (o.file) {
         fy_direction_info d;
         default_languages(reg, &o, &d);
+        rc = load_glossary(&o);
         cli_file_options fo = {.in = o.file,
                                .out = o.output,
                                .from = o.from,
@@ -677,8 +676,9 @@ int cmd_translate(int argc, char **argv)
                                .force = o.force,
                                .max_mb = o.doc_mb,
                                .max_chars = o.doc_chars,
-                               .bilingual = o.bilingual};
-        rc = cli_translate_file(&fo, sched, reg);
+                               .bilingual = o.bilingual,
+                               .glossary = o.glossary};
+        if (!rc) rc = cli_translate_file(&fo, sched, reg);
     } else {
         rc = run(&o, sched, reg);
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fanyi translate --glossary FILE`: a TSV and a CSV glossary (DeepL's
 # formats) make every term come out as its target, a keep-as-is term stays,
-# a line of terms only is its target (no engine), and a bad file is a clear
+# a line of terms only is its target (no engine), a document (--file, a term
+# split by HTML markup) gets them too, and a bad file is a clear
 # error (exit 2) naming the file and the line.
 # Usage: test_translate_glossary.sh MODEL_DIR (zh -> en)
 . "$FANYI_SOURCE_DIR/tests/lib.sh"
@@ -30,7 +31,12 @@ expect_err "dup.tsv: line 2: duplicate source term '发电厂' \(already in entr
 run T --glossary "$FY_TMP/missing.tsv"
 expect_status 2
 expect_err 'missing.tsv: No such file or directory'
-run T --glossary "$FY_TMP/terms.tsv" --file "$FY_TMP/in.txt"
-expect_status 2
-expect_err 'glossary goes with stdin'
+# A document: the same terms in an HTML file, one split by inline markup.
+printf '<p>这个发<b>电</b>厂很大。</p><p>北京。</p>\n' >"$FY_TMP/in.html"
+run T --glossary "$FY_TMP/terms.tsv" --file "$FY_TMP/in.html" -o "$FY_TMP/out.html"
+expect_status 0
+if [ "$(grep -o 'Power-Station' "$FY_TMP/out.html" | wc -l)" = 1 ]; then ok; else bad "--file: the term once"; fi
+if grep -q 'Beijing' "$FY_TMP/out.html" && ! grep -q '发\|北京' "$FY_TMP/out.html"; then ok; else
+    bad "--file: every term, no source term left"
+fi
 finish

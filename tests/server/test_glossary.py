@@ -14,13 +14,15 @@ through English):
    sentence of only a term (never sent to the engine), case-insensitive
    English terms with the occurrence's case, keep-as-is terms, a pivot
    (zh -> de through English: applied on the last leg), beam search (the
-   alternatives too), errors for an unknown id, a bad inline entry, a
+   alternatives too), a document (HTML, the term across a tag) with
+   glossary_id, errors for an unknown id, a bad inline entry, a
    glossary_id without a target;
 3. the cache: a sentence cached for a glossary is not the answer for a
    request without it (nor the other way round), and is one with it;
 4. persistence: a glossary created before a restart is used after it;
 5. two replicas sharing a real redis-server: a glossary made on A is
-   applied on B, B's update is A's next answer, a delete on B is one on A;
+   applied on B, B's update is A's next answer, a sentence A translated
+   with it is B's cache hit (and not without it), a delete on B is one on A;
 6. the plug-ins' prompts over the OpenAI API: Kiss Translator's batch JSON
    glossary and its "# Glossary:" block, Immersive Translate's terms_prompt;
 7. confidence: "scores" per sentence (finite numbers, null for a sentence
@@ -29,10 +31,12 @@ through English):
    order a garbled input below a clean one, so no such order is asserted;
 8. /languages: the rules table's native name and direction.
 """
+import base64
 import json
 import os
 import shutil
 import tempfile
+import time
 
 from fylib import BUILD, T, Server, sse_events
 from redislib import RedisServer
@@ -45,6 +49,17 @@ for name, src in {"zh-en": "tiny-int8-sl", "en-zh": "firefox-en-zh", "de-en": "t
 DATA = tempfile.mkdtemp(prefix="fanyi-gl-data-")
 TOKEN = "gl-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def wait_for(cond, secs):
+    """Polls cond every 50 ms for at most secs (Redis writes are
+    asynchronous); returns its last value."""
+    until = time.monotonic() + secs
+    while True:
+        v = cond()
+        if v or time.monotonic() > until:
+            return v
+        time.sleep(0.05)
 
 
 def server(data=DATA, extra=()):
@@ -174,6 +189,22 @@ def applied(s, gid):
           "field 'glossary' must be an object of terms")
 
 
+def document(s, gid):
+    """A document (POST /translate/document) with glossary_id: the term,
+    split by an inline tag, comes out as the target once; an unknown id is
+    refused before the stream starts."""
+    html = "<html><body><p>这个发<b>电</b>厂很大。</p><p>北京很美。</p></body></html>"
+    q = f"/translate/document?filename=a.html&source=zh&target=en&glossary_id={gid}"
+    st, _, text = s.request("POST", q, html.encode(), {**AUTH, "Content-Type": "text/html"})
+    lines = [json.loads(x) for x in text.splitlines() if x.strip()] if st == 200 else []
+    done = [x for x in lines if x.get("event") == "done"]
+    out = base64.b64decode(done[0]["data"]).decode() if done else ""
+    T.ok(out.count("power plant") == 1 and out.count("Beijing") == 1 and "发" not in out
+         and "北京" not in out, f"a document with glossary_id (the term across a tag): {st} {out!r}")
+    error(s, "POST", "/translate/document?filename=a.txt&target=en&glossary_id=nope", "北京很美。",
+          400, "field 'glossary_id': no glossary 'nope'")
+
+
 def cached(s):
     """A sentence without a term: the same engine text with and without
     the glossary, cached apart (the glossary's hash is in the key)."""
@@ -263,6 +294,7 @@ def languages(s):
 with server() as s:
     gid = routes(s)
     applied(s, gid)
+    document(s, gid)
     cached(s)
     scores(s)
     openai(s)
@@ -283,8 +315,24 @@ with RedisServer() as r:
                              {**AUTH, "Content-Type": "text/tab-separated-values"})
         t = tr(a, {"text": "北京。", "source": "zh", "target": "en", "glossary_id": g})
         T.eq((st, t.get("translation")), (200, "Beijing."), "B's update is A's next answer")
+        # The shared cache: a sentence A translated with the glossary is a
+        # Redis hit on B with it (B's engine idle), and a miss without it.
+        body = {"text": "北京的天气预报说今天有雨。", "source": "zh", "target": "en", "glossary_id": g}
+        writes = lambda: a.metrics().get("fanyi_cache_redis_writes_total", 0.0)
+        w0 = writes()
+        ta = tr(a, body)
+        T.ok(wait_for(lambda: writes() > w0, 10), "A stored its sentence in Redis")
+        n = lambda: b.metrics()["fanyi_sentences_translated_total"]
+        n0 = n()
+        tb = tr(b, body)
+        T.eq((n() - n0, tb.get("translation")), (0.0, ta.get("translation")),
+             "A's sentence with the glossary is B's cache hit through Redis")
+        T.ok("Beijing" in tb.get("translation", ""), f"and it has the term: {tb}")
+        tr(b, {k: v for k, v in body.items() if k != "glossary_id"})
+        T.eq(n() - n0, 1.0, "without the glossary the same sentence is B's engine's")
         keys = r.command("KEYS", "fanyi:3:*#*")
-        T.ok(not keys or all(b"#" in k for k in keys), f"glossary sentences keyed apart: {keys[:2]}")
+        T.ok(keys and all(k.startswith(b"fanyi:3:zh-en:") for k in keys),
+             f"glossary sentences keyed apart in Redis: {keys[:2]}")
         st, _, _ = b.request("DELETE", f"/glossaries/{g}", None, AUTH)
         error(a, "GET", f"/glossaries/{g}", None, 404, "no glossary")
     shutil.rmtree(da)
