@@ -18,6 +18,7 @@
 #include "server/server.h"
 #include "translate/cache.h"
 #include "translate/cache_redis.h"
+#include "translate/glossary_store.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -40,7 +41,7 @@ static void usage(FILE *out)
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--max-document-mb N] [--max-document-chars N]\n"
             "                   [--download-ttl S] [--download-store-mb N]\n"
-            "                   [--openai-models any|strict] [--quiet]\n\n"
+            "                   [--openai-models any|strict] [--data-dir DIR] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -125,11 +126,14 @@ static void usage(FILE *out)
             "                       not know (gpt-4o-mini...) is served as \"fanyi\", the\n"
             "                       prompt saying the direction; strict: 404 for it\n"
             "                       (FANYI_OPENAI_MODELS; any)\n"
+            "  --data-dir DIR       where the server keeps what users store: glossaries in\n"
+            "                       DIR/glossaries (FANYI_DATA_DIR; ~/.local/share/fanyi)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
 typedef struct serve_config {
     const char *model, *models, *host, *token, *token_file, *cors, *redis, *device, *openai_models;
+    const char *data_dir;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
@@ -169,6 +173,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     if ((v = getenv("FANYI_OPENAI_MODELS")) && *v) c->openai_models = v;
+    if ((v = getenv("FANYI_DATA_DIR")) && *v) c->data_dir = v;
     return 0;
 }
 
@@ -279,6 +284,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"tls-cert", required_argument, NULL, 'E'},
         {"tls-key", required_argument, NULL, 'Y'},
         {"openai-models", required_argument, NULL, 'O'},
+        {"data-dir", required_argument, NULL, 'A'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
     };
@@ -340,6 +346,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'O':
             c->openai_models = optarg;
             break;
+        case 'A':
+            c->data_dir = optarg;
+            break;
         case 'q':
             c->quiet = 1;
             break;
@@ -397,6 +406,31 @@ static fy_cache *make_cache(const serve_config *c, fy_error *err)
     return fy_cache_tiers_new(tiers, 2, err);
 }
 
+/* The glossary store in DATA_DIR/glossaries (memory only without a data
+ * directory), shared through Redis with --redis. NULL with err. */
+static fy_glossary_store *make_glossaries(const serve_config *c, fy_error *err)
+{
+    char dir[4096] = "";
+    const char *home = getenv("HOME");
+    if (c->data_dir)
+        snprintf(dir, sizeof dir, "%s/glossaries", c->data_dir);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.local/share/fanyi/glossaries", home);
+    else
+        fprintf(stderr, "fanyi serve: no --data-dir and no HOME: glossaries are kept in memory "
+                        "only\n");
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    if (c->redis && fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+    ro.timeout_ms = (int)c->redis_timeout_ms;
+    fy_glossary_store_options go;
+    fy_glossary_store_options_default(&go);
+    go.dir = dir[0] ? dir : NULL;
+    go.redis = c->redis ? &ro : NULL;
+    go.log = redis_log;
+    return fy_glossary_store_open(&go, err);
+}
+
 static int no_model(const char *where, const char *why)
 {
     fprintf(stderr,
@@ -440,8 +474,9 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
+    fy_glossary_store *glossaries = NULL;
     fy_cache *cache = make_cache(c, &err);
-    if (!cache) goto out;
+    if (!cache || !(glossaries = make_glossaries(c, &err))) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
     topt.max_beam = (int)c->max_beam;
@@ -502,6 +537,7 @@ static int run(const serve_config *c, const char *root)
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     o.openai_strict = c->openai_models && !strcmp(c->openai_models, "strict");
+    o.glossaries = glossaries;
     o.devices = devs;
     o.ndevices = ndevs;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -546,6 +582,7 @@ quiet:
     fy_scheduler_free(sched);
     fy_nn_devices_close(devs, ndevs);
     fy_cache_free(cache);
+    fy_glossary_store_free(glossaries);
     return rc;
 }
 

@@ -220,7 +220,7 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w.cv, &ca);
     pthread_condattr_destroy(&ca);
-    fy_docjob_options o = {fo->from, fo->to, 0, 0};
+    fy_docjob_options o = {fo->from, fo->to, 0, 0, &fo->glossary, fo->glossary ? 1 : 0};
     fy_docjob_callbacks cb = {NULL, batch_over, &w};
     fy_error err = {0};
     char path[4096], *result = NULL;

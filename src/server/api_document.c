@@ -87,7 +87,7 @@ typedef struct upload {
     fy_buf file;
     int has_file;
     char filename[256], ctype[128];
-    char source[64], target[64], api_key[256], format[16];
+    char source[64], target[64], api_key[256], format[16], glossary_id[128];
     int too_long; /* a field longer than its buffer */
 } upload;
 
@@ -126,7 +126,8 @@ static enum MHD_Result upload_field(void *cls, enum MHD_ValueKind kind, const ch
                   {"target", offsetof(upload, target), sizeof((upload *)0)->target},
                   {"api_key", offsetof(upload, api_key), sizeof((upload *)0)->api_key},
                   {"format", offsetof(upload, format), sizeof((upload *)0)->format},
-                  {"filename", offsetof(upload, filename), sizeof((upload *)0)->filename}};
+                  {"filename", offsetof(upload, filename), sizeof((upload *)0)->filename},
+                  {"glossary_id", offsetof(upload, glossary_id), sizeof((upload *)0)->glossary_id}};
     for (size_t k = 0; k < sizeof fields / sizeof *fields; k++)
         if (!strcmp(key, fields[k].key))
             field_put((char *)u + fields[k].off, fields[k].cap, data, off, size, &u->too_long);
@@ -161,6 +162,7 @@ static int read_upload(req *r, upload *u, int allow_raw)
     arg_copy(r, "source", u->source, sizeof u->source);
     arg_copy(r, "target", u->target, sizeof u->target);
     arg_copy(r, "filename", u->filename, sizeof u->filename);
+    arg_copy(r, "glossary_id", u->glossary_id, sizeof u->glossary_id);
     if (!u->has_file)
         return reply_error(r, 400,
                            allow_raw ? "Invalid request: missing file (send it as the body, or as "
@@ -253,7 +255,9 @@ static int start_job(req *r, upload *u, const langs *lg)
                -1;
     if (!dr->doc) return reply_error(r, doc_status(err.code), "%s", err.msg), -1;
     r->chars = fy_document_chars(dr->doc);
-    fy_docjob_options o = {lg->src, lg->tgt, r->srv->o.timeout_ms, 0};
+    fy_docjob_options o = {
+        lg->src, lg->tgt, r->srv->o.timeout_ms, 0, (const struct fy_glossary *const *)r->gl,
+        r->ngl};
     fy_docjob_callbacks cb = {on_progress, on_batch, r};
     dr->job = fy_docjob_new(r->srv->reg, r->srv->sched, dr->doc, &o, &cb, &err);
     if (!dr->job) return reply_error(r, doc_status(err.code), "%s", err.msg), -1;
@@ -281,6 +285,7 @@ static int doc_request(req *r, int stream, langs *lg)
     if (!rc)
         rc = task_langs(r, "source", u.source[0] ? u.source : "auto", "target",
                         u.target[0] ? u.target : NULL, !stream, lg);
+    if (!rc && u.glossary_id[0]) rc = task_glossary_id(r, "glossary_id", u.glossary_id, lg);
     if (!rc) rc = start_job(r, &u, lg);
     const char *inl = req_arg(r, "inline");
     r->doc->inline_data = !inl || strcmp(inl, "0");

@@ -33,7 +33,8 @@ struct fy_docjob {
     int in_flight; /* b[next - 1] is submitted and not yet collected */
     size_t total;  /* sentences */
     atomic_size_t done;
-    size_t done_before; /* sentences of the batches already collected */
+    size_t done_before;         /* sentences of the batches already collected */
+    const fy_docjob_options *o; /* while fy_docjob_new builds the batches */
 };
 
 /* ---- the source language -------------------------------------------------------- */
@@ -83,8 +84,12 @@ static int build(fy_docjob *j, batch *b, int timeout_ms, int64_t start, fy_error
         texts[k] = fy_document_unit(j->doc, b->first + k, &lens[k], &html);
     /* Batches run one after the other: the last may start B timeouts in. */
     int64_t deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * (int64_t)(j->nb + 1) : 0;
-    fy_request_options ro = {
-        .source = j->source, .target = j->target, .html = html, .deadline_ms = deadline};
+    fy_request_options ro = {.source = j->source,
+                             .target = j->target,
+                             .html = html,
+                             .deadline_ms = deadline,
+                             .glossaries = j->o ? j->o->glossaries : NULL,
+                             .nglossaries = j->o ? j->o->nglossaries : 0};
     size_t bad;
     b->q = fy_request_new(j->reg, texts, lens, b->n, &ro, &bad, err);
     free(texts);
@@ -168,7 +173,9 @@ fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc
         fy_docjob_options bo = *o;
         bo.source = j->source;
         bo.target = j->target;
+        j->o = &bo;
         rc = make_batches(j, &bo, err);
+        j->o = NULL;
     }
     if (rc) {
         fy_docjob_free(j);

@@ -31,6 +31,11 @@ typedef struct fy_docjob_options {
     const char *target; /* language tag; NULL or "": the pipeline's default */
     int timeout_ms;     /* per batch: a document of B batches has B x this; 0: none */
     size_t batch_chars; /* characters per batch (0: 4000) */
+    /* Glossaries to enforce, as fy_request_options.glossaries (one per
+     * direction, compiled); borrowed during fy_docjob_new only (every
+     * batch is built there). */
+    const struct fy_glossary *const *glossaries;
+    size_t nglossaries;
 } fy_docjob_options;
 
 typedef struct fy_docjob_callbacks {
