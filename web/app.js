@@ -5,18 +5,21 @@
 //   menu.js        header menu, API token dialog, interface language
 //   translator.js  the two text panes (direction, live translation, alternatives)
 //   documents.js   the Documents panel
+//   glossary.js    the Glossary panel (stored glossaries, one picked per direction)
 //   history.js     recent translations
-// A new panel (glossaries, document jobs, confidence marks) is one more module and one
-// more line below; its words go into i18n.js, its element into index.html.
+// A new panel is one more module and one more line below; its words go into i18n.js,
+// its element into index.html.
 import { loadServer } from './common.js';
 import { applyStrings } from './i18n.js';
 import { initMenu } from './menu.js';
 import { initTranslator, showSaved } from './translator.js';
 import { initDocuments } from './documents.js';
+import { initGlossary, glossaryFor, glossaryDirection } from './glossary.js';
 import { initHistory, remember } from './history.js';
 
 applyStrings();
 initMenu();
 initHistory(showSaved);
 initDocuments();
-loadServer().then(() => initTranslator({ save: remember }));
+initGlossary();
+loadServer().then(() => initTranslator({ save: remember, direction: glossaryDirection, glossary: glossaryFor }));

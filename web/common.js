@@ -6,7 +6,7 @@ export const $ = (id) => document.getElementById(id);
 
 export const KEYS = {
   token: 'fanyi.token', history: 'fanyi.history', draft: 'fanyi.draft',
-  targets: 'fanyi.targets', uiLang: 'fanyi.ui-lang',
+  targets: 'fanyi.targets', uiLang: 'fanyi.ui-lang', glossaries: 'fanyi.glossaries',
 };
 
 export function storageGet(key, fallback) {

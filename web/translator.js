@@ -17,7 +17,7 @@ const ui = {
   status: $('status'), action: $('action'), progress: $('progress'), translate: $('translate'),
   clear: $('clear'), copy: $('copy'), share: $('share'), sourceLang: $('source-lang'),
   targetLang: $('target-lang'), swap: $('swap'), sourceLabel: $('source-label'),
-  targetLabel: $('target-label'), altsHint: $('alts-hint'), alts: $('alts'),
+  targetLabel: $('target-label'), altsHint: $('alts-hint'), alts: $('alts'), unsure: $('unsure-note'),
   altsTitle: $('alts-title'), altsList: $('alts-list'), altsClose: $('alts-close'),
 };
 
@@ -28,6 +28,10 @@ const HEALTH_POLL_MS = 2000;  // while the server is unreachable
 const RETRY_CAP_S = 30;       // longest wait between busy retries
 const RECENT_MAX = 6;         // targets the user chose, newest first (for the automatic switch)
 const ALTERNATIVES = 3;       // asked per sentence: needs the server's --max-beam at least 4 (its default)
+// A sentence whose margin (ln p1/p2 at the model's least certain step, docs/api.md
+// "Confidence") is below this is marked as unsure: somewhere the model preferred its
+// word less than 1.65 : 1 over the runner-up.
+const UNSURE_MARGIN = 0.5;
 
 const state = {
   controller: null,     // AbortController of the request in flight
@@ -51,11 +55,12 @@ const state = {
   syncFrom: null,       // the element whose scroll event we caused (scroll sync)
   detected: '',         // the source language the server found for "Detect"
   switched: null,       // {from, to}: the target was switched for this text (Detect found the target)
+  glossaryText: null,   // the text translated again with the glossary of its detected direction
   altSeq: 0,            // id of the newest alternatives request
   altFor: null,         // the sentence element whose alternatives are shown
 };
 
-const hooks = { result: () => {}, save: () => {} };
+const hooks = { result: () => {}, save: () => {}, direction: () => {}, glossary: () => '' };
 
 // ---- status and its one action ------------------------------------------------
 
@@ -163,6 +168,14 @@ function showDirection() {
   ui.swap.setAttribute('aria-label', t('swap.title'));
   document.title = `Fanyi · ${from ? langName(from) : t('dir.detect')} → ${tgt ? langName(tgt) : '…'}`;
   history.replaceState(null, '', `#${hashOf(false)}`);
+  hooks.direction(from || '', tgt || '');
+}
+
+// The stored glossary picked for the direction (the source chosen, else the one last
+// detected), as the request's fields.
+function glossaryField(sl, tl) {
+  const id = tl ? hooks.glossary(sl === 'auto' ? state.detected : sl, tl) : '';
+  return id ? { glossary_id: id } : {};
 }
 
 function hashOf(withText) {
@@ -235,11 +248,12 @@ export async function translate(force, only) {
   setStatus('status.translating');
   const started = performance.now();
   const sl = ui.sourceLang.value, tl = ui.targetLang.value;
-  const got = { source: text, translation: '', spans: [], drawn: false };  // what has arrived
+  const gl = glossaryField(sl, tl);
+  const got = { source: text, translation: '', spans: [], drawn: false, glossary: gl.glossary_id || '' };  // what has arrived
   try {
     const resp = await fetch('/translate/stream', {
       method: 'POST', headers: headers(), signal: controller.signal,
-      body: JSON.stringify({ text, spans: true, source: sl, ...(tl ? { target: tl } : {}) }),
+      body: JSON.stringify({ text, spans: true, scores: true, source: sl, ...(tl ? { target: tl } : {}), ...gl }),
     });
     if (!resp.ok) { await showHttpError(resp, seq); return; }
     let done = null;
@@ -254,7 +268,7 @@ export async function translate(force, only) {
     state.detected = typeof done.source === 'string' ? done.source : '';
     state.offline = false;
     state.retry.attempt = 0;
-    if (switchTarget(sl, done, got, only)) return;
+    if (switchTarget(sl, done, got, only) || glossaryAgain(sl, done, got)) return;
     const result = finishStream(got, done, sl, tl);
     showDirection();
     reportDone(result, done, Math.round(performance.now() - started), only);
@@ -276,6 +290,17 @@ function switchTarget(sl, done, got, only) {
   if (!to) return false;
   state.switched = { text: got.source, from: done.source, to };
   fillTargets(to);
+  showDirection();
+  setTimeout(() => translate(true), 0);
+  return true;
+}
+
+// "Detect" found a direction whose picked glossary is not the one sent: the text is
+// translated again with it, once per text.
+function glossaryAgain(sl, done, got) {
+  if (sl !== 'auto' || typeof done.source !== 'string' || !done.source || state.glossaryText === got.source) return false;
+  if (hooks.glossary(done.source, done.target) === got.glossary) return false;
+  state.glossaryText = got.source;
   showDirection();
   setTimeout(() => translate(true), 0);
   return true;
@@ -368,9 +393,16 @@ function retryBusy(retryAfter) {
 
 // ---- rendering -------------------------------------------------------------------
 
+function isUnsure(p) { return !p.picked && typeof p.margin === 'number' && p.margin < UNSURE_MARGIN; }
+function marginOf(score) { return score && typeof score.margin === 'number' ? score.margin : null; }
+
 function sentenceElement(p, text, first) {
   const el = document.createElement('span');
   el.className = p.picked ? 'sent picked' : 'sent';
+  if (isUnsure(p)) {
+    el.classList.add('unsure');
+    el.setAttribute('aria-describedby', 'unsure-note');
+  }
   el.dataset.i = p.i;
   el.setAttribute('role', 'button');
   el.tabIndex = first ? 0 : -1;
@@ -407,7 +439,15 @@ export function showResult(r) {
   resetOutput({ source: r.source, translation: r.translation, spans: r.spans.slice() });
   renderOutput(state.shown);
   drawMarks();
+  showUnsure();
   ui.copy.disabled = !r.translation;
+}
+
+// The note that explains the unsure marks, with their count; hidden when there are none.
+function showUnsure() {
+  const n = state.shown ? state.shown.spans.filter(isUnsure).length : 0;
+  ui.unsure.hidden = !n;
+  ui.unsure.textContent = n ? t(coarse ? 'conf.note.touch' : 'conf.note', { n }) : '';
 }
 
 // One sentence event: the first replaces what was shown, each adds its own nodes.
@@ -415,11 +455,12 @@ function appendSentence(got, data) {
   const before = data.before || '';
   const start = got.translation.length + before.length;
   got.translation += before + data.translation;
-  const p = { i: data.sentence, src: data.source_span, tr: [start, data.translation.length] };
+  const p = { i: data.sentence, src: data.source_span, tr: [start, data.translation.length], margin: marginOf(data.score) };
   got.spans.push(p);
   if (!got.drawn) {
     resetOutput(got);
     ui.target.textContent = '';
+    ui.unsure.hidden = true;
     ui.copy.disabled = true;
     got.drawn = true;
   }
@@ -430,7 +471,8 @@ function appendSentence(got, data) {
 // The done event: its spans are the truth. What was streamed stays on the page when it
 // is the same text; only a tail after the last sentence is added.
 function finishStream(got, done, sl, tl) {
-  const spans = (done.sentences || []).map((s, i) => ({ i, src: s.source, tr: s.translation }));
+  const scores = Array.isArray(done.scores) ? done.scores : [];
+  const spans = (done.sentences || []).map((s, i) => ({ i, src: s.source, tr: s.translation, margin: marginOf(scores[i]) }));
   const result = { source: got.source, translation: done.translation, spans, sl, tl, from: state.detected };
   const same = got.drawn && spans.length === got.spans.length && done.translation.startsWith(got.translation);
   if (same) {
@@ -443,6 +485,7 @@ function finishStream(got, done, sl, tl) {
     renderOutput(state.shown);
     drawMarks();
   }
+  showUnsure();
   ui.copy.disabled = !done.translation;
   hooks.result(result);
   return result;
@@ -453,6 +496,7 @@ function finishPartial(got) {
   state.shown = { source: got.source, translation: got.translation, spans: got.spans };
   ui.copy.disabled = !got.translation;
   drawMarks();
+  showUnsure();
 }
 
 // The marks behind the textarea, only while the input is the text the output belongs to
@@ -563,7 +607,7 @@ async function showAlternatives(el) {
     const resp = await fetch('/translate', {
       method: 'POST', headers: headers('application/json', 'application/json'),
       body: JSON.stringify({ text: s.source.substr(span.src[0], span.src[1]), alternatives: ALTERNATIVES,
-        source: from, ...(ui.targetLang.value ? { target: ui.targetLang.value } : {}) }),
+        source: from, ...(ui.targetLang.value ? { target: ui.targetLang.value } : {}), ...glossaryField(from, ui.targetLang.value) }),
     });
     answer = await resp.json().catch(() => ({}));
     if (!resp.ok) throw new ServerError((answer.error && answer.error.message) || `status ${resp.status}`);
@@ -812,11 +856,14 @@ function relabel() {
   renderStatus();
   if (state.actionMsg) setAction(state.actionMsg.key, state.actionMsg.vars, state.actionMsg.run);
   ui.altsHint.textContent = t(coarse ? 'alts.hint.touch' : 'alts.hint');
+  showUnsure();
   if (coarse) ui.translate.removeAttribute('title'); else ui.translate.title = 'Ctrl+Enter';
 }
 
 // Starts the panes once the server's languages are known (common.loadServer). on:
-// {result(r): a translation finished, save(r): the user means this one}.
+// {result(r): a translation finished, save(r): the user means this one,
+// direction(from, to): the direction shown changed (from '' while not known),
+// glossary(from, to): the id of the stored glossary to send for that direction, or ''}.
 export function initTranslator(on) {
   Object.assign(hooks, on);
   wireSource();

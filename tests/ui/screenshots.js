@@ -48,9 +48,13 @@ function freePort() {
   });
 }
 
+// A server of its own data directory (glossaries, document jobs), removed with it.
 async function serve(bin, modelArgs) {
   const port = await freePort();
-  const proc = spawn(bin, ['serve', ...modelArgs, '--host', '127.0.0.1', '--port', String(port), '--quiet'], { stdio: 'ignore' });
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-shots-data-'));
+  const proc = spawn(bin, ['serve', ...modelArgs, '--host', '127.0.0.1', '--port', String(port), '--quiet', '--data-dir', data],
+    { stdio: 'ignore' });
+  proc.on('exit', () => fs.rmSync(data, { recursive: true, force: true }));
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && proc.exitCode === null; i++) {
     try { if ((await fetch(`${base}/health`)).ok) return { proc, base }; } catch { /* not yet */ }
@@ -115,6 +119,21 @@ async function main() {
       await page.setInputFiles('#doc-file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(`${text}\n`) });
       await page.waitForSelector('#doc-download:not([hidden])');
       await page.evaluate(() => document.querySelector('.documents').scrollIntoView());
+    });
+    // The Glossary panel with its terms, and a sentence the model was unsure of underlined.
+    await shoot(browser, server.base, a.out, 'glossary', { viewport: { width: 1100, height: 1300 }, hash: '#sl=zh&tl=en' }, async (page) => {
+      await type(text)(page);
+      await settle(page);
+      const terms = [['饺子', 'dumplings'], ['公园', 'park'], ['Fanyi', '']];
+      for (let k = 0; k < terms.length; k++) {
+        await page.waitForSelector('#gl-editor:not([hidden])');
+        await page.fill('#gl-add-src', terms[k][0]);
+        await page.fill('#gl-add-tgt', terms[k][1]);
+        await page.click('#gl-add button');
+        await page.waitForFunction((n) => document.querySelectorAll('#gl-terms tr').length === n, k + 1);
+      }
+      await settle(page);
+      await page.evaluate(() => { document.activeElement.blur(); window.scrollTo(0, 0); });
     });
     await shoot(browser, server.base, a.out, 'zh', { ...desk, locale: 'zh-CN', scheme: 'dark', hash: '#sl=auto&tl=en' }, type(text));
     await shoot(browser, server.base, a.out, 'plugins', { viewport: { width: 1100, height: 900 }, path: '/plugins' }, async (page) => {
