@@ -169,8 +169,12 @@ async function glossary(browser, server) {
     await c.page.evaluate((gid) => localStorage.setItem('fanyi.glossaries', JSON.stringify({ 'zh-en': gid })), id);
     await c.page.goto(`${server.base}/#sl=zh&tl=en`);
     await c.page.reload();
-    await c.page.waitForFunction(() => document.querySelectorAll('#gl-terms tr').length === 3, null, { timeout: 10000 }).catch(() => {});
-    if (locale === 'zh-CN') check(await c.page.textContent('#gl-title') === '术语表' && /3 条术语/.test(await c.page.textContent('#gl-count')), 'the panel in Chinese');
+    const shown = await waitFor(c.page, () => document.querySelectorAll('#gl-terms tr').length === 3, null, 20000);
+    check(shown, `${scheme} ${locale}: the picked glossary's terms after a reload`);
+    if (locale === 'zh-CN') {
+      check(await c.page.textContent('#gl-title') === '术语表' && /3 条术语/.test(await c.page.textContent('#gl-count')),
+        `the panel in Chinese (${await c.page.textContent('#gl-title')}, ${await c.page.textContent('#gl-count')})`);
+    }
     found = await axe(c.page, scheme === 'dark');
     check(found.length === 0, `axe, glossary, ${scheme} ${locale}: ${found.join('; ') || 'clean'}`);
     await c.context.close();
