@@ -4,7 +4,9 @@
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
  * the ready line; with --models each loads on its first request. The
  * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
- * as tiers: memory first. */
+ * as tiers: memory first. Document jobs are kept under --data-dir, or in
+ * Redis with --redis (shared by the replicas); the unfinished ones of an
+ * earlier run are resumed. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "server/server.h"
 #include "translate/cache.h"
 #include "translate/cache_redis.h"
+#include "translate/jobs.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -39,7 +42,8 @@ static void usage(FILE *out)
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--max-document-mb N] [--max-document-chars N]\n"
-            "                   [--download-ttl S] [--download-store-mb N]\n"
+            "                   [--data-dir DIR] [--jobs-store-mb N] [--jobs-parallel N]\n"
+            "                   [--download-ttl S]\n"
             "                   [--openai-models any|strict] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
@@ -117,10 +121,17 @@ static void usage(FILE *out)
             "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
             "  --max-document-chars N  characters of text in one document\n"
             "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
-            "  --download-ttl S     keep translated files for GET /download_file this long\n"
-            "                       (FANYI_DOWNLOAD_TTL; 600)\n"
-            "  --download-store-mb N  memory for those files, oldest dropped first\n"
-            "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
+            "  --data-dir DIR       where document jobs are kept (DIR/jobs: uploads,\n"
+            "                       checkpoints, translated files), so that a restarted server\n"
+            "                       resumes them; with --redis they are kept in Redis instead\n"
+            "                       (FANYI_DATA_DIR; ~/.local/share/fanyi)\n"
+            "  --jobs-store-mb N    the most the document jobs' store holds; a document that\n"
+            "                       does not fit gets 507 (FANYI_JOBS_STORE_MB; 1024; the older\n"
+            "                       name --download-store-mb works too)\n"
+            "  --jobs-parallel N    document jobs translated at once by this server, at a\n"
+            "                       lower priority than requests (FANYI_JOBS_PARALLEL; 2)\n"
+            "  --download-ttl S     keep a finished document (its translated file) this long,\n"
+            "                       then delete it (FANYI_DOWNLOAD_TTL; 86400)\n"
             "  --openai-models any|strict  any: a model name the OpenAI-compatible API does\n"
             "                       not know (gpt-4o-mini...) is served as \"fanyi\", the\n"
             "                       prompt saying the direction; strict: 404 for it\n"
@@ -130,6 +141,7 @@ static void usage(FILE *out)
 
 typedef struct serve_config {
     const char *model, *models, *host, *token, *token_file, *cors, *redis, *device, *openai_models;
+    const char *data_dir;
     char token_buf[512]; /* the token read from token_file */
     const char *tls_cert_file, *tls_key_file;
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
@@ -139,7 +151,7 @@ typedef struct serve_config {
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
-    long doc_mb, doc_chars, download_ttl, download_mb;
+    long doc_mb, doc_chars, download_ttl, jobs_mb, jobs_parallel;
     int quiet;
 } serve_config;
 
@@ -169,6 +181,7 @@ static int read_env(const numopt *opts, size_t n, serve_config *c)
     if ((v = getenv("FANYI_TLS_CERT")) && *v) c->tls_cert_file = v;
     if ((v = getenv("FANYI_TLS_KEY")) && *v) c->tls_key_file = v;
     if ((v = getenv("FANYI_OPENAI_MODELS")) && *v) c->openai_models = v;
+    if ((v = getenv("FANYI_DATA_DIR")) && *v) c->data_dir = v;
     return 0;
 }
 
@@ -261,8 +274,10 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
         {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
         {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
-        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
-        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
+        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 31 * 86400, &c->download_ttl},
+        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 24, &c->jobs_mb},
+        {"--jobs-store-mb", "FANYI_JOBS_STORE_MB", 1, 1 << 24, &c->jobs_mb},
+        {"--jobs-parallel", "FANYI_JOBS_PARALLEL", 1, 64, &c->jobs_parallel},
         {"--gpu-threads", "FANYI_GPU_THREADS", 1, 64, &c->gpu_threads},
         {"--device-memory", "FANYI_DEVICE_MEMORY", 0, 1 << 24, &c->device_mb},
     };
@@ -279,6 +294,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"tls-cert", required_argument, NULL, 'E'},
         {"tls-key", required_argument, NULL, 'Y'},
         {"openai-models", required_argument, NULL, 'O'},
+        {"data-dir", required_argument, NULL, 'A'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
     };
@@ -340,6 +356,9 @@ static int parse_args(int argc, char **argv, serve_config *c)
         case 'O':
             c->openai_models = optarg;
             break;
+        case 'A':
+            c->data_dir = optarg;
+            break;
         case 'q':
             c->quiet = 1;
             break;
@@ -397,6 +416,53 @@ static fy_cache *make_cache(const serve_config *c, fy_error *err)
     return fy_cache_tiers_new(tiers, 2, err);
 }
 
+static void jobs_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "fanyi serve: %s\n", line);
+}
+
+/* DIR/jobs of --data-dir, $FANYI_DATA_DIR or ~/.local/share/fanyi (cap bytes). */
+static int jobs_dir(const serve_config *c, char *out, size_t cap)
+{
+    const char *home = getenv("HOME");
+    int n = c->data_dir ? snprintf(out, cap, "%s/jobs", c->data_dir)
+            : home && *home ? snprintf(out, cap, "%s/.local/share/fanyi/jobs", home)
+                            : snprintf(out, cap, "fanyi-data/jobs");
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* The document jobs: their store in Redis (--redis) or under the data
+ * directory, the document limits of the server. NULL with err. */
+static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler *sched,
+                          fy_error *err)
+{
+    fy_jobs_options jo;
+    fy_jobs_options_default(&jo);
+    uint64_t max = (uint64_t)c->jobs_mb << 20;
+    if (c->redis) {
+        fy_redis_options ro;
+        fy_redis_options_default(&ro);
+        if (fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+        ro.timeout_ms = (int)c->redis_timeout_ms;
+        jo.store = fy_jobstore_redis_open(&ro, max, err);
+    } else {
+        char dir[4096];
+        if (jobs_dir(c, dir, sizeof dir)) {
+            fy_err(err, FY_EINVAL, "--data-dir: the path is too long");
+            return NULL;
+        }
+        jo.store = fy_jobstore_dir_open(dir, max, err);
+    }
+    if (!jo.store) return NULL;
+    jo.limits.max_bytes = (size_t)c->doc_mb << 20;
+    jo.limits.max_chars = (size_t)c->doc_chars;
+    jo.ttl_s = (int)c->download_ttl;
+    jo.parallel = (int)c->jobs_parallel;
+    jo.log = jobs_log;
+    return fy_jobs_open(reg, sched, &jo, err);
+}
+
 static int no_model(const char *where, const char *why)
 {
     fprintf(stderr,
@@ -440,6 +506,7 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
+    fy_jobs *jobs = NULL;
     fy_cache *cache = make_cache(c, &err);
     if (!cache) goto out;
     fy_translator_options topt;
@@ -478,6 +545,13 @@ static int run(const serve_config *c, const char *root)
         rc = no_model(c->model ? c->model : root, err.msg);
         goto quiet;
     }
+    jobs = make_jobs(c, reg, sched, &err);
+    if (!jobs) {
+        fprintf(stderr, "fanyi serve: document jobs: %s (--data-dir DIR chooses another place)\n",
+                err.msg);
+        rc = 2;
+        goto quiet;
+    }
 
     fy_server_options o;
     fy_server_options_default(&o);
@@ -497,8 +571,7 @@ static int run(const serve_config *c, const char *root)
     o.quiet = c->quiet;
     o.max_document_bytes = (size_t)c->doc_mb << 20;
     o.max_document_chars = (size_t)c->doc_chars;
-    o.download_ttl_s = (int)c->download_ttl;
-    o.download_store_bytes = (size_t)c->download_mb << 20;
+    o.jobs = jobs;
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     o.openai_strict = c->openai_models && !strcmp(c->openai_models, "strict");
@@ -540,6 +613,7 @@ out:
     if (rc) fprintf(stderr, "fanyi serve: %s\n", err.msg);
 quiet:
     fy_server_free(srv);
+    fy_jobs_free(jobs); /* before the models: its jobs hold them */
     fy_registry_free(reg);
     fy_scheduler_free(sched);
     fy_nn_devices_close(devs, ndevs);
@@ -577,8 +651,9 @@ int cmd_serve(int argc, char **argv)
                       .redis_timeout_ms = 50,
                       .doc_mb = 20,
                       .doc_chars = 500000,
-                      .download_ttl = 600,
-                      .download_mb = 256,
+                      .download_ttl = 86400,
+                      .jobs_mb = 1024,
+                      .jobs_parallel = 2,
                       .device = "auto",
                       .gpu_threads = 2};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

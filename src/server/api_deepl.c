@@ -6,7 +6,8 @@
  *                        show_billed_characters, formality, context
  *   GET  /v2/languages   ?type=source|target (targets with supports_formality)
  *   GET  /v2/usage       characters translated since the server started
- *   glossaries and documents: a 400 saying they are not supported.
+ *   glossaries: a 400 saying they are not supported.
+ * Documents (/v2/document...): api_deepl_document.c, registered before this.
  * Errors: {"message": "..."}. Codes are DeepL's: upper case (ZH, EN,
  * EN-US, ZH-HANT). */
 #include "server/internal.h"
@@ -410,13 +411,6 @@ static enum MHD_Result api_deepl_glossary_pairs(req *r)
     return reply_json(r, 200, json_pack("{s:[]}", "supported_languages"));
 }
 
-static enum MHD_Result api_deepl_document(req *r)
-{
-    return reply_error(r, 400,
-                       "document translation is not supported by this server's DeepL API; "
-                       "send the text to /v2/translate");
-}
-
 /* ---- the dialect ---------------------------------------------------------------- */
 
 static json_t *deepl_error(int status, const char *msg)
@@ -441,7 +435,6 @@ static const route deepl_routes[] = {
      NULL},
     {"*", "/v2/glossaries/*", "deepl_glossaries", 0, 0, api_deepl_glossaries, NULL},
     {"*", "/v3/glossaries/*", "deepl_glossaries", 0, 0, api_deepl_glossaries, NULL},
-    {"*", "/v2/document/*", "deepl_document", 0, 0, api_deepl_document, NULL},
 };
 
 /* DeepL's clients read a 403 as "check auth_key": a missing key is one too. */

@@ -51,8 +51,6 @@ void fy_server_options_default(fy_server_options *o)
     o->version = "";
     o->max_document_bytes = (size_t)20 << 20;
     o->max_document_chars = 500000;
-    o->download_ttl_s = 600;
-    o->download_store_bytes = (size_t)256 << 20;
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -323,9 +321,8 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->linger = linger_new();
     if (!s->o.max_document_bytes) s->o.max_document_bytes = (size_t)20 << 20;
     if (!s->o.max_document_chars) s->o.max_document_chars = 500000;
-    if (s->o.download_ttl_s <= 0) s->o.download_ttl_s = 600;
-    if (!s->o.download_store_bytes) s->o.download_store_bytes = (size_t)256 << 20;
-    s->docs = docs_new(s->o.download_store_bytes, s->o.download_ttl_s);
+    s->docs = docs_new();
+    s->jobs = o->jobs;
     if (!s->host || !s->version || !s->metrics || !s->linger || !s->docs) goto nomem;
     if (tls_setup(s, o, err)) goto fail;
     if (o->api_token && *o->api_token && !s->token) goto nomem;

@@ -229,7 +229,8 @@ static int collect(fy_request *q, fy_error *err)
         for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
             q->in[t->first + k] =
                 (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
-                                 fy_doc_sentence_tokens(t->doc, k), route, q->beam, 0};
+                                 fy_doc_sentence_tokens(t->doc, k), route, q->beam, 0,
+                                 q->o.background != 0};
             q->text_of[t->first + k] = i;
         }
     }
@@ -327,7 +328,7 @@ int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callb
                       "(--queue): send it in smaller requests",
                       q->nsent, st.queue_max);
     if (cb) q->cb = *cb;
-    if (q->cb.on_sentence) mark_waves(q);
+    if (q->cb.on_sentence && !q->o.background) mark_waves(q);
     fy_job_callbacks jc = {on_job_sentence, on_job_done, q};
     q->job = fy_scheduler_submit(sched, q->in, q->nsent, q->o.deadline_ms, &jc, err);
     return q->job ? 0 : err->code;
