@@ -232,8 +232,9 @@ int doc_available(req *r)
 /* The static name of the format the upload is, for the metrics. */
 static const char *format_of(const upload *u)
 {
-    int f = fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype, u->file.p ? u->file.p : "",
-                             u->file.n, NULL);
+    fy_error err = {0};
+    int f = fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype,
+                             u->file.p ? u->file.p : "", u->file.n, &err);
     return f >= 0 ? fy_docfmt_get(f)->name : NULL;
 }
 
@@ -251,8 +252,9 @@ static int names_format(const char *want, int f)
 int doc_output_format(req *r, const upload *u, const char *want)
 {
     if (!want || !*want) return 0;
+    fy_error err = {0};
     int f = fy_docfmt_detect(u->filename[0] ? u->filename : NULL, u->ctype,
-                             u->file.p ? u->file.p : "", u->file.n, NULL);
+                             u->file.p ? u->file.p : "", u->file.n, &err);
     if (f < 0 || names_format(want, f)) return 0; /* the format's own error comes later */
     reply_error(r, 400,
                 "Value for 'output_format' not supported: this server writes a translated "

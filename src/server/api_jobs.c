@@ -161,7 +161,7 @@ static int submit_fields(req *r, const upload *u, fy_job_spec *spec, langs *lg)
 {
     const char *src = upload_field(u, "source"), *tgt = upload_field(u, "target");
     const char *bil = upload_field(u, "bilingual"), *client = upload_field(u, "client");
-    if (task_langs(r, "source", src && *src ? src : "auto", "target", tgt && *tgt ? tgt : NULL, 1,
+    if (task_langs(r, "source", src && *src ? src : "auto", "target", tgt && *tgt ? tgt : NULL, 0,
                    lg))
         return -1;
     if (truth(bil, &spec->bilingual))

@@ -282,7 +282,10 @@ static void *ticker_main(void *arg)
         take_up(js);
         if (now >= js->next_sweep_ms) {
             sweep(js);
-            js->next_sweep_ms = now + SWEEP_EVERY_MS;
+            /* Every 10 s, or at half the ttl when that is shorter. */
+            int64_t every = (int64_t)js->o.ttl_s * 500;
+            every = every < 1000 ? 1000 : every > SWEEP_EVERY_MS ? SWEEP_EVERY_MS : every;
+            js->next_sweep_ms = now + every;
         }
         pthread_mutex_lock(&js->lock);
         if (js->stop) break;
@@ -431,10 +434,9 @@ static void first_info(run *r, const fy_job_spec *sp, size_t len)
 int fy_jobs_submit(fy_jobs *js, const fy_job_spec *sp, const char *data, size_t len,
                    const fy_jobs_watch *watch, fy_job_info *info, fy_error *err)
 {
-    if (!sp->target || !*sp->target) return fy_err(err, FY_EINVAL, "no target language");
     run *r = run_new(js, "", NULL);
     if (!r) return fy_err(err, FY_ENOMEM, "out of memory");
-    snprintf(r->info.target, sizeof r->info.target, "%s", sp->target);
+    snprintf(r->info.target, sizeof r->info.target, "%s", sp->target ? sp->target : "");
     snprintf(r->info.source, sizeof r->info.source, "%s", sp->source ? sp->source : "");
     int rc = random_id(r->id) ? fy_err(err, FY_EIO, "no random numbers for an id") : 0;
     if (!rc) rc = read_doc(js, r, sp, data, len, err);

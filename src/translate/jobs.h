@@ -94,7 +94,7 @@ typedef struct fy_job_spec {
     const char *filename;     /* as uploaded (may be NULL: "document.<format>") */
     const char *content_type; /* may be NULL */
     const char *source;       /* language tag; NULL, "" or "auto": detected */
-    const char *target;       /* language tag (required) */
+    const char *target;       /* language tag; NULL or "": the pipeline's default */
     int bilingual;            /* PDF: each page followed by its translation */
     const char *client;       /* the submitter's tag for fy_jobs_list (may be NULL) */
     const char *key;          /* a secret the job must be asked with (DeepL's

@@ -1,7 +1,8 @@
 // test_deepl_node.js - DeepL's official Node client (deepl-node, pinned in
 // package-lock.json) pointed at `fanyi serve` with serverUrl, unchanged:
 // translateText and its options, TextResult fields, usage, languages,
-// glossaries (not supported: DeepL's error shape, deepl-node's errors),
+// glossaries (not supported: DeepL's error shape, deepl-node's errors; documents:
+// test_deepl_node_documents.js),
 // auth with the key, and errors as deepl-node's own error classes.
 'use strict';
 
@@ -125,9 +126,6 @@ async function glossaries(s) {
   const dc = new deepl.DeepLClient(KEY, { serverUrl: s.url, maxRetries: 0, minTimeout: 600000 });
   const e = await T.throws(() => dc.listMultilingualGlossaries(), 'v3 glossaries');
   T.ok(e && /glossaries are not supported/.test(e.message), `v3 glossaries: ${e && e.message}`);
-  const d = await T.throws(() => t.uploadDocument(Buffer.from('hello'), 'en', 'zh',
-    { filename: 'a.txt' }), 'uploadDocument');
-  T.ok(d && /document translation is not supported/.test(d.message), `documents: ${d && d.message}`);
 }
 
 async function auth(models) {

@@ -211,13 +211,19 @@ def endpoints(s):
     T.eq((st, h.get("allow"), b["error"]["status"], b["error"]["errors"][0]["reason"]),
          (405, "GET, HEAD, POST, OPTIONS", "INVALID_ARGUMENT", "httpMethodNotAllowed"),
          "google 405: both methods allowed, Google's shape")
-    # DeepL routes by prefix, any method: glossaries and documents refused.
+    # DeepL routes by prefix, any method: glossaries refused.
     for method, path in [("GET", "/v2/glossaries"), ("DELETE", "/v2/glossaries/abc"),
-                         ("GET", "/v2/glossaries/abc/entries"), ("POST", "/v3/glossaries"),
-                         ("POST", "/v2/document"), ("GET", "/v2/document/ID")]:
+                         ("GET", "/v2/glossaries/abc/entries"), ("POST", "/v3/glossaries")]:
         st, _, b = s.request(method, path, b"" if method != "GET" else None)
         T.ok(st == 400 and list(b) == ["message"] and "not supported" in b["message"],
              f"{method} {path}: 400 not supported in DeepL's shape ({st} {b})")
+    # Documents (tests/clients/test_deepl_node_documents.js): DeepL's shape.
+    st, _, b = s.request("POST", "/v2/document", b"")
+    T.ok(st == 400 and list(b) == ["message"] and "missing file" in b["message"],
+         f"POST /v2/document without a file: 400 in DeepL's shape ({st} {b})")
+    st, h, b = s.request("GET", "/v2/document/ID")
+    T.ok(st == 405 and list(b) == ["message"] and h.get("allow") == "POST, OPTIONS",
+         f"GET /v2/document/ID: 405 in DeepL's shape ({st} {h.get('allow')} {b})")
     st, _, b = s.get("/v2/glossariesX")
     T.eq(st, 404, "a prefix route matches whole path segments only")
 
