@@ -299,7 +299,10 @@ int doc_submit(req *r, const upload *u, fy_job_spec *spec, const fy_jobs_watch *
                    "%s (this server's limits: --max-document-chars %zu, --max-document-mb %zu)",
                    err.msg, r->srv->o.max_document_chars, r->srv->o.max_document_bytes >> 20),
                -1;
-    return reply_error(r, doc_status(err.code), "%s", err.msg), -1;
+    int status = doc_status(err.code);
+    /* DeepL answers a file it cannot read with a 400 (its clients know no 415). */
+    if (status == 415 && r->dialect == &dialect_deepl) status = 400;
+    return reply_error(r, status, "%s", err.msg), -1;
 }
 
 /* ---- answering with a file ---------------------------------------------------------- */
