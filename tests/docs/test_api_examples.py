@@ -35,7 +35,8 @@ ELLIPSIS = "\u2026"
 ANY = object()
 # Keys whose values the engine, the clock or the moment decide: compared by type.
 VARIABLE = {"translation", "translatedText", "text", "trans", "content", "data", "alternatives",
-            "id", "created", "url", "translatedFileUrl", "version", "message", "loaded", "result"}
+            "id", "created", "url", "translatedFileUrl", "version", "message", "loaded", "result",
+            "document_id", "document_key"}
 # Places without a key that hold a translation: Google's positional answer.
 VARIABLE_PATHS = [re.compile(r"answer\[0\]\[0\]\[0\]$")]
 
