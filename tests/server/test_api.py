@@ -67,6 +67,10 @@ def endpoints(s):
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get"), ("/translate_file", "post"),
                  ("/download_file/{file}", "get"), ("/translate/document", "post"),
+                 ("/documents", "post"), ("/documents", "get"), ("/documents/{id}", "get"),
+                 ("/documents/{id}", "delete"), ("/documents/{id}/result", "get"),
+                 ("/v2/document/{document_id}", "post"),
+                 ("/v2/document/{document_id}/result", "post"),
                  ("/hcfy", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
@@ -95,7 +99,9 @@ def endpoints(s):
                                 "/imme", "/frontend/settings", "/suggest", "/spec",
                                 "/v1/chat/completions", "/v1/responses", "/v1/models",
                                 "/translate_file", "/download_file/{file}",
-                                "/translate/document",
+                                "/translate/document", "/documents", "/documents/{id}",
+                                "/documents/{id}/result", "/v2/document/{document_id}",
+                                "/v2/document/{document_id}/result",
                                 "/kiss", "/hcfy", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
