@@ -551,9 +551,13 @@ static int run(const serve_config *c, const char *root)
         goto quiet;
     }
     jobs = make_jobs(c, reg, sched, &err);
-    if (!jobs) {
-        fprintf(stderr, "fanyi serve: document jobs: %s (--data-dir DIR chooses another place)\n",
-                err.msg);
+    /* The default place may be unusable (a read-only home in a container):
+     * the server goes on without documents. A place given is a promise. */
+    if (!jobs && !c->data_dir && !c->redis && err.code == FY_EIO) {
+        fprintf(stderr, "fanyi serve: warning: %s; documents are refused (503) until "
+                        "--data-dir DIR (FANYI_DATA_DIR) names a writable place\n", err.msg);
+    } else if (!jobs) {
+        fprintf(stderr, "fanyi serve: document jobs: %s\n", err.msg);
         rc = 2;
         goto quiet;
     }
