@@ -205,7 +205,21 @@ static int write_out(const char *path, const char *data, size_t len, int force)
     return rc;
 }
 
-/* Runs the job batch by batch, waiting for each, drawing progress. */
+/* One progress line: pages too for a paged document. */
+static void draw(cli_progress *pg, const wait_batch *w, const fy_docjob *j, const char *in)
+{
+    size_t done = fy_docjob_done(j), total = fy_docjob_total(j);
+    int pct = total ? (int)(done * 100 / total) : 100;
+    if (w->pages)
+        cli_progress_draw(pg, 0, CMD ": %s: %zu of %zu pages, %zu of %zu sentences (%d%%), %.0f s",
+                          in, w->pages_done, w->pages, done, total, pct, cli_progress_elapsed(pg));
+    else
+        cli_progress_draw(pg, 0, CMD ": %s: %zu of %zu sentences (%d%%), %.0f s", in, done, total,
+                          pct, cli_progress_elapsed(pg));
+}
+
+/* Runs the job batch by batch, waiting for each, drawing progress (at
+ * least once a batch, then every tick). */
 static int run_job(fy_docjob *j, wait_batch *w, const char *in, fy_error *err)
 {
     cli_progress pg;
@@ -217,20 +231,11 @@ static int run_job(fy_docjob *j, wait_batch *w, const char *in, fy_error *err)
         pthread_mutex_unlock(&w->mu);
         if ((rc = fy_docjob_step(j, err)) != 0) break;
         pthread_mutex_lock(&w->mu);
-        while (!w->done) {
+        do {
+            draw(&pg, w, j, in);
             struct timespec tick = fy_timespec_us(fy_now_us() + 100000);
-            pthread_cond_timedwait(&w->cv, &w->mu, &tick);
-            size_t done = fy_docjob_done(j), total = fy_docjob_total(j);
-            int pct = total ? (int)(done * 100 / total) : 100;
-            if (w->pages)
-                cli_progress_draw(&pg, 0,
-                                  CMD ": %s: %zu of %zu pages, %zu of %zu sentences (%d%%), %.0f s",
-                                  in, w->pages_done, w->pages, done, total, pct,
-                                  cli_progress_elapsed(&pg));
-            else
-                cli_progress_draw(&pg, 0, CMD ": %s: %zu of %zu sentences (%d%%), %.0f s", in,
-                                  done, total, pct, cli_progress_elapsed(&pg));
-        }
+            if (!w->done) pthread_cond_timedwait(&w->cv, &w->mu, &tick);
+        } while (!w->done);
         pthread_mutex_unlock(&w->mu);
     }
     cli_progress_done(&pg);
@@ -281,7 +286,7 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
         rc = 1;
     } else if (!rc) {
         char pages[48] = "";
-        if (w.pages) snprintf(pages, sizeof pages, "%zu pages, ", w.pages);
+        if (w.pages) snprintf(pages, sizeof pages, "%zu page%s, ", w.pages, w.pages > 1 ? "s" : "");
         fprintf(stderr, CMD ": %s -> %s (%s, %s%zu paragraphs, %zu sentences)\n", fo->in, path,
                 fy_docjob_direction(j)[0] ? fy_docjob_direction(j) : "unchanged", pages,
                 fy_document_units(d), fy_docjob_total(j));
