@@ -430,7 +430,7 @@ static void jobs_log(void *user, const char *line)
 static int jobs_dir(const serve_config *c, char *out, size_t cap)
 {
     const char *home = getenv("HOME");
-    int n = c->data_dir ? snprintf(out, cap, "%s/jobs", c->data_dir)
+    int n = c->data_dir     ? snprintf(out, cap, "%s/jobs", c->data_dir)
             : home && *home ? snprintf(out, cap, "%s/.local/share/fanyi/jobs", home)
                             : snprintf(out, cap, "fanyi-data/jobs");
     return n > 0 && (size_t)n < cap ? 0 : -1;
@@ -554,8 +554,10 @@ static int run(const serve_config *c, const char *root)
     /* The default place may be unusable (a read-only home in a container):
      * the server goes on without documents. A place given is a promise. */
     if (!jobs && !c->data_dir && !c->redis && err.code == FY_EIO) {
-        fprintf(stderr, "fanyi serve: warning: %s; documents are refused (503) until "
-                        "--data-dir DIR (FANYI_DATA_DIR) names a writable place\n", err.msg);
+        fprintf(stderr,
+                "fanyi serve: warning: %s; documents are refused (503) until "
+                "--data-dir DIR (FANYI_DATA_DIR) names a writable place\n",
+                err.msg);
     } else if (!jobs) {
         fprintf(stderr, "fanyi serve: document jobs: %s\n", err.msg);
         rc = 2;

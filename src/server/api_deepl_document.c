@@ -92,7 +92,8 @@ static enum MHD_Result upload_document(req *r)
             rc = -1;
         }
     }
-    if (!rc) rc = task_langs(r, "source_lang", src && *src ? src : "auto", "target_lang", tgt, 1, &lg);
+    if (!rc)
+        rc = task_langs(r, "source_lang", src && *src ? src : "auto", "target_lang", tgt, 1, &lg);
     if (!rc) rc = check_formality(r, upload_field(&u, "formality"), tgt);
     if (!rc) rc = document_glossary(r, &u, &spec);
     if (!rc) rc = doc_output_format(r, &u, upload_field(&u, "output_format"));
@@ -151,9 +152,8 @@ static enum MHD_Result document_status(req *r, const char *id)
     if (info.state == FY_JOB_TRANSLATING) {
         /* Always there while translating, as on DeepL: before anything is
          * measured, a second per ten sentences left. */
-        double left = info.seconds_remaining >= 0
-                          ? info.seconds_remaining
-                          : (double)(info.sentences - info.done) / 10.0;
+        double left = info.seconds_remaining >= 0 ? info.seconds_remaining
+                                                  : (double)(info.sentences - info.done) / 10.0;
         json_object_set_new(o, "seconds_remaining", json_integer((json_int_t)(left + 0.999)));
     }
     if (info.state == FY_JOB_DONE)
@@ -217,6 +217,9 @@ static const route deepl_document_routes[] = {
     {"*", "/v2/document/*", "deepl_document", 0, 0, api_deepl_document_method, &dialect_deepl},
 };
 
-const dialect dialect_deepl_document = {
-    "deepl_document", deepl_document_routes,
-    sizeof deepl_document_routes / sizeof *deepl_document_routes, NULL, NULL, 403};
+const dialect dialect_deepl_doc = {"deepl_document",
+                                   deepl_document_routes,
+                                   sizeof deepl_document_routes / sizeof *deepl_document_routes,
+                                   NULL,
+                                   NULL,
+                                   403};

@@ -32,13 +32,13 @@
 #define DOWNLOAD_PREFIX "/download_file/"
 
 typedef struct docreq {
-    char id[33];      /* its job ("": none yet) */
-    const char *fmt;  /* the format's name for the metrics (static), NULL: unknown */
-    int view;         /* the job's watcher */
-    int stream;       /* NDJSON (native) */
-    int inline_data;  /* the stream's done line carries the file */
-    int ok;           /* the job ended done */
-    char name[256];   /* the translated file's name */
+    char id[33];     /* its job ("": none yet) */
+    const char *fmt; /* the format's name for the metrics (static), NULL: unknown */
+    int view;        /* the job's watcher */
+    int stream;      /* NDJSON (native) */
+    int inline_data; /* the stream's done line carries the file */
+    int ok;          /* the job ended done */
+    char name[256];  /* the translated file's name */
     char direction[3 * FY_LANG_MAX];
     size_t in_bytes, out_bytes;
     int final_status; /* for the metrics: the stream's ending */
@@ -590,11 +590,11 @@ static enum MHD_Result api_translate_document(req *r)
         req_cancel(r);
         return REPLIED(r);
     }
-    json_t *start = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "event", "start",
-                              "filename", info.name, "format", info.format, "source",
-                              info.detected, "target", info.target, "paragraphs",
-                              (json_int_t)info.units, "sentences", (json_int_t)info.sentences,
-                              "bytes", (json_int_t)info.bytes, "id", info.id);
+    json_t *start =
+        json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "event", "start", "filename", info.name,
+                  "format", info.format, "source", info.detected, "target", info.target,
+                  "paragraphs", (json_int_t)info.units, "sentences", (json_int_t)info.sentences,
+                  "bytes", (json_int_t)info.bytes, "id", info.id);
     if (info.pages) json_object_set_new(start, "pages", json_integer((json_int_t)info.pages));
     pthread_mutex_lock(&r->lock);
     nd_line(r, start);

@@ -55,7 +55,9 @@ static json_t *notes_json(const char *notes)
 
 static json_t *job_json(const fy_job_info *in)
 {
-    size_t pct = in->sentences ? in->done * 100 / in->sentences : in->state == FY_JOB_DONE ? 100 : 0;
+    size_t pct = in->sentences              ? in->done * 100 / in->sentences
+                 : in->state == FY_JOB_DONE ? 100
+                                            : 0;
     json_t *progress = json_pack("{s:I,s:I,s:I}", "done", (json_int_t)in->done, "total",
                                  (json_int_t)in->sentences, "percent", (json_int_t)pct);
     if (progress && in->pages) {
@@ -97,8 +99,8 @@ static json_t *job_json(const fy_job_info *in)
  * /result route. 0, or -1 after a 404. */
 static int parse_path(req *r, char id[33], int *result)
 {
-    const char *p = r->url && !strncmp(r->url, PREFIX, strlen(PREFIX)) ? r->url + strlen(PREFIX)
-                                                                      : "";
+    const char *p =
+        r->url && !strncmp(r->url, PREFIX, strlen(PREFIX)) ? r->url + strlen(PREFIX) : "";
     size_t n = strcspn(p, "/");
     const char *rest = p + n;
     *result = !strcmp(rest, "/result");
@@ -110,8 +112,9 @@ static int parse_path(req *r, char id[33], int *result)
     }
     id[32] = '\0';
     if (ok) return 0;
-    return reply_error(r, 404, "no such document job: the path is /documents/ID or "
-                               "/documents/ID/result, ID 32 hexadecimal digits"),
+    return reply_error(r, 404,
+                       "no such document job: the path is /documents/ID or "
+                       "/documents/ID/result, ID 32 hexadecimal digits"),
            -1;
 }
 
@@ -185,8 +188,7 @@ enum MHD_Result api_jobs_submit(req *r)
     fy_job_spec spec = {0};
     fy_job_info info;
     if (upload_read(r, &u, 1) || auth_token(r, upload_field(&u, "api_key")) ||
-        submit_fields(r, &u, &spec, &lg) ||
-        doc_submit(r, &u, &spec, NULL, &info)) {
+        submit_fields(r, &u, &spec, &lg) || doc_submit(r, &u, &spec, NULL, &info)) {
         upload_free(&u);
         return REPLIED(r);
     }
@@ -244,8 +246,9 @@ static enum MHD_Result api_jobs_get(req *r)
     if (info.state == FY_JOB_ERROR)
         return reply_error(r, 409, "the document could not be translated: %s", info.error);
     if (info.state != FY_JOB_DONE)
-        return reply_error(r, 409, "the document is %s (%zu of %zu sentences): ask again when "
-                                   "its state is done",
+        return reply_error(r, 409,
+                           "the document is %s (%zu of %zu sentences): ask again when "
+                           "its state is done",
                            fy_job_state_name(info.state), info.done, info.sentences);
     char *data = NULL;
     size_t len = 0;
@@ -277,8 +280,9 @@ static enum MHD_Result api_jobs_delete(req *r)
     }
     if (fy_jobs_remove(r->srv->jobs, info.id, &err))
         return reply_error(r, doc_status(err.code), "%s", err.msg);
-    return reply_json(r, 200, json_pack("{s:s,s:s,s:b}", "id", info.id, "state",
-                                        fy_job_state_name(info.state), "deleted", 1));
+    return reply_json(r, 200,
+                      json_pack("{s:s,s:s,s:b}", "id", info.id, "state",
+                                fy_job_state_name(info.state), "deleted", 1));
 }
 
 /* ---- the dialect ------------------------------------------------------------------------- */
@@ -290,5 +294,5 @@ static const route jobs_routes[] = {
     {"DELETE", "/documents/*", "document_job", 1, 0, api_jobs_delete, NULL},
 };
 
-const dialect dialect_jobs = {"jobs", jobs_routes, sizeof jobs_routes / sizeof *jobs_routes,
-                              native_error, NULL, 0};
+const dialect dialect_jobs = {"jobs",       jobs_routes, sizeof jobs_routes / sizeof *jobs_routes,
+                              native_error, NULL,        0};

@@ -10,7 +10,7 @@ static const dialect *const dialects[] = {
     &dialect_ops,       /* /, /health, /ready, /metrics, /version, /openapi.json */
     &dialect_native,    /* /translate, /translate/stream */
     &dialect_libre,     /* /languages, /detect, /frontend/settings, /suggest, /spec */
-    &dialect_deepl_document, /* /v2/document... (before DeepL's other routes) */
+    &dialect_deepl_doc, /* /v2/document... (ahead of DeepL's /v2 routes) */
     &dialect_deepl,     /* /v2/... */
     &dialect_deeplx,    /* /deeplx, /v1/translate */
     &dialect_google,    /* /language/translate/v2..., /translate_a/single */
@@ -83,8 +83,10 @@ const char *route_allow(const route *rt)
                 if (m) continue; /* a catch-all behind real routes answers 405 */
                 return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
             }
-            m |= !strcmp(o->method, "GET") ? 1u : !strcmp(o->method, "POST") ? 2u
-                 : !strcmp(o->method, "DELETE") ? 4u : 0u;
+            m |= !strcmp(o->method, "GET")      ? 1u
+                 : !strcmp(o->method, "POST")   ? 2u
+                 : !strcmp(o->method, "DELETE") ? 4u
+                                                : 0u;
         }
     }
     return allow[m];

@@ -57,19 +57,20 @@ static void render_jobs(struct fy_jobs *jobs, fy_buf *b)
 {
     fy_jobs_stats st = {0};
     if (jobs) fy_jobs_get_stats(jobs, &st);
-    fy_buf_printf(b,
-                  "# HELP fanyi_download_store_bytes Bytes the document jobs' store holds (uploads, "
-                  "checkpoints, translated files).\n# TYPE fanyi_download_store_bytes gauge\n"
-                  "fanyi_download_store_bytes %llu\n"
-                  "# HELP fanyi_download_store_entries Document jobs in the store.\n"
-                  "# TYPE fanyi_download_store_entries gauge\nfanyi_download_store_entries %zu\n"
-                  "# HELP fanyi_document_jobs Document jobs of this server: running, or waiting "
-                  "for their turn.\n# TYPE fanyi_document_jobs gauge\n"
-                  "fanyi_document_jobs{state=\"running\"} %zu\n"
-                  "fanyi_document_jobs{state=\"queued\"} %zu\n",
-                  (unsigned long long)st.store_bytes, st.store_jobs, st.running, st.queued);
-    static const char *const names[] = {"started", "resumed", "done", "error", "canceled",
-                                        "expired"};
+    fy_buf_printf(
+        b,
+        "# HELP fanyi_download_store_bytes Bytes the document jobs' store holds (uploads, "
+        "checkpoints, translated files).\n# TYPE fanyi_download_store_bytes gauge\n"
+        "fanyi_download_store_bytes %llu\n"
+        "# HELP fanyi_download_store_entries Document jobs in the store.\n"
+        "# TYPE fanyi_download_store_entries gauge\nfanyi_download_store_entries %zu\n"
+        "# HELP fanyi_document_jobs Document jobs of this server: running, or waiting "
+        "for their turn.\n# TYPE fanyi_document_jobs gauge\n"
+        "fanyi_document_jobs{state=\"running\"} %zu\n"
+        "fanyi_document_jobs{state=\"queued\"} %zu\n",
+        (unsigned long long)st.store_bytes, st.store_jobs, st.running, st.queued);
+    static const char *const names[] = {"started", "resumed",  "done",
+                                        "error",   "canceled", "expired"};
     uint64_t v[] = {st.started, st.resumed, st.finished, st.failed, st.canceled, st.expired};
     fy_buf_printf(b, "# HELP fanyi_document_job_events_total What happened to document jobs "
                      "here: started, resumed (taken up from a checkpoint), ended done, error or "

@@ -59,7 +59,7 @@ struct dialect {
 
 extern const dialect dialect_ops, dialect_native, dialect_libre, dialect_deepl, dialect_deeplx,
     dialect_google, dialect_imme, dialect_kiss, dialect_hcfy, dialect_openai, dialect_documents,
-    dialect_jobs, dialect_deepl_document;
+    dialect_jobs, dialect_deepl_doc;
 
 /* dialects.c: the registered dialects. The route of method + url (HEAD as
  * GET) and the dialect that answers it (*d); *path_route the first route of

@@ -520,8 +520,8 @@ static int live_info(fy_jobs *js, const char *id, fy_job_info *info)
     size_t did = info->done > r->done0 ? info->done - r->done0 : 0;
     info->seconds_remaining = -1;
     if (info->state == FY_JOB_TRANSLATING && did && ms > 0)
-        info->seconds_remaining = (double)(info->sentences - info->done) * (double)ms / 1000.0 /
-                                  (double)did;
+        info->seconds_remaining =
+            (double)(info->sentences - info->done) * (double)ms / 1000.0 / (double)did;
     return 1;
 }
 

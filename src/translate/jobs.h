@@ -59,14 +59,14 @@ typedef enum fy_job_state {
 const char *fy_job_state_name(int state);
 
 typedef struct fy_jobs_options {
-    fy_jobstore *store;  /* taken (freed by fy_jobs_free, or on failure) */
+    fy_jobstore *store; /* taken (freed by fy_jobs_free, or on failure) */
     fy_doc_limits limits;
-    int ttl_s;           /* a finished job is kept this long (default 86400) */
-    int parallel;        /* queued jobs this process runs at once (default 2) */
-    int lease_ms;        /* a running job's lease, renewed at a third of it (default 30000) */
-    int scan_ms;         /* how often the store is looked at for jobs to take up and
-                            jobs expired (default 1000) */
-    size_t batch_chars;  /* a batch of a job (0: docjob's default) */
+    int ttl_s;          /* a finished job is kept this long (default 86400) */
+    int parallel;       /* queued jobs this process runs at once (default 2) */
+    int lease_ms;       /* a running job's lease, renewed at a third of it (default 30000) */
+    int scan_ms;        /* how often the store is looked at for jobs to take up and
+                           jobs expired (default 1000) */
+    size_t batch_chars; /* a batch of a job (0: docjob's default) */
     /* A line (no newline) about a job resumed, taken over or failed; NULL:
      * silent. Any thread. */
     void (*log)(void *user, const char *line);
@@ -108,14 +108,14 @@ typedef struct fy_job_spec {
 /* What a job is, as far as it went. */
 typedef struct fy_job_info {
     char id[33];
-    int state;                     /* fy_job_state */
-    char filename[256];            /* as uploaded */
-    char name[256];                /* the translated file's ("report.en.pdf") */
-    char format[16];               /* fy_docfmt_info.name */
-    char mime[128];                /* of the result */
-    char source[FY_LANG_MAX];      /* as asked ("" : detect) */
-    char target[FY_LANG_MAX];      /* normalised */
-    char detected[FY_LANG_MAX];    /* the source decided ("" : no text to translate) */
+    int state;                       /* fy_job_state */
+    char filename[256];              /* as uploaded */
+    char name[256];                  /* the translated file's ("report.en.pdf") */
+    char format[16];                 /* fy_docfmt_info.name */
+    char mime[128];                  /* of the result */
+    char source[FY_LANG_MAX];        /* as asked ("" : detect) */
+    char target[FY_LANG_MAX];        /* normalised */
+    char detected[FY_LANG_MAX];      /* the source decided ("" : no text to translate) */
     char direction[3 * FY_LANG_MAX]; /* "zh-en"; "" when nothing is translated */
     int bilingual;
     uint64_t bytes, result_bytes;  /* the upload, the translated file (once done) */
@@ -123,15 +123,15 @@ typedef struct fy_job_info {
     size_t units, sentences, done; /* paragraphs; sentences, translated so far */
     size_t pages, pages_done;      /* a PDF's; pages all of whose paragraphs are done */
     int64_t created_ms, started_ms, finished_ms; /* wall clock, ms; 0: not yet */
-    int64_t expires_ms;            /* a finished job is deleted then (wall clock, ms) */
-    double seconds_remaining;      /* while translating, once measured; < 0: unknown */
-    int code;                      /* error: the FY_E* code of its cause */
-    char error[512];               /* error: why */
-    char notes[2048];              /* what the document reported, one note per line */
+    int64_t expires_ms;       /* a finished job is deleted then (wall clock, ms) */
+    double seconds_remaining; /* while translating, once measured; < 0: unknown */
+    int code;                 /* error: the FY_E* code of its cause */
+    char error[512];          /* error: why */
+    char notes[2048];         /* what the document reported, one note per line */
     char client[80];
     char key[80];
     char glossary[128];
-    int watched;                   /* started for a watcher (its own endpoint) */
+    int watched; /* started for a watcher (its own endpoint) */
 } fy_job_info;
 
 /* The watcher of a job started by fy_jobs_submit (a waiting request). */
@@ -182,11 +182,11 @@ int fy_jobs_list(fy_jobs *js, const char *client, fy_job_info **list, size_t *n,
 
 /* What the store and this process hold. */
 typedef struct fy_jobs_stats {
-    const char *store;     /* "disk", "redis" */
-    uint64_t store_bytes;  /* the store's files and values, as last counted */
-    size_t store_jobs;     /* jobs in the store */
-    size_t running;        /* jobs running here (watched ones included) */
-    size_t queued;         /* jobs waiting here for a turn */
+    const char *store;    /* "disk", "redis" */
+    uint64_t store_bytes; /* the store's files and values, as last counted */
+    size_t store_jobs;    /* jobs in the store */
+    size_t running;       /* jobs running here (watched ones included) */
+    size_t queued;        /* jobs waiting here for a turn */
     uint64_t started, resumed, finished, failed, canceled, expired; /* since start, here */
 } fy_jobs_stats;
 

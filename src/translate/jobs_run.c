@@ -237,8 +237,7 @@ static void set_unit(void *user, size_t i, const char *text, size_t len)
     fy_error err = {0};
     /* A checkpoint that does not fit its unit (another file under this
      * id: impossible; a damaged store) is translated again. */
-    if (i < fy_document_units(r->doc) && !fy_document_set(r->doc, i, text, len, &err))
-        done[i] = 1;
+    if (i < fy_document_units(r->doc) && !fy_document_set(r->doc, i, text, len, &err)) done[i] = 1;
 }
 
 /* A job begun before (another process, or before a restart): its state,
@@ -282,8 +281,10 @@ static int load(run *r, size_t *resumed, fy_error *err)
     *resumed = 0;
     for (size_t i = 0; !rc && i < units; i++) *resumed += done[i];
     r->doc = NULL;
-    if (!rc) rc = run_prepare(r, doc, done, err);
-    else fy_document_free(doc);
+    if (!rc)
+        rc = run_prepare(r, doc, done, err);
+    else
+        fy_document_free(doc);
     free(done);
     return rc;
 }
@@ -311,8 +312,7 @@ static int finish(run *r)
     fy_error err = {0};
     char *out = NULL;
     size_t len = 0;
-    if (fy_document_write(r->doc, &out, &len, &err))
-        return fail(r, err.code, err.msg);
+    if (fy_document_write(r->doc, &out, &len, &err)) return fail(r, err.code, err.msg);
     int rc = js->store->ops->put_result(js->store, r->id, out, len, js->o.ttl_s, &err);
     free(out);
     if (rc) return fail(r, rc, err.msg);

@@ -18,15 +18,21 @@ const char *fy_job_state_name(int state)
 }
 
 /* The string fields, by offset: one table for both directions. */
-#define STR(f) {#f, offsetof(fy_job_info, f), sizeof((fy_job_info *)0)->f}
+#define STR(f)                                                                                     \
+    {                                                                                              \
+#f, offsetof(fy_job_info, f), sizeof((fy_job_info *)0)->f                                  \
+    }
 static const struct {
     const char *key;
     size_t off, cap;
-} strs[] = {STR(filename), STR(name),     STR(format), STR(mime),   STR(source),
+} strs[] = {STR(filename), STR(name),     STR(format),    STR(mime),  STR(source),
             STR(target),   STR(detected), STR(direction), STR(error), STR(notes),
             STR(client),   STR(key),      STR(glossary)};
 
-#define U64(f) {#f, offsetof(fy_job_info, f), sizeof((fy_job_info *)0)->f}
+#define U64(f)                                                                                     \
+    {                                                                                              \
+#f, offsetof(fy_job_info, f), sizeof((fy_job_info *)0)->f                                  \
+    }
 static const struct {
     const char *key;
     size_t off, size; /* size: 8 (uint64_t, int64_t) or sizeof(size_t) */

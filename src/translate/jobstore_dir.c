@@ -268,8 +268,8 @@ static int dir_put_state(fy_jobstore *s, const char *id, const char *state, int 
     return rc;
 }
 
-static int dir_get_file(fy_jobstore *s, const char *id, const char *name, char **data,
-                        size_t *len, fy_error *err)
+static int dir_get_file(fy_jobstore *s, const char *id, const char *name, char **data, size_t *len,
+                        fy_error *err)
 {
     dir_store *d = (dir_store *)s;
     if (bad_id(id, err)) return err->code;
@@ -312,8 +312,8 @@ static int dir_put_units(fy_jobstore *s, const char *id, const size_t *idx,
     if (bad_id(id, err)) return err->code;
     fy_buf b = {0};
     char *p = path_of(d, id, "units.jsonl");
-    int rc = !p || unit_lines(idx, texts, lens, n, &b) ? fy_err(err, FY_ENOMEM, "out of memory")
-                                                       : 0;
+    int rc =
+        !p || unit_lines(idx, texts, lens, n, &b) ? fy_err(err, FY_ENOMEM, "out of memory") : 0;
     if (!rc) rc = reserve(d, b.n, 0, err);
     int fd = rc ? -1 : open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (!rc && fd < 0) rc = io_err(err, "cannot write", p);
@@ -346,7 +346,8 @@ static int dir_get_units(fy_jobstore *s, const char *id, fy_jobstore_unit_fn fn,
         json_t *v = json_loadb(line, (size_t)(nl - line), 0, NULL);
         json_t *i = json_object_get(v, "i"), *t = json_object_get(v, "t");
         int ok = json_is_integer(i) && json_integer_value(i) >= 0 && json_is_string(t);
-        if (ok) fn(user, (size_t)json_integer_value(i), json_string_value(t), json_string_length(t));
+        if (ok)
+            fn(user, (size_t)json_integer_value(i), json_string_value(t), json_string_length(t));
         json_decref(v);
         if (!ok) break;
     }
@@ -493,7 +494,8 @@ static int dir_lease(fy_jobstore *s, const char *id, int ms, fy_error *err)
     if (!p) return fy_err(err, FY_ENOMEM, "out of memory");
     int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     int rc = fd < 0 ? io_err(err, "cannot lock", p) : 1;
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) rc = errno == EWOULDBLOCK ? 0 : io_err(err, "cannot lock", p);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB))
+        rc = errno == EWOULDBLOCK ? 0 : io_err(err, "cannot lock", p);
     pthread_mutex_lock(&d->lock);
     if (rc == 1 && d->nleases == MAX_LEASES)
         rc = fy_err(err, FY_ELIMIT, "more than %d document jobs running here", MAX_LEASES);
@@ -534,10 +536,9 @@ static void dir_free(fy_jobstore *s)
 }
 
 static const fy_jobstore_ops dir_ops = {
-    dir_create,     dir_get_state, dir_put_state, dir_get_source, dir_put_units,
-    dir_get_units,  dir_put_result, dir_get_result, dir_remove,   dir_list,
-    dir_cancel,     dir_canceled,  dir_lease,     dir_unlease,    dir_usage,
-    dir_free,       "disk"};
+    dir_create,     dir_get_state,  dir_put_state, dir_get_source, dir_put_units, dir_get_units,
+    dir_put_result, dir_get_result, dir_remove,    dir_list,       dir_cancel,    dir_canceled,
+    dir_lease,      dir_unlease,    dir_usage,     dir_free,       "disk"};
 
 fy_jobstore *fy_jobstore_dir_open(const char *dir, uint64_t max_bytes, fy_error *err)
 {

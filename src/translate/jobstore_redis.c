@@ -25,9 +25,9 @@
 #include "util/clock.h"
 
 #define PREFIX "fanyi:job:"
-#define ALL "fanyi:jobs"
-#define OPEN "fanyi:jobs:open"
-#define BYTES "fanyi:jobs:bytes"
+#define ALL    "fanyi:jobs"
+#define OPEN   "fanyi:jobs:open"
+#define BYTES  "fanyi:jobs:bytes"
 
 enum { MAX_ARGS = 12, MIN_TIMEOUT_MS = 2000, OPEN_TTL_S = 7 * 24 * 3600 };
 
@@ -92,7 +92,8 @@ static int exchange(redis_store *r, cmd *cmds, int n, redisReply **reps, size_t 
     if (!r->io.c && rio_connect(&r->io, &r->o, deadline))
         return fy_err(err, FY_ENET, "redis %s:%d: %s", r->o.host, r->o.port, r->io.err);
     int rc = 0;
-    for (int i = 0; i < n && !rc; i++) rc = rio_append(&r->io, cmds[i].argc, cmds[i].argv, cmds[i].len);
+    for (int i = 0; i < n && !rc; i++)
+        rc = rio_append(&r->io, cmds[i].argc, cmds[i].argv, cmds[i].len);
     if (!rc) rc = rio_flush(&r->io, deadline);
     for (int i = 0; i < n && !rc; i++)
         if (!(reps[i] = rio_reply(&r->io, deadline))) rc = -1;
@@ -195,8 +196,8 @@ static void expire(cmd *c, int k, const char *id, const char *suffix, const char
 
 /* ---- operations ------------------------------------------------------------------ */
 
-static int r_create(fy_jobstore *s, const char *id, const char *state, const char *data,
-                    size_t len, int ttl_s, fy_error *err)
+static int r_create(fy_jobstore *s, const char *id, const char *state, const char *data, size_t len,
+                    int ttl_s, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
     if (bad_id(id, err)) return err->code;
@@ -497,9 +498,9 @@ static void r_free(fy_jobstore *s)
 }
 
 static const fy_jobstore_ops redis_ops = {
-    r_create,   r_get_state, r_put_state, r_get_source, r_put_units, r_get_units,
-    r_put_result, r_get_result, r_remove, r_list,       r_cancel,    r_canceled,
-    r_lease,    r_unlease,   r_usage,     r_free,       "redis"};
+    r_create,     r_get_state,  r_put_state, r_get_source, r_put_units, r_get_units,
+    r_put_result, r_get_result, r_remove,    r_list,       r_cancel,    r_canceled,
+    r_lease,      r_unlease,    r_usage,     r_free,       "redis"};
 
 fy_jobstore *fy_jobstore_redis_open(const fy_redis_options *o, uint64_t max_bytes, fy_error *err)
 {
@@ -515,7 +516,8 @@ fy_jobstore *fy_jobstore_redis_open(const fy_redis_options *o, uint64_t max_byte
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     unsigned long long rnd = 0;
-    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (unsigned long long)fy_now_us();
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        rnd = (unsigned long long)fy_now_us();
     snprintf(r->owner, sizeof r->owner, "%.40s:%ld:%016llx", host, (long)getpid(), rnd);
     return &r->base;
 }

@@ -227,10 +227,12 @@ static int collect(fy_request *q, fy_error *err)
         if (t->lease < 0) continue;
         const fy_route *route = fy_lease_route(q->leases[t->lease]);
         for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
-            q->in[t->first + k] =
-                (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
-                                 fy_doc_sentence_tokens(t->doc, k), route, q->beam, 0,
-                                 q->o.background != 0};
+            q->in[t->first + k] = (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
+                                                   fy_doc_sentence_tokens(t->doc, k),
+                                                   route,
+                                                   q->beam,
+                                                   0,
+                                                   q->o.background != 0};
             q->text_of[t->first + k] = i;
         }
     }

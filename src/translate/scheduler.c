@@ -47,9 +47,9 @@ typedef struct item {
     int tokens;
     int wave;       /* fy_sentence_in.wave, for every leg */
     int background; /* fy_sentence_in.background: the lower class */
-    int small; /* of a small job (FY_SMALL_JOB) or urgent, not background: an express worker
-                  may take it */
-    int state; /* ITEM_*, under the scheduler lock */
+    int small;      /* of a small job (FY_SMALL_JOB) or urgent, not background: an express worker
+                       may take it */
+    int state;      /* ITEM_*, under the scheduler lock */
 } item;
 
 struct fy_job {

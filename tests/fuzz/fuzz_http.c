@@ -64,7 +64,7 @@
 static fy_registry *registry;
 static fy_scheduler *sched;
 static fy_cache *cache;
-static fy_jobs *jobs; /* the servers' document jobs, in jobsdir */
+static fy_jobs *jobs;         /* the servers' document jobs, in jobsdir */
 static fy_server *servers[2]; /* [0] open, [1] token + CORS */
 static char tmpdir[64], jobsdir[64];
 static size_t body_max; /* the servers' body limit */

@@ -1,8 +1,8 @@
 /* test_scheduler.c - the scheduler with injected fake engines: order,
  * batching across concurrent jobs, queue limit, deadlines, cancellation,
  * failures, the cache, shutdown, several engines in one pool, pivot routes,
- * forgetting an engine, a stream's urgent waves, background priority, and beams (batches of one beam, alternatives,
- * their cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
+ * forgetting an engine, a stream's urgent waves, background priority, and beams (batches of one
+ * beam, alternatives, their cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -306,8 +306,7 @@ static fy_job *submit_background(fy_scheduler *s, const char *const *src, size_t
 {
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
-    for (size_t i = 0; i < n; i++)
-        in[i] = (fy_sentence_in){src[i], 0, &current->route, 1, 0, 1};
+    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, &current->route, 1, 0, 1};
     return fy_scheduler_submit(s, in, n, 0, &cb, NULL);
 }
 
