@@ -43,7 +43,7 @@ static void usage(FILE *out)
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--max-document-mb N] [--max-document-chars N]\n"
             "                   [--data-dir DIR] [--jobs-store-mb N] [--jobs-parallel N]\n"
-            "                   [--jobs-lease-s S] [--download-ttl S]\n"
+            "                   [--jobs-lease-s S] [--jobs-batch-chars N] [--download-ttl S]\n"
             "                   [--openai-models any|strict] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
@@ -133,6 +133,8 @@ static void usage(FILE *out)
             "  --jobs-lease-s S     with --redis: a running job's lease; a replica that dies\n"
             "                       loses its jobs to the others this long after\n"
             "                       (FANYI_JOBS_LEASE_S; 30)\n"
+            "  --jobs-batch-chars N a document job's batch (and checkpoint), in characters of\n"
+            "                       text (FANYI_JOBS_BATCH_CHARS; 4000)\n"
             "  --download-ttl S     keep a finished document (its translated file) this long,\n"
             "                       then delete it (FANYI_DOWNLOAD_TTL; 86400)\n"
             "  --openai-models any|strict  any: a model name the OpenAI-compatible API does\n"
@@ -154,7 +156,7 @@ typedef struct serve_config {
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
-    long doc_mb, doc_chars, download_ttl, jobs_mb, jobs_parallel, jobs_lease_s;
+    long doc_mb, doc_chars, download_ttl, jobs_mb, jobs_parallel, jobs_lease_s, jobs_batch;
     int quiet;
 } serve_config;
 
@@ -282,6 +284,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--jobs-store-mb", "FANYI_JOBS_STORE_MB", 1, 1 << 24, &c->jobs_mb},
         {"--jobs-parallel", "FANYI_JOBS_PARALLEL", 1, 64, &c->jobs_parallel},
         {"--jobs-lease-s", "FANYI_JOBS_LEASE_S", 1, 3600, &c->jobs_lease_s},
+        {"--jobs-batch-chars", "FANYI_JOBS_BATCH_CHARS", 100, 1000000, &c->jobs_batch},
         {"--gpu-threads", "FANYI_GPU_THREADS", 1, 64, &c->gpu_threads},
         {"--device-memory", "FANYI_DEVICE_MEMORY", 0, 1 << 24, &c->device_mb},
     };
@@ -464,6 +467,7 @@ static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler 
     jo.ttl_s = (int)c->download_ttl;
     jo.parallel = (int)c->jobs_parallel;
     jo.lease_ms = (int)c->jobs_lease_s * 1000;
+    jo.batch_chars = (size_t)c->jobs_batch;
     jo.log = jobs_log;
     return fy_jobs_open(reg, sched, &jo, err);
 }
@@ -666,6 +670,7 @@ int cmd_serve(int argc, char **argv)
                       .jobs_mb = 1024,
                       .jobs_parallel = 2,
                       .jobs_lease_s = 30,
+                      .jobs_batch = 4000,
                       .device = "auto",
                       .gpu_threads = 2};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

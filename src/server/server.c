@@ -404,8 +404,12 @@ int fy_server_drain(fy_server *s, int timeout_ms)
 {
     if (!s || !s->d) return 0;
     atomic_store(&s->draining, 1);
+    /* New connections are refused at once (shutdown stops the listening),
+     * but the descriptor is closed only after MHD_stop_daemon: its threads
+     * may still be taking it out of their epoll sets (libmicrohttpd's rule
+     * for MHD_quiesce_daemon; closing it earlier is a race TSan reports). */
     MHD_socket fd = MHD_quiesce_daemon(s->d);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
+    if (fd != MHD_INVALID_SOCKET) shutdown(fd, SHUT_RDWR);
     int flush = flush_ms(timeout_ms);
     int64_t end = fy_now_ms() + (timeout_ms > flush ? timeout_ms : flush);
     wait_idle(s, end - flush);
@@ -417,6 +421,7 @@ int fy_server_drain(fy_server *s, int timeout_ms)
     watcher_stop(s);
     MHD_stop_daemon(s->d);
     s->d = NULL;
+    if (fd != MHD_INVALID_SOCKET) close(fd);
     return cut;
 }
 

@@ -14,11 +14,12 @@ const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
 
 async function formats() {
   const out = {};
-  for (const f of ['txt', 'docx', 'pdf']) {
+  // At once: deepl-node waits 5 s between polls of a document not done yet.
+  await Promise.all(['txt', 'docx', 'pdf'].map(async (f) => {
     const st = await t.translateDocument(path.join(dir, `doc.${f}`), path.join(dir, `lb.${f}`),
       null, 'en-US');
     out[f] = { status: st.status, billed: st.billedCharacters };
-  }
+  }));
   return out;
 }
 
