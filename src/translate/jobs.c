@@ -82,7 +82,29 @@ static int is_queued(fy_jobs *js, const char *id)
 {
     for (queued *q = js->q_head; q; q = q->next)
         if (!strcmp(q->id, id)) return 1;
+    for (size_t i = 0; i < js->nmaking; i++) /* being submitted here */
+        if (!strcmp(js->making[i], id)) return 1;
     return 0;
+}
+
+/* A submission's id from before it is stored until it is run or queued:
+ * the ticker must not take it up meanwhile (on disk this process's lease
+ * would look like its own). Lock held; -1 when out of memory. */
+static int making_add(fy_jobs *js, const char *id)
+{
+    if (fy_vec_reserve((void **)&js->making, &js->making_cap, js->nmaking + 1, sizeof *js->making))
+        return -1;
+    memcpy(js->making[js->nmaking++], id, 33);
+    return 0;
+}
+
+static void making_remove(fy_jobs *js, const char *id)
+{
+    for (size_t i = 0; i < js->nmaking; i++)
+        if (!strcmp(js->making[i], id)) {
+            memcpy(js->making[i], js->making[--js->nmaking], 33);
+            return;
+        }
 }
 
 /* Adds r to the runs; lock held. */
@@ -363,6 +385,7 @@ void fy_jobs_free(fy_jobs *js)
     }
     fy_jobstore_free(js->store);
     free(js->finished);
+    free(js->making);
     pthread_cond_destroy(&js->ready_cv);
     pthread_cond_destroy(&js->tick_cv);
     pthread_cond_destroy(&js->idle_cv);
@@ -450,30 +473,31 @@ int fy_jobs_submit(fy_jobs *js, const fy_job_spec *sp, const char *data, size_t 
     if (!open) r->info.expires_ms = r->info.finished_ms + (int64_t)js->o.ttl_s * 1000;
     char *state = jobs_state_encode(&r->info);
     fy_jobstore *s = js->store;
-    rc = state ? s->ops->create(s, r->id, state, data, len, jobs_ttl(js, &r->info), err)
-               : fy_err(err, FY_ENOMEM, "out of memory");
+    /* Started now: watched, or with a free place (leased as it is stored);
+     * else it waits its turn and is read again from the store then (its
+     * document is not kept). */
+    pthread_mutex_lock(&js->lock);
+    int now = open && (watch || js->running < (size_t)js->o.parallel);
+    rc = making_add(js, r->id) ? fy_err(err, FY_ENOMEM, "out of memory") : 0;
+    pthread_mutex_unlock(&js->lock);
+    if (!rc)
+        rc = state ? s->ops->create(s, r->id, state, data, len, jobs_ttl(js, &r->info),
+                                    now ? js->o.lease_ms : 0, err)
+                   : fy_err(err, FY_ENOMEM, "out of memory");
     if (!rc && !open) rc = s->ops->put_state(s, r->id, state, 0, js->o.ttl_s, err);
     free(state);
     if (rc) {
+        pthread_mutex_lock(&js->lock);
+        making_remove(js, r->id);
+        pthread_mutex_unlock(&js->lock);
         run_free(r);
         return rc;
     }
     if (info) *info = r->info;
-    /* Started now: watched, or with a free place; else it waits its turn
-     * and is read again from the store then (its document is not kept). */
     pthread_mutex_lock(&js->lock);
-    int now = open && (watch || js->running < (size_t)js->o.parallel);
+    making_remove(js, r->id);
     if (!open) jobs_mark_finished(js, r->id);
-    pthread_mutex_unlock(&js->lock);
-    int got = now ? s->ops->lease(s, r->id, js->o.lease_ms, err) : 0;
-    if (watch && got != 1) { /* its watcher would wait for nothing */
-        if (got == 0) fy_err(err, FY_EIO, "the new document job was taken by another server");
-        s->ops->remove(s, r->id, NULL);
-        run_free(r);
-        return err->code;
-    }
-    pthread_mutex_lock(&js->lock);
-    if (got == 1) {
+    if (now) {
         r->leased = 1;
         r->watched = watch != NULL;
         r->info.watched = r->watched;

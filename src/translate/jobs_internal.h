@@ -82,6 +82,8 @@ struct fy_jobs {
     int64_t next_sweep_ms;
     char (*finished)[33]; /* ids known to be over (the disk store lists them all) */
     size_t nfinished, finished_cap;
+    char (*making)[33]; /* ids being submitted: stored, not yet leased (left alone) */
+    size_t nmaking, making_cap;
     fy_jobs_stats st;
 };
 

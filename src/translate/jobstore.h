@@ -45,10 +45,11 @@ typedef struct fy_jobstore fy_jobstore;
 typedef void (*fy_jobstore_unit_fn)(void *user, size_t i, const char *text, size_t len);
 
 typedef struct fy_jobstore_ops {
-    /* A new job: its state and its upload data[0..len). FY_ESPACE when
-     * len twice over does not fit. */
+    /* A new job: its state and its upload data[0..len); lease_ms > 0: with
+     * this process's lease taken before anyone can see the job (see lease).
+     * FY_ESPACE when len twice over does not fit. */
     int (*create)(fy_jobstore *s, const char *id, const char *state, const char *data, size_t len,
-                  int ttl_s, fy_error *err);
+                  int ttl_s, int lease_ms, fy_error *err);
     /* The state (malloc'd, NUL-terminated) into *state. */
     int (*get_state)(fy_jobstore *s, const char *id, char **state, fy_error *err);
     /* Replaces the state; open 0 once the job is over (it leaves the open

@@ -216,8 +216,47 @@ static int bad_id(const char *id, fy_error *err)
     return fy_jobstore_id_ok(id) ? 0 : fy_err(err, FY_ENOTFOUND, "no such document job");
 }
 
+static int dir_remove(fy_jobstore *s, const char *id, fy_error *err);
+
+/* The lock file of the job directory dir, flock()ed: its descriptor, or
+ * -1 with err. */
+static int lock_file(const char *dir, fy_error *err)
+{
+    fy_buf p = {0};
+    fy_buf_printf(&p, "%s/lock", dir);
+    if (p.oom) return fy_err(err, FY_ENOMEM, "out of memory"), -1;
+    int fd = open(p.p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        io_err(err, "cannot lock", p.p);
+    } else if (flock(fd, LOCK_EX | LOCK_NB)) {
+        if (errno == EWOULDBLOCK)
+            fy_err(err, FY_EBUSY, "held by another process");
+        else
+            io_err(err, "cannot lock", p.p);
+        close(fd);
+        fd = -1;
+    }
+    fy_buf_free(&p);
+    return fd;
+}
+
+/* Keeps fd as this process's lease on id; FY_ELIMIT when too many. */
+static int keep_lease(dir_store *d, const char *id, int fd, fy_error *err)
+{
+    pthread_mutex_lock(&d->lock);
+    int full = d->nleases == MAX_LEASES;
+    if (!full) {
+        memcpy(d->leases[d->nleases].id, id, 33);
+        d->leases[d->nleases++].fd = fd;
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (!full) return 0;
+    close(fd);
+    return fy_err(err, FY_ELIMIT, "more than %d document jobs running here", MAX_LEASES);
+}
+
 static int dir_create(fy_jobstore *s, const char *id, const char *state, const char *data,
-                      size_t len, int ttl_s, fy_error *err)
+                      size_t len, int ttl_s, int lease_ms, fy_error *err)
 {
     (void)ttl_s;
     dir_store *d = (dir_store *)s;
@@ -227,17 +266,24 @@ static int dir_create(fy_jobstore *s, const char *id, const char *state, const c
     fy_buf tmp = {0};
     fy_buf_printf(&tmp, "%s/.new-%s", d->dir, id);
     char *dst = path_of(d, id, NULL);
-    int rc = tmp.oom || !dst ? fy_err(err, FY_ENOMEM, "out of memory") : 0;
+    int fd = -1, rc = tmp.oom || !dst ? fy_err(err, FY_ENOMEM, "out of memory") : 0;
     if (!rc && mkdir(tmp.p, 0700)) rc = io_err(err, "cannot make", tmp.p);
     if (!rc) rc = write_atomic(d, tmp.p, "source", data, len, err);
     if (!rc) rc = write_atomic(d, tmp.p, "state.json", state, slen, err);
+    /* Locked before it appears: the lock follows the directory's rename. */
+    if (!rc && lease_ms > 0 && (fd = lock_file(tmp.p, err)) < 0) rc = err->code;
     if (!rc && rename(tmp.p, dst)) rc = io_err(err, "cannot make", dst);
+    if (rc && fd >= 0) close(fd);
     if (rc && tmp.p) remove_tree(tmp.p);
     if (rc) release(d, len + slen);
     if (!rc) {
         pthread_mutex_lock(&d->lock);
         d->jobs++;
         pthread_mutex_unlock(&d->lock);
+    }
+    if (!rc && fd >= 0 && keep_lease(d, id, fd, err)) {
+        dir_remove(s, id, NULL);
+        rc = err->code;
     }
     fy_buf_free(&tmp);
     free(dst);
@@ -410,11 +456,11 @@ static int dir_remove(fy_jobstore *s, const char *id, fy_error *err)
     return rc;
 }
 
-/* Every job directory; leftovers of a crash (.new-, .del-) older than
- * STALE_S are removed; the counters are recounted from what is there. */
+/* Every job directory (open or not: the states say); for the whole list,
+ * leftovers of a crash (.new-, .del-) older than STALE_S are removed and
+ * the counters recounted from what is there (other processes' jobs too). */
 static int dir_list(fy_jobstore *s, int open, char (**ids)[33], size_t *n, fy_error *err)
 {
-    (void)open;
     dir_store *d = (dir_store *)s;
     DIR *dh = opendir(d->dir);
     if (!dh) return io_err(err, "cannot read", d->dir);
@@ -432,9 +478,9 @@ static int dir_list(fy_jobstore *s, int open, char (**ids)[33], size_t *n, fy_er
         struct stat st;
         int isdir = !lstat(p, &st) && S_ISDIR(st.st_mode);
         int leftover = !strncmp(e->d_name, ".new-", 5) || !strncmp(e->d_name, ".del-", 5);
-        if (isdir && leftover && time(NULL) - st.st_mtime > STALE_S) remove_tree(p);
+        if (!open && isdir && leftover && time(NULL) - st.st_mtime > STALE_S) remove_tree(p);
         if (isdir && fy_jobstore_id_ok(e->d_name)) {
-            bytes += dir_bytes(p);
+            if (!open) bytes += dir_bytes(p);
             if (fy_vec_reserve((void **)&out, &cap, cnt + 1, sizeof *out))
                 oom = 1;
             else
@@ -447,10 +493,12 @@ static int dir_list(fy_jobstore *s, int open, char (**ids)[33], size_t *n, fy_er
         free(out);
         return fy_err(err, FY_ENOMEM, "out of memory");
     }
-    pthread_mutex_lock(&d->lock);
-    d->bytes = bytes;
-    d->jobs = cnt;
-    pthread_mutex_unlock(&d->lock);
+    if (!open) {
+        pthread_mutex_lock(&d->lock);
+        d->bytes = bytes;
+        d->jobs = cnt;
+        pthread_mutex_unlock(&d->lock);
+    }
     *ids = out;
     *n = cnt;
     return 0;
@@ -490,23 +538,14 @@ static int dir_lease(fy_jobstore *s, const char *id, int ms, fy_error *err)
     for (size_t i = 0; i < d->nleases && !held; i++) held = !strcmp(d->leases[i].id, id);
     pthread_mutex_unlock(&d->lock);
     if (held) return 1;
-    char *p = path_of(d, id, "lock");
-    if (!p) return fy_err(err, FY_ENOMEM, "out of memory");
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    int rc = fd < 0 ? io_err(err, "cannot lock", p) : 1;
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB))
-        rc = errno == EWOULDBLOCK ? 0 : io_err(err, "cannot lock", p);
-    pthread_mutex_lock(&d->lock);
-    if (rc == 1 && d->nleases == MAX_LEASES)
-        rc = fy_err(err, FY_ELIMIT, "more than %d document jobs running here", MAX_LEASES);
-    if (rc == 1) {
-        memcpy(d->leases[d->nleases].id, id, 33);
-        d->leases[d->nleases++].fd = fd;
-    }
-    pthread_mutex_unlock(&d->lock);
-    if (rc != 1 && fd >= 0) close(fd);
-    free(p);
-    return rc;
+    char *dir = path_of(d, id, NULL);
+    if (!dir) return fy_err(err, FY_ENOMEM, "out of memory");
+    fy_error e = {0};
+    int fd = lock_file(dir, &e);
+    free(dir);
+    if (fd < 0 && e.code == FY_EBUSY) return 0;
+    if (fd < 0) return fy_err(err, e.code, "%s", e.msg);
+    return keep_lease(d, id, fd, err) ? err->code : 1;
 }
 
 static void dir_unlease(fy_jobstore *s, const char *id)

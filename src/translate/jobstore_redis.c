@@ -197,24 +197,30 @@ static void expire(cmd *c, int k, const char *id, const char *suffix, const char
 /* ---- operations ------------------------------------------------------------------ */
 
 static int r_create(fy_jobstore *s, const char *id, const char *state, const char *data, size_t len,
-                    int ttl_s, fy_error *err)
+                    int ttl_s, int lease_ms, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
     if (bad_id(id, err)) return err->code;
-    char ttl[24], now[24], num[24];
+    char ttl[24], now[24], num[24], px[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_s > 0 ? ttl_s : OPEN_TTL_S);
     snprintf(now, sizeof now, "%lld", (long long)fy_wall_ms());
-    cmd c[5] = {0};
-    args(&c[0], "SET"), key(&c[0], 0, id, ":src"), arg(&c[0], data, len);
-    args(&c[0], "EX"), args(&c[0], ttl);
-    args(&c[1], "SET"), key(&c[1], 0, id, ""), args(&c[1], state), args(&c[1], "EX");
-    args(&c[1], ttl);
-    args(&c[2], "ZADD"), args(&c[2], ALL), args(&c[2], now), args(&c[2], id);
-    args(&c[3], "ZADD"), args(&c[3], OPEN), args(&c[3], now), args(&c[3], id);
-    add_bytes(&c[4], id, num, sizeof num, len + strlen(state));
+    snprintf(px, sizeof px, "%d", lease_ms);
+    cmd c[6] = {0};
+    int n = 0;
+    if (lease_ms > 0) { /* first: nobody can take the job before its maker */
+        args(&c[n], "SET"), key(&c[n], 0, id, ":lease"), args(&c[n], r->owner);
+        args(&c[n], "PX"), args(&c[n], px), n++;
+    }
+    args(&c[n], "SET"), key(&c[n], 0, id, ":src"), arg(&c[n], data, len);
+    args(&c[n], "EX"), args(&c[n], ttl), n++;
+    args(&c[n], "SET"), key(&c[n], 0, id, ""), args(&c[n], state), args(&c[n], "EX");
+    args(&c[n], ttl), n++;
+    args(&c[n], "ZADD"), args(&c[n], ALL), args(&c[n], now), args(&c[n], id), n++;
+    args(&c[n], "ZADD"), args(&c[n], OPEN), args(&c[n], now), args(&c[n], id), n++;
+    add_bytes(&c[n++], id, num, sizeof num, len + strlen(state));
     pthread_mutex_lock(&r->lock);
     int rc = fits(r, len, len, err);
-    if (!rc) rc = run(r, c, 5, NULL, len, err);
+    if (!rc) rc = run(r, c, n, NULL, len, err);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }
