@@ -12,6 +12,34 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
+# Each stage's time, printed as it ends and again at the end (the CI budget
+# is 60 minutes on 2 cores: docs/reliability.md, "The test suite's time").
+stages=()
+suite_start=$SECONDS
+stage_start=$SECONDS
+stage_name=""
+stage() {
+    stage_end
+    stage_name=$1
+    stage_start=$SECONDS
+    echo "== $stage_name ($(date +%T))"
+}
+stage_end() {
+    [ -n "$stage_name" ] || return 0
+    local t=$((SECONDS - stage_start))
+    stages+=("$(printf '%-44s %4d:%02d' "$stage_name" $((t / 60)) $((t % 60)))")
+    echo "== $stage_name: $((t / 60)) min $((t % 60)) s"
+    stage_name=""
+}
+summary() {
+    stage_end
+    local t=$((SECONDS - suite_start))
+    echo "== stage times"
+    printf '   %s\n' "${stages[@]}"
+    printf '   %-44s %4d:%02d\n' "total" $((t / 60)) $((t % 60))
+}
+trap 'summary' EXIT
+
 # Synthetic models are plain files: a sanitizer build reuses the release
 # build's (its fixture sees them up to date) instead of training vocabularies again.
 share_models() {
@@ -20,17 +48,18 @@ share_models() {
 
 # The Debian packages and the pinned npm packages (reference engine,
 # playwright-core) the tests use: quick when they are already there.
-echo "== setup"
+stage "setup"
 scripts/setup.sh
 
-echo "== format check"
+stage "format check"
 scripts/format.sh --check
 
-echo "== release build"
+stage "release build"
 scripts/build.sh build
+stage "release tests"
 (cd build && ctest_run)
 
-echo "== portable kernels (FANYI_KERNEL=ref, release build)"
+stage "portable kernels (FANYI_KERNEL=ref)"
 # The release build's suite again with the portable C kernels forced, as on
 # a CPU without AVX2 (issue 10). Tests that force each path themselves
 # (test_nn_gemm, test_nn_kernel_env_*) still test every path the CPU has;
@@ -43,7 +72,9 @@ echo "== portable kernels (FANYI_KERNEL=ref, release build)"
 # model math), lb, clients, deploy, server, ui, load, docs and modelmgmt
 # (proxies, client packages, containers, HTTP, the browser, load shapes,
 # documents, model files: what they check does not depend on how the model
-# math is done, and the release run proved it), readme (the README's
+# math is done, and the release run proved it), gpu (the Vulkan backend's
+# shaders do not use the CPU kernels; test_nn_gemm covers every CPU path),
+# readme (the README's
 # commands from a fresh copy: scripts and CLI, not kernels), conformance_harness (the
 # reference engine only),
 # portability_qemu / portability_isa_audit (they set their own kernels or
@@ -51,22 +82,25 @@ echo "== portable kernels (FANYI_KERNEL=ref, release build)"
 # same C code on every kernel; the greedy variants prove the kernels' logits).
 # Measured: +8 min on the shared 2-core machine, 490 CPU s
 # (docs/reliability.md, "Portability").
-(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt|readme)$' \
+(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt|readme|gpu)$' \
     -E '^(conformance_harness|portability_qemu|portability_isa_audit|conformance_beam4_.*|beam_eos_model)$')
 
-echo "== sanitizer build (ASan + UBSan)"
+stage "sanitizer build (ASan + UBSan)"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DFANYI_SANITIZE=ON
 share_models build-asan
+stage "sanitizer tests (ASan + UBSan)"
 # Tests labelled 'release-only' compare whole-model outputs or load the server
 # heavily; they repeat what the release run proved and take too long under ASan.
 (cd build-asan && ctest_run -LE release-only)
 
-echo "== thread sanitizer (scheduler, cache, server)"
+stage "thread sanitizer build"
 scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFANYI_TSAN=ON
 share_models build-tsan
+stage "thread sanitizer tests (scheduler, cache, server)"
 (cd build-tsan && ctest_run -L server)
 
-echo "== fuzzing (libFuzzer + ASan + UBSan, 60 s per harness)"
+stage "fuzzing (libFuzzer + ASan + UBSan, 60 s per harness)"
 tests/fuzz/run.sh 60
 
+stage_end
 echo "== all tests passed"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -116,7 +117,19 @@ static double percentile(const double *sorted, size_t n, double p)
 
 typedef struct single_result {
     double p50, p90, p99, per_s;
+    long out_tokens;  /* target tokens (EOS not counted); batching does not change them */
+    double out_per_s; /* of them */
+    double cpu_s;     /* CPU time of the phase (every thread of the process) */
 } single_result;
+
+/* CPU seconds the process has used (user + system). */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
 
 /* One sentence per call on one worker: what an interactive user waits. */
 static int bench_single(const fy_translator *t, fy_nn_dev *dev, const lines *in, int beam,
@@ -126,22 +139,27 @@ static int bench_single(const fy_translator *t, fy_nn_dev *dev, const lines *in,
     if (!w) return err->code;
     double *ms = calloc(in->n, sizeof *ms);
     int rc = ms ? 0 : fy_err(err, FY_ENOMEM, "out of memory");
-    double total = 0;
+    double total = 0, cpu0 = cpu_seconds();
+    r->out_tokens = 0;
     for (size_t i = 0; !rc && i < in->n; i++) {
         char *out = NULL;
         const char *src = in->v[i];
+        fy_translate_info info = {0};
         double t0 = fy_now_s();
-        rc = fy_translate_beam(t, w, &src, 1, beam, &out, NULL, NULL, err);
+        rc = fy_translate_beam(t, w, &src, 1, beam, &out, NULL, &info, err);
         ms[i] = (fy_now_s() - t0) * 1e3;
         total += ms[i];
+        r->out_tokens += info.out_tokens;
         free(out);
     }
+    r->cpu_s = cpu_seconds() - cpu0;
     if (!rc) {
         qsort(ms, in->n, sizeof *ms, cmp_double);
         r->p50 = percentile(ms, in->n, 50);
         r->p90 = percentile(ms, in->n, 90);
         r->p99 = percentile(ms, in->n, 99);
         r->per_s = (double)in->n / (total / 1e3);
+        r->out_per_s = (double)r->out_tokens / (total / 1e3);
     }
     free(ms);
     fy_worker_free(w);
@@ -168,6 +186,7 @@ static void on_done(void *user, int status)
 
 typedef struct batch_result {
     double per_s, tokens_per_s, mean_batch, batch_ms;
+    double cpu_s; /* CPU time of the phase, every thread */
 } batch_result;
 
 /* The batched run's one device: the CPU with `threads` workers and the
@@ -213,7 +232,7 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
     fy_job **jobs = calloc(in->n, sizeof *jobs);
     int rc = jobs ? 0 : fy_err(err, FY_ENOMEM, "out of memory");
     fy_job_callbacks cb = {.on_done = on_done, .user = &wt};
-    double t0 = fy_now_s();
+    double t0 = fy_now_s(), cpu0 = cpu_seconds();
     size_t submitted = 0;
     for (; !rc && submitted < in->n; submitted++) {
         fy_sentence_in src = {in->v[submitted], 0, &route, beam, 0, 0};
@@ -223,6 +242,7 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
     while (wt.done < submitted) pthread_cond_wait(&wt.cv, &wt.mu);
     pthread_mutex_unlock(&wt.mu);
     double secs = fy_now_s() - t0;
+    r->cpu_s = cpu_seconds() - cpu0;
     if (!rc && wt.failed) rc = fy_err(err, FY_EINVAL, "%zu sentences failed", wt.failed);
 
     fy_scheduler_stats st;
@@ -340,13 +360,15 @@ static void report(const bench_opts *o, const fy_nn_dev *dev, const char *dir, s
     if (o->json) {
         printf("{\"model\":\"%s\",\"device\":\"%s\",\"device_desc\":\"%s\",\"sentences\":%zu,"
                "\"threads\":%d,\"beam\":%d,\"max_length_factor\":%.2f,"
-               "\"load_ms\":%.1f,\"single\":{\"p50_ms\":%.2f,\"p90_ms\":%.2f,\"p99_ms\":%.2f,"
-               "\"sentences_per_s\":%.2f},\"batched\":{\"sentences_per_s\":%.2f,"
-               "\"tokens_per_s\":%.1f,\"mean_batch\":%.2f,\"batch_ms\":%.2f},"
-               "\"peak_rss_mib\":%.1f}\n",
+               "\"load_ms\":%.1f,\"out_tokens\":%ld,\"single\":{\"p50_ms\":%.2f,"
+               "\"p90_ms\":%.2f,\"p99_ms\":%.2f,\"sentences_per_s\":%.2f,"
+               "\"out_tokens_per_s\":%.1f,\"cpu_s\":%.3f},\"batched\":{\"sentences_per_s\":%.2f,"
+               "\"tokens_per_s\":%.1f,\"out_tokens_per_s\":%.1f,\"mean_batch\":%.2f,"
+               "\"batch_ms\":%.2f,\"cpu_s\":%.3f},\"peak_rss_mib\":%.1f}\n",
                dir, dev->name, dev->desc, n, o->threads, o->beam, o->max_length_factor, load_ms,
-               s->p50, s->p90, s->p99, s->per_s, b->per_s, b->tokens_per_s, b->mean_batch,
-               b->batch_ms, rss);
+               s->out_tokens, s->p50, s->p90, s->p99, s->per_s, s->out_per_s, s->cpu_s, b->per_s,
+               b->tokens_per_s, b->per_s * (double)s->out_tokens / (double)n, b->mean_batch,
+               b->batch_ms, b->cpu_s, rss);
         return;
     }
     printf("model           %s\n", dir);
@@ -354,10 +376,15 @@ static void report(const bench_opts *o, const fy_nn_dev *dev, const char *dir, s
     printf("sentences       %zu (max-length-factor %.2f, beam %d)\n", n, o->max_length_factor,
            o->beam);
     printf("load            %.1f ms\n", load_ms);
-    printf("single, 1 thr   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s\n", s->p50,
-           s->p90, s->p99, s->per_s);
-    printf("batched, %d thr  %.2f sentences/s  %.0f source tokens/s  mean batch %.1f (%.1f ms)\n",
-           o->threads, b->per_s, b->tokens_per_s, b->mean_batch, b->batch_ms);
+    printf("single, 1 thr   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s  %.0f output "
+           "tokens/s  (CPU %.2f s)\n",
+           s->p50, s->p90, s->p99, s->per_s, s->out_per_s, s->cpu_s);
+    printf("batched, %d thr  %.2f sentences/s  %.0f source tokens/s  %.0f output tokens/s  mean "
+           "batch %.1f (%.1f ms)  (CPU %.2f s)\n",
+           o->threads, b->per_s, b->tokens_per_s, b->per_s * (double)s->out_tokens / (double)n,
+           b->mean_batch, b->batch_ms, b->cpu_s);
+    printf("output tokens   %ld (EOS not counted; the same one at a time and batched)\n",
+           s->out_tokens);
     printf("peak RSS        %.1f MiB\n", rss);
 }
 

@@ -38,6 +38,7 @@ static void usage(FILE *out)
                  "                         [--int8] [--shortlist] [--separate-vocab]\n"
                  "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
                  "                         [--name LANGS] [--corpus-lines N] [--output-scales L]\n"
+                 "                         [--weights uniform|trained]\n"
                  "\n"
                  "Writes a model with the real Firefox Translations layout and random weights.\n"
                  "  --preset P        an architecture: tiny (d256 ffn1536 6/2), base (d512\n"
@@ -60,7 +61,11 @@ static void usage(FILE *out)
                  "  --output-scales L int8: the output layer's activation scales to write, a\n"
                  "                    comma list of none (none_QuantMultA) and wemb\n"
                  "                    ([decoder_]Wemb_QuantMultA), each optionally =FACTOR on its\n"
-                 "                    value (default: those the real models have)\n");
+                 "                    value (default: those the real models have)\n"
+                 "  --weights D       weight matrices and embeddings: uniform (Glorot-uniform,\n"
+                 "                    the default) or trained (near-Gaussian, same variance, one\n"
+                 "                    value in 2048 an outlier of 4-8 sigma, as trained weights\n"
+                 "                    look: few int8 pairs can saturate int16)\n");
 }
 
 /* ------------------------------------------------------------ corpus */
@@ -407,7 +412,8 @@ typedef struct args {
     const char *preset, *out, *name, *vocab, *src_vocab, *trg_vocab;
     int int8, shortlist, separate, have_seed;
     long seed, corpus_lines;
-    unsigned out_scales;            /* FY_SYNTH_SCALE_* bits, 0 = the real set */
+    unsigned out_scales; /* FY_SYNTH_SCALE_* bits, 0 = the real set */
+    fy_synth_weights weights;
     float none_factor, wemb_factor; /* 0 = 1 */
 } args;
 
@@ -442,7 +448,7 @@ static int parse_scales(const char *text, args *a)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES, O_SCALES };
+    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES, O_SCALES, O_WEIGHTS };
     static const struct option longopts[] = {{"preset", required_argument, NULL, 'p'},
                                              {"seed", required_argument, NULL, 's'},
                                              {"out", required_argument, NULL, 'o'},
@@ -455,6 +461,7 @@ static int parse_args(int argc, char **argv, args *a)
                                              {"name", required_argument, NULL, O_NAME},
                                              {"corpus-lines", required_argument, NULL, O_LINES},
                                              {"output-scales", required_argument, NULL, O_SCALES},
+                                             {"weights", required_argument, NULL, O_WEIGHTS},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
@@ -502,6 +509,10 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         case O_SCALES:
             if (parse_scales(optarg, a)) return 2;
+            break;
+        case O_WEIGHTS:
+            if (fy_synth_weights_parse(optarg, &a->weights))
+                return cli_usage_error(CMD, "--weights: '%s' is not uniform or trained", optarg);
             break;
         default:
             return 2;
@@ -621,6 +632,7 @@ int cmd_model_synth(int argc, char **argv)
     o.out_scales = a.out_scales;
     o.none_scale_factor = a.none_factor;
     o.wemb_scale_factor = a.wemb_factor;
+    o.weights = a.weights;
     cli_progress pg;
     cli_progress_start(&pg, 1);
     if (make_vocabs(&a, &o, &pg)) return 1;

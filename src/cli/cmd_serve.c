@@ -590,6 +590,8 @@ static int run(const serve_config *c, const char *root)
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     o.openai_strict = c->openai_models && !strcmp(c->openai_models, "strict");
+    o.devices = devs;
+    o.ndevices = ndevs;
     srv = fy_server_start(&o, reg, sched, cache, &err);
     if (!srv && c->tls_cert && err.code == FY_EINVAL) {
         fprintf(stderr, "fanyi serve: --tls-cert %s, --tls-key %s: %s\n", c->tls_cert_file,

@@ -95,12 +95,21 @@
  * Weights are Glorot-uniform, biases and LN betas U(-0.1, 0.1), LN gammas
  * 1 + U(-0.1, 0.1), embeddings Glorot-uniform times emb_scale (20 by
  * default: widens the logit spread so the top-2 gap is far above float
- * noise).
+ * noise). With --weights trained, weight matrices and embeddings instead
+ * look like trained ones: sigma·g with the uniform version's variance
+ * (sigma = half / sqrt(3)), g near-Gaussian (the sum of twelve 16-bit
+ * uniforms minus 6: Irwin-Hall, mean 0, variance 1, |g| < 6), except one
+ * value in 2048, an outlier of 4 to 8 sigma with either sign; int8
+ * quantisation (127 / max|W|) then maps about 8 sigma to 127, so sigma is
+ * about 16, and only pairs with an outlier can reach |w0 + w1| > 129,
+ * the int16 saturation that a uniform tensor's pairs reach a quarter of
+ * the time (gemm.h).
  *
  * ACTIVATION SCALES are analytic, not measured: alpha = 127 / B where B
  * bounds |input| of that GEMM:
  *  - embedding inputs (encoder layer 1, decoder layer 1): hard bound
- *    max|Wemb| * sqrt(d) + 1 (positions are sines/cosines);
+ *    max|Wemb| * sqrt(d) + 1 (positions are sines/cosines; max|Wemb| is
+ *    8 sigma for trained weights);
  *  - layer-norm outputs (all other inputs): 8 standard deviations,
  *    8 * max|gamma| + max|beta| (= 8.9; the hard bound sqrt(d - 1) * 1.1 +
  *    0.1 is 2-3x larger and would waste resolution);
@@ -153,15 +162,68 @@ static float uniform_pm1(uint64_t *s)
     return (float)(int32_t)(splitmix64(s) >> 40) / 8388608.0f - 1.0f;
 }
 
+/* Trained-like: one value in OUTLIER_ONE_IN is an outlier of
+ * [OUTLIER_MIN, OUTLIER_MAX) sigma. */
+#define OUTLIER_ONE_IN 2048u
+#define OUTLIER_MIN    4.0f
+#define OUTLIER_MAX    8.0f
+
+int fy_synth_weights_parse(const char *name, fy_synth_weights *out)
+{
+    if (name && !strcmp(name, "uniform")) {
+        *out = FY_SYNTH_WEIGHTS_UNIFORM;
+        return 0;
+    }
+    if (name && !strcmp(name, "trained")) {
+        *out = FY_SYNTH_WEIGHTS_TRAINED;
+        return 0;
+    }
+    return FY_EINVAL;
+}
+
+/* Near-Gaussian, mean 0, variance 1: the sum of twelve 16-bit uniforms in
+ * [0, 1) minus 6, from three splitmix64 draws, summed exactly as integers. */
+static float irwin_hall12(uint64_t *s)
+{
+    int64_t sum = 0;
+    for (int d = 0; d < 3; d++) {
+        uint64_t z = splitmix64(s);
+        for (int q = 0; q < 4; q++) sum += (int64_t)((z >> (16 * q)) & 0xffff);
+    }
+    return (float)(sum - 6 * 65536) / 65536.0f;
+}
+
+void fy_synth_fill_weights(fy_synth_weights dist, float half, uint64_t *stream, float *v,
+                           size_t count)
+{
+    if (dist != FY_SYNTH_WEIGHTS_TRAINED) {
+        for (size_t i = 0; i < count; i++) v[i] = 0.0f + half * uniform_pm1(stream);
+        return;
+    }
+    float sigma = half / sqrtf(3.0f);
+    for (size_t i = 0; i < count; i++) {
+        uint64_t z = splitmix64(stream);
+        if ((uint32_t)z % OUTLIER_ONE_IN == 0) {
+            /* magnitude from the next 24 bits, sign from the top bit */
+            float u = (float)((z >> 32) & 0xffffff) / 16777216.0f;
+            float m = OUTLIER_MIN + (OUTLIER_MAX - OUTLIER_MIN) * u;
+            v[i] = sigma * ((z >> 63) ? -m : m);
+        } else {
+            v[i] = sigma * irwin_hall12(stream);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- tensors */
 
-enum { K_UNIFORM, K_ALPHA };
+enum { K_UNIFORM, K_ALPHA, K_WEIGHTS };
 
 typedef struct spec {
     char name[96];
     uint32_t type;  /* FY_DT_F32 / FY_DT_INTGEMM8 */
     int rows, cols; /* header shape [rows, cols] */
-    int kind;       /* K_UNIFORM: center + half * U(-1, 1); K_ALPHA: value */
+    int kind;       /* K_UNIFORM: center + half * U(-1, 1); K_ALPHA: value;
+                       K_WEIGHTS: fy_synth_fill_weights(o->weights, half) */
     float center, half, value;
     int transposed; /* int8 bytes written [cols][rows] */
     size_t bytes;   /* padded data length */
@@ -198,6 +260,7 @@ static void add_weight(plan *p, const char *name, int in, int out, float in_boun
 {
     int q = p->o->int8;
     spec *s = add(p, name, q ? FY_DT_INTGEMM8 : FY_DT_F32, in, out);
+    s->kind = K_WEIGHTS;
     s->half = sqrtf(6.0f / (float)(in + out));
     s->transposed = q;
     if (q) {
@@ -270,10 +333,13 @@ static void add_embeddings(plan *p)
     int rows[2] = {o->src_vocab_size, o->trg_vocab_size};
     for (int i = 0; i < (o->separate_vocab ? 2 : 1); i++) {
         spec *s = add(p, names[i], et, rows[i], d);
+        s->kind = K_WEIGHTS;
         s->half = sqrtf(6.0f / (float)(rows[i] + d)) * o->emb_scale;
     }
     float half = fmaxf(p->t[p->n - 1].half, p->t[p->n - (o->separate_vocab ? 2 : 1)].half);
-    p->emb_bound = half * sqrtf((float)d) + 1.0f;
+    float emb_max =
+        o->weights == FY_SYNTH_WEIGHTS_TRAINED ? half / sqrtf(3.0f) * OUTLIER_MAX : half;
+    p->emb_bound = emb_max * sqrtf((float)d) + 1.0f;
     p->emb_rms = sqrtf(half * half / 3.0f * (float)d + 0.5f);
     add_uniform(p, "decoder_ff_logit_out_b", 1, o->trg_vocab_size, 0.0f, 0.1f);
     if (!o->int8) return;
@@ -439,21 +505,25 @@ static void put_zeros(out *w, size_t n)
 }
 
 /* Fills v[count] with the spec's values. */
-static void generate(const spec *s, uint64_t seed, float *v, size_t count)
+static void generate(const spec *s, const fy_synth_options *o, float *v, size_t count)
 {
     if (s->kind == K_ALPHA) {
         for (size_t i = 0; i < count; i++) v[i] = s->value;
         return;
     }
-    uint64_t st = stream_seed(seed, s->name);
+    uint64_t st = stream_seed(o->seed, s->name);
+    if (s->kind == K_WEIGHTS) {
+        fy_synth_fill_weights(o->weights, s->half, &st, v, count);
+        return;
+    }
     for (size_t i = 0; i < count; i++) v[i] = s->center + s->half * uniform_pm1(&st);
 }
 
 /* Writes one tensor's data (with padding); buf holds count floats, q count bytes. */
-static void write_data(out *w, const spec *s, uint64_t seed, float *buf, int8_t *q)
+static void write_data(out *w, const spec *s, const fy_synth_options *o, float *buf, int8_t *q)
 {
     size_t count = (size_t)s->rows * (size_t)s->cols;
-    generate(s, seed, buf, count);
+    generate(s, o, buf, count);
     if (s->type == FY_DT_F32) {
         put(w, buf, count * 4);
         put_zeros(w, s->bytes - count * 4);
@@ -515,7 +585,8 @@ static int check_options(const fy_synth_options *o, fy_error *err)
     if (o->dim_emb < 8 || o->dim_emb > 4096 || o->heads < 1 || o->dim_emb % o->heads ||
         o->dim_ffn < 8 || o->dim_ffn > 16384 || o->enc_depth < 1 || o->enc_depth > 24 ||
         o->dec_depth < 1 || o->dec_depth > 24 || o->src_vocab_size < 8 || o->trg_vocab_size < 8 ||
-        o->src_vocab_size > 1000000 || o->trg_vocab_size > 1000000 || !(o->emb_scale > 0.0f))
+        o->src_vocab_size > 1000000 || o->trg_vocab_size > 1000000 || !(o->emb_scale > 0.0f) ||
+        (o->weights != FY_SYNTH_WEIGHTS_UNIFORM && o->weights != FY_SYNTH_WEIGHTS_TRAINED))
         return fy_err(err, FY_EINVAL, "synth: inconsistent model options");
     if (!o->separate_vocab && o->src_vocab_size != o->trg_vocab_size)
         return fy_err(err, FY_EINVAL, "synth: a shared vocabulary needs equal vocab sizes");
@@ -585,7 +656,7 @@ int fy_synth_write_model(const char *path, const fy_synth_options *o, fy_error *
     }
     out w = {f, 0};
     write_header(&w, p, yaml, (size_t)yl);
-    for (int i = 0; i < p->n; i++) write_data(&w, &p->t[i], o->seed, buf, q);
+    for (int i = 0; i < p->n; i++) write_data(&w, &p->t[i], o, buf, q);
     put(&w, yaml, (size_t)yl + 1);
     rc = commit_temp(f, w.failed, tmp, path, err);
 done:

@@ -25,6 +25,13 @@
  * vocabularies (intgemm8 [1, 1]). */
 enum { FY_SYNTH_SCALE_NONE = 1, FY_SYNTH_SCALE_WEMB = 2 };
 
+/* The distribution of weight matrices and embeddings (see synth.c):
+ * uniform (Glorot-uniform, the default: a quarter of all int8 pairs can
+ * saturate int16), or trained (near-Gaussian with the same variance and
+ * rare outliers up to 8 standard deviations, as trained weights look:
+ * very few int8 pairs can saturate). */
+typedef enum { FY_SYNTH_WEIGHTS_UNIFORM, FY_SYNTH_WEIGHTS_TRAINED } fy_synth_weights;
+
 typedef struct fy_synth_options {
     int dim_emb, dim_ffn, enc_depth, dec_depth, heads;
     int src_vocab_size, trg_vocab_size;
@@ -32,6 +39,7 @@ typedef struct fy_synth_options {
     int int8;           /* intgemm8 weights + *_QuantMultA activation scales */
     uint64_t seed;
     float emb_scale; /* multiplies the embedding table (logit gap), e.g. 20 */
+    fy_synth_weights weights;
     /* int8 only: which output-layer activation scales the file holds
      * (FY_SYNTH_SCALE_* bits; 0 = what the real models hold:
      * fy_synth_default_scales) and factors on their analytic values (0 = 1),
@@ -57,6 +65,15 @@ int fy_synth_preset(const char *name, fy_synth_options *o, fy_error *err);
 /* The file-name infix of the real model a preset reproduces ("zhen" for
  * firefox-zh-en, "enzh" for firefox-en-zh), NULL for the other presets. */
 const char *fy_synth_preset_infix(const char *name);
+
+/* "uniform" or "trained" into *out; returns 0 or FY_EINVAL. */
+int fy_synth_weights_parse(const char *name, fy_synth_weights *out);
+
+/* Fills v[count] with weights of the distribution for a tensor whose
+ * uniform version is U(-half, half), drawn from stream (splitmix64 state):
+ * the same numbers on every machine. */
+void fy_synth_fill_weights(fy_synth_weights dist, float half, uint64_t *stream, float *v,
+                           size_t count);
 
 /* Writes the model to path atomically (path.tmp.PID, fsync, rename).
  * Returns 0, FY_EINVAL for bad options, FY_EIO, FY_ENOMEM. */

@@ -1,7 +1,8 @@
 /* attend_kernel.h - the attention arithmetic of fy_nn_attend, written once
- * for any vector width (internal). A file defines ATTEND_VW (4 or 8 float
- * lanes) and ATTEND_NAME, then includes this header: attend.c with 4
- * (SSE2, every CPU), attend_avx2.c with 8 (-mavx2, no FMA). Each score and
+ * for any vector width (internal). A file defines ATTEND_VW (4, 8 or 16
+ * float lanes) and ATTEND_NAME, then includes this header: attend.c with 4
+ * (SSE2, every CPU), attend_avx2.c with 8 (-mavx2, no FMA),
+ * attend_avx512.c with 16 (-mavx512f, no FMA). Each score and
  * each output element is summed by one lane in the reference's order, and
  * every lane does the same float multiply and add (never fused), so the
  * width changes the speed, not a bit of the result. */

@@ -88,3 +88,8 @@ void fy_nn_devices_close(fy_nn_dev **devs, int n)
         if (devs[i] && devs[i] != fy_nn_cpu_device()) fy_nn_vk_close(devs[i]);
     free(devs);
 }
+
+size_t fy_nn_dev_used(const fy_nn_dev *dev)
+{
+    return dev && dev->be->dev_used ? dev->be->dev_used(dev) : 0;
+}

@@ -123,7 +123,12 @@ struct fy_nn_backend {
     /* Tests: row r's logits of the last step over its slot's columns into
      * out (room for the vocabulary), *ncols of them. */
     int (*logits)(fy_nn_run *run, int row, float *out, int *ncols, fy_error *err);
+    /* Optional: bytes of dev's own memory its nets and runs hold now. */
+    size_t (*dev_used)(const fy_nn_dev *dev);
 };
+
+/* dev_used of dev's backend, 0 where it keeps no account (the host). */
+size_t fy_nn_dev_used(const fy_nn_dev *dev);
 
 extern const fy_nn_backend fy_nn_cpu;
 

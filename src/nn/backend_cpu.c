@@ -18,6 +18,7 @@
 #include "nn/decoder.h"
 #include "nn/encoder.h"
 #include "nn/ops.h"
+#include "util/arena.h"
 
 /* ------------------------------------------------------------------------ */
 /* The net                                                                   */
@@ -165,20 +166,12 @@ struct fy_nn_run {
      * only the pages a list uses are ever touched */
     int32_t *cols; /* [max_rows][trg_vocab] */
     int *ncols;    /* [max_rows]; -1: the whole vocabulary */
-    void *lin;     /* linear-layer scratch */
+    /* a step's union of its rows' columns (score_rows) */
+    uint64_t *uni_bits; /* [(trg_vocab + 63) / 64] */
+    int32_t *uni_ids;   /* [trg_vocab] ascending */
+    int32_t *uni_pos;   /* [trg_vocab]: id -> index in uni_ids (for ids in it) */
+    void *lin;          /* linear-layer scratch */
 };
-
-typedef struct fy_arena {
-    char *base; /* NULL while sizing */
-    size_t used;
-} fy_arena;
-
-static void *carve(fy_arena *a, size_t bytes)
-{
-    size_t off = (a->used + 63) & ~(size_t)63;
-    a->used = off + bytes;
-    return a->base ? a->base + off : NULL;
-}
 
 /* The cross-attention keys and values are written only after the encoder
  * has finished, from x and enc.q: until then their planes hold the
@@ -186,7 +179,7 @@ static void *carve(fy_arena *a, size_t bytes)
 static void layout_kv(fy_nn_run *r, fy_arena *a, size_t T, size_t d, size_t depth)
 {
     size_t planes = 2 * depth < 4 ? 4 : 2 * depth;
-    float *kv = carve(a, planes * T * d * sizeof(float));
+    float *kv = fy_arena_carve(a, planes * T * d * sizeof(float));
     r->keys = kv;
     r->values = a->base ? kv + depth * T * d : NULL;
     r->enc.k = kv;
@@ -213,33 +206,36 @@ static void run_layout(fy_nn_run *r, fy_arena *a)
     size_t T = (size_t)r->max_tokens, B = (size_t)r->max_rows, V = (size_t)n->spec.trg_vocab;
     size_t depth = (size_t)n->depth, f = sizeof(float);
 
-    r->ids = carve(a, T * sizeof(int32_t));
-    r->off = carve(a, B * sizeof(int));
-    r->len = carve(a, B * sizeof(int));
-    r->x = carve(a, T * d * f);
-    r->enc.q = carve(a, T * d * f); /* also fy_decoder_prepare's tmp */
-    r->enc.hidden = carve(a, FY_NN_FFN_BLOCK * dffn * f);
-    r->enc.out = carve(a, FY_NN_FFN_BLOCK * d * f);
-    r->enc.scores = carve(a, L * f);
+    r->ids = fy_arena_carve(a, T * sizeof(int32_t));
+    r->off = fy_arena_carve(a, B * sizeof(int));
+    r->len = fy_arena_carve(a, B * sizeof(int));
+    r->x = fy_arena_carve(a, T * d * f);
+    r->enc.q = fy_arena_carve(a, T * d * f); /* also fy_decoder_prepare's tmp */
+    r->enc.hidden = fy_arena_carve(a, FY_NN_FFN_BLOCK * dffn * f);
+    r->enc.out = fy_arena_carve(a, FY_NN_FFN_BLOCK * d * f);
+    r->enc.scores = fy_arena_carve(a, L * f);
     layout_kv(r, a, T, d, depth);
-    r->state = carve(a, depth * B * d * f);
-    r->state2 = carve(a, depth * B * d * f);
-    r->dx = carve(a, B * d * f);
-    r->dec.xw = carve(a, B * d * f);
-    r->dec.f = carve(a, B * d * f);
-    r->dec.q = carve(a, B * d * f);
-    r->dec.ctx = carve(a, B * d * f);
-    r->dec.o = carve(a, B * d * f);
-    r->dec.hidden = carve(a, B * dffn * f);
-    r->dec.scores = carve(a, L * f);
-    r->logits = carve(a, B * V * f);
-    r->row_slot = carve(a, B * sizeof(int));
-    r->slot_tmp = carve(a, B * sizeof(int));
-    r->row_off = carve(a, B * sizeof(int));
-    r->row_len = carve(a, B * sizeof(int));
-    r->cols = carve(a, B * V * sizeof(int32_t));
-    r->ncols = carve(a, B * sizeof(int));
-    r->lin = carve(a, linear_scratch(n, r->max_tokens, r->max_rows));
+    r->state = fy_arena_carve(a, depth * B * d * f);
+    r->state2 = fy_arena_carve(a, depth * B * d * f);
+    r->dx = fy_arena_carve(a, B * d * f);
+    r->dec.xw = fy_arena_carve(a, B * d * f);
+    r->dec.f = fy_arena_carve(a, B * d * f);
+    r->dec.q = fy_arena_carve(a, B * d * f);
+    r->dec.ctx = fy_arena_carve(a, B * d * f);
+    r->dec.o = fy_arena_carve(a, B * d * f);
+    r->dec.hidden = fy_arena_carve(a, B * dffn * f);
+    r->dec.scores = fy_arena_carve(a, L * f);
+    r->logits = fy_arena_carve(a, B * V * f);
+    r->row_slot = fy_arena_carve(a, B * sizeof(int));
+    r->slot_tmp = fy_arena_carve(a, B * sizeof(int));
+    r->row_off = fy_arena_carve(a, B * sizeof(int));
+    r->row_len = fy_arena_carve(a, B * sizeof(int));
+    r->cols = fy_arena_carve(a, B * V * sizeof(int32_t));
+    r->ncols = fy_arena_carve(a, B * sizeof(int));
+    r->uni_bits = fy_arena_carve(a, (V + 63) / 64 * sizeof(uint64_t));
+    r->uni_ids = fy_arena_carve(a, V * sizeof(int32_t));
+    r->uni_pos = fy_arena_carve(a, V * sizeof(int32_t));
+    r->lin = fy_arena_carve(a, linear_scratch(n, r->max_tokens, r->max_rows));
     r->enc.lin = r->lin;
     r->dec.lin = r->lin;
 }
@@ -424,10 +420,83 @@ static const int32_t *row_cols(const fy_nn_run *r, int row, int *ncols)
     return r->cols + (size_t)slot * r->net->spec.trg_vocab;
 }
 
-/* Logits of every row: on its own columns (one row at a time: a batch's
- * union is several times longer, so scoring it for every row cost more
- * than the batch saved), else on the whole vocabulary (rows with the whole
- * vocabulary at once). Row r's logits start at r·V. */
+/* The union of rows r0 .. r1 - 1's column lists into uni_ids (ascending)
+ * and uni_pos; returns its size, or -1 as soon as it is known to exceed
+ * limit (then uni_ids and uni_pos are not written). */
+static int union_columns(fy_nn_run *r, int r0, int r1, long limit)
+{
+    int V = r->net->spec.trg_vocab, words = (V + 63) / 64, u = 0;
+    memset(r->uni_bits, 0, (size_t)words * sizeof(uint64_t));
+    for (int i = r0; i < r1; i++) {
+        int nc;
+        const int32_t *cols = row_cols(r, i, &nc);
+        for (int c = 0; c < nc; c++) {
+            uint64_t bit = 1ull << (cols[c] & 63), *word = &r->uni_bits[cols[c] >> 6];
+            u += !(*word & bit);
+            *word |= bit;
+        }
+        if (u > limit) return -1;
+    }
+    u = 0;
+    for (int wi = 0; wi < words; wi++) {
+        for (uint64_t b = r->uni_bits[wi]; b; b &= b - 1) {
+            int32_t id = wi * 64 + __builtin_ctzll(b);
+            r->uni_pos[id] = u;
+            r->uni_ids[u++] = id;
+        }
+    }
+    return u;
+}
+
+/* A product of many rows costs this much less per row and column than
+ * one row at a time (gemm_bench: m = 32 against m = 1 on a shortlist,
+ * 3-8x by path and weights; the low end, so that a union is taken only
+ * where it clearly pays), from UNION_MIN_ROWS rows (fewer share too
+ * little: the products of 2 or 3 rows cost nearly what 2 or 3 single rows
+ * do, and a union would compute each of them over every row's columns). */
+#define UNION_GAIN     3
+#define UNION_MIN_ROWS 8
+
+/* Rows r0 .. r1 - 1 with shortlists: one product over the union of their
+ * lists at m = rows, each row then reading its own columns out of it (an
+ * int8 or float output column's value does not depend on which other
+ * columns are computed, gemm.h), when that costs less than each row on
+ * its own list at m = 1: rows >= UNION_MIN_ROWS and rows x union <=
+ * UNION_GAIN x the lists' total. Shortlists of related sentences overlap,
+ * so real batches mostly take the union; lists drawn at random (the
+ * synthetic models') overlap little, and their rows go one at a time. */
+static void score_listed(fy_nn_run *r, int r0, int r1)
+{
+    const fy_nn_net *n = r->net;
+    size_t d = (size_t)n->d, V = (size_t)n->spec.trg_vocab;
+    long total = 0;
+    for (int i = r0; i < r1; i++) total += r->ncols[r->row_slot[i]];
+    /* the union pays while rows x union <= UNION_GAIN x total */
+    int u =
+        r1 - r0 >= UNION_MIN_ROWS ? union_columns(r, r0, r1, UNION_GAIN * total / (r1 - r0)) : -1;
+    if (u < 0) {
+        for (int i = r0; i < r1; i++) {
+            int nc;
+            const int32_t *cols = row_cols(r, i, &nc);
+            fy_decoder_logits(n->dec, r->dx + i * d, 1, cols, nc, r->lin, r->logits + i * V);
+        }
+        return;
+    }
+    float *lg = r->logits + r0 * V;
+    fy_decoder_logits_ex(n->dec, r->dx + r0 * d, r1 - r0, r->uni_ids, u, r->lin, lg, (int)V);
+    /* row i's own columns, in place: its c-th column sits at union index
+     * >= c, so moving forward never overwrites one not yet read */
+    for (int i = r0; i < r1; i++) {
+        int nc;
+        const int32_t *cols = row_cols(r, i, &nc);
+        float *row = r->logits + i * V;
+        for (int c = 0; c < nc; c++) row[c] = row[r->uni_pos[cols[c]]];
+    }
+}
+
+/* Logits of every row, row r's at r·V: runs of rows with the whole
+ * vocabulary in one product; runs of rows with shortlists by
+ * score_listed. */
 static void score_rows(fy_nn_run *r, int rows)
 {
     const fy_nn_net *n = r->net;
@@ -435,10 +504,13 @@ static void score_rows(fy_nn_run *r, int rows)
     int r0 = 0;
     while (r0 < rows) {
         int nc;
-        const int32_t *cols = row_cols(r, r0, &nc);
+        int full = !row_cols(r, r0, &nc);
         int r1 = r0 + 1;
-        while (!cols && r1 < rows && !row_cols(r, r1, &nc)) r1++;
-        fy_decoder_logits(n->dec, r->dx + r0 * d, r1 - r0, cols, nc, r->lin, r->logits + r0 * V);
+        while (r1 < rows && (row_cols(r, r1, &nc) == NULL) == full) r1++;
+        if (full)
+            fy_decoder_logits(n->dec, r->dx + r0 * d, r1 - r0, NULL, 0, r->lin, r->logits + r0 * V);
+        else
+            score_listed(r, r0, r1);
         r0 = r1;
     }
 }

@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ typedef struct vk_device {
     pthread_mutex_t lock;
     size_t used;         /* device bytes nets and runs hold */
     uint64_t timeout_ns; /* a command not done by then: the device hangs */
+    atomic_long fail_in; /* steps until an injected loss (FANYI_VK_FAIL_AFTER); < 0: never */
+    atomic_int lost;     /* the injected loss happened */
 } vk_device;
 
 static int instance_get(fy_error *err)
@@ -92,6 +95,10 @@ static fy_nn_dev *device_new(int index, fy_error *err)
      * software device (lavapipe) shares the CPU with everything else and
      * may just be slow. */
     v->timeout_ns = (strcmp(in->type, "cpu") ? 60ull : 600ull) * 1000000000ull;
+    /* Tests of the failure path: the device is "lost" at its Nth step. */
+    const char *fail = getenv("FANYI_VK_FAIL_AFTER");
+    atomic_init(&v->fail_in, fail && *fail ? atol(fail) : -1);
+    atomic_init(&v->lost, 0);
     d->be = &fy_nn_vulkan;
     d->impl = v;
     d->memory = (size_t)in->memory;
@@ -171,6 +178,15 @@ static int budget_take(fy_nn_dev *d, size_t bytes, const char *what, fy_error *e
     if (fits) return 0;
     return fy_err(err, FY_ENOMEM, "%s needs %.1f MiB of %s's memory, %.1f MiB of its budget left",
                   what, (double)bytes / (1 << 20), d->name, (double)left / (1 << 20));
+}
+
+static size_t vk_dev_used(const fy_nn_dev *d)
+{
+    vk_device *v = d->impl;
+    pthread_mutex_lock(&v->lock);
+    size_t used = v->used;
+    pthread_mutex_unlock(&v->lock);
+    return used;
 }
 
 static void budget_give(fy_nn_dev *d, size_t bytes)
@@ -438,6 +454,7 @@ struct fy_nn_run {
     int *off, *len, *ncols; /* [B] per slot; ncols -1: the whole vocabulary */
     uint8_t *dirty;         /* [B] slots whose columns changed */
     int *row_slot, *slot_tmp;
+    int *row_off, *row_len;       /* [B] each row's source in the context */
     int32_t *info, *rowcols_host; /* [4 max(T, B)], [2B] */
     int32_t *sel_host;            /* [B][topk words] */
     int pending;                  /* before the next step: PEND_BEGIN / PEND_KEEP */
@@ -516,6 +533,8 @@ static void vk_run_free(fy_nn_run *r)
     free(r->dirty);
     free(r->row_slot);
     free(r->slot_tmp);
+    free(r->row_off);
+    free(r->row_len);
     free(r->info);
     free(r->rowcols_host);
     free(r->sel_host);
@@ -539,12 +558,14 @@ static int run_host(fy_nn_run *r)
     r->dirty = calloc(B, 1);
     r->row_slot = calloc(B, sizeof *r->row_slot);
     r->slot_tmp = calloc(B, sizeof *r->slot_tmp);
+    r->row_off = calloc(B, sizeof *r->row_off);
+    r->row_len = calloc(B, sizeof *r->row_len);
     r->info = calloc(4 * big, sizeof *r->info);
     r->rowcols_host = calloc(2 * B, sizeof *r->rowcols_host);
     r->sel_host = calloc(B * (size_t)fy_vk_topk_stride(TOPK_MAX - 1), sizeof *r->sel_host);
     r->pend_from = calloc(B, sizeof *r->pend_from);
-    return r->off && r->len && r->ncols && r->dirty && r->row_slot && r->slot_tmp && r->info &&
-                   r->rowcols_host && r->sel_host && r->pend_from
+    return r->off && r->len && r->ncols && r->dirty && r->row_slot && r->slot_tmp && r->row_off &&
+                   r->row_len && r->info && r->rowcols_host && r->sel_host && r->pend_from
                ? 0
                : FY_ENOMEM;
 }
@@ -861,10 +882,24 @@ static void unpack_select(const fy_nn_run *r, const fy_nn_step *st)
     }
 }
 
+/* FANYI_VK_FAIL_AFTER=N: from its Nth step on the device behaves as lost
+ * (every step fails with FY_EDEVICE), for the tests of what a server does
+ * then (tests/gpu/test_vk_fail.py). */
+static int injected_loss(const fy_nn_run *r, fy_error *err)
+{
+    vk_device *v = r->net->dev->impl;
+    if (!atomic_load(&v->lost)) {
+        if (atomic_load(&v->fail_in) < 0 || atomic_fetch_sub(&v->fail_in, 1) > 1) return 0;
+        atomic_store(&v->lost, 1);
+    }
+    return fy_err(err, FY_EDEVICE, "device lost (injected: FANYI_VK_FAIL_AFTER)");
+}
+
 static int vk_step(fy_nn_run *r, const fy_nn_step *st, fy_error *err)
 {
     const fy_nn_net *n = r->net;
     int m = st->rows;
+    if (injected_loss(r, err)) return FY_EDEVICE;
     if (m < 1 || m > r->rows || st->step < 0 || st->step >= n->npos || st->k < 0 ||
         st->k > TOPK_MAX)
         return fy_err(err, FY_EINVAL, "step %d: %d rows of %d, k %d", st->step, m, r->rows, st->k);
@@ -874,10 +909,10 @@ static int vk_step(fy_nn_run *r, const fy_nn_step *st, fy_error *err)
     record_pending(r, r->rows);
     fy_vk_cmd_write(c, r->last, st->last, (size_t)m * 4);
     for (int j = 0; j < m; j++) {
-        r->slot_tmp[j] = r->off[r->row_slot[j]];
-        r->pend_from[j] = r->len[r->row_slot[j]]; /* free until the next rows_keep */
+        r->row_off[j] = r->off[r->row_slot[j]];
+        r->row_len[j] = r->len[r->row_slot[j]];
     }
-    fy_vk_attend_info_decoder(r->slot_tmp, r->pend_from, m, r->info);
+    fy_vk_attend_info_decoder(r->row_off, r->row_len, m, r->info);
     fy_vk_cmd_write(c, r->dinfo, r->info, (size_t)m * 16);
     fy_vk_op_embed(c, r->dx, n->d, m, n->d, n->trg.data, n->trg.int8, n->trg.inv, n->emb_scale,
                    r->last, n->pos, st->step, (fy_vk_ref){0});
@@ -919,6 +954,7 @@ const fy_nn_backend fy_nn_vulkan = {
     .rows_keep = vk_rows_keep,
     .step = vk_step,
     .logits = vk_logits,
+    .dev_used = vk_dev_used,
 };
 
 #endif /* FY_HAVE_VULKAN */

@@ -2,7 +2,7 @@
  *
  * The features are read once (cpuid + xgetbv, so a path is used only when
  * the OS saves its registers). The best supported path is selected once;
- * the environment variable FANYI_KERNEL=ref|avx2|avx512vnni forces one
+ * the environment variable FANYI_KERNEL=ref|avx2|avxvnni|avx512vnni forces one
  * (an unsupported or unknown value prints a one-line error on stderr and
  * keeps the automatic choice). Every path computes identical int8 results,
  * so the choice changes speed, never a translation.
@@ -10,18 +10,22 @@
 #ifndef FY_NN_CPU_H
 #define FY_NN_CPU_H
 
-typedef enum { FY_ISA_REF, FY_ISA_AVX2, FY_ISA_AVX512VNNI } fy_isa;
+/* In order of preference. avxvnni: AVX2 plus AVX-VNNI (vpdpbusd on 256-bit
+ * vectors: Alder Lake and later Intel cores, Zen 5); avx512vnni: AVX-512 F,
+ * BW, VL and VNNI (Ice Lake / Cascade Lake servers and later, Zen 4 and
+ * later). A CPU may have either without the other. */
+typedef enum { FY_ISA_REF, FY_ISA_AVX2, FY_ISA_AVXVNNI, FY_ISA_AVX512VNNI } fy_isa;
 
 /* The selected path (first call detects; thread-safe). */
 fy_isa fy_cpu_isa(void);
 
-/* "ref", "avx2", "avx512vnni"; "?" for an out-of-range value. */
+/* "ref", "avx2", "avxvnni", "avx512vnni"; "?" for an out-of-range value. */
 const char *fy_isa_name(fy_isa isa);
 
 /* 1 if this CPU (and OS) can run isa's kernels, else 0. FY_ISA_REF is always 1. */
 int fy_cpu_supports(fy_isa isa);
 
-/* Parses "ref", "avx2" or "avx512vnni" into *out; returns 0 or FY_EINVAL. */
+/* Parses a name fy_isa_name gives into *out; returns 0 or FY_EINVAL. */
 int fy_isa_parse(const char *name, fy_isa *out);
 
 /* For tests and benchmarks: makes isa the selected path for layers created

@@ -345,3 +345,10 @@ void fy_decoder_logits(const fy_decoder *dec, const float *x, int rows, const in
 {
     fy_linear_forward(dec->out, x, rows, cols, cols ? ncols : dec->vocab, lin_scratch, logits);
 }
+
+void fy_decoder_logits_ex(const fy_decoder *dec, const float *x, int rows, const int32_t *cols,
+                          int ncols, void *lin_scratch, float *logits, int ld)
+{
+    fy_linear_forward_ex(dec->out, x, rows, cols, cols ? ncols : dec->vocab, lin_scratch, logits,
+                         ld);
+}

@@ -118,4 +118,9 @@ void fy_decoder_step(const fy_decoder *dec, float *x, const fy_decoder_rows *r,
 void fy_decoder_logits(const fy_decoder *dec, const float *x, int rows, const int32_t *cols,
                        int ncols, void *lin_scratch, float *logits);
 
+/* fy_decoder_logits with row i's logits at logits + i·ld (ld >= the
+ * number of columns). */
+void fy_decoder_logits_ex(const fy_decoder *dec, const float *x, int rows, const int32_t *cols,
+                          int ncols, void *lin_scratch, float *logits, int ld);
+
 #endif

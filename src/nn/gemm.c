@@ -23,6 +23,12 @@ struct fy_linear {
     const int8_t *w8; /* [n][k]: w8_own, or the caller's bytes (fy_linear_view_i8) */
     int8_t *w8_own;
     float a_mult, unquant;
+    size_t sat_pairs; /* weight pairs that can saturate (gemm_impl.h) */
+    int vnni;         /* run kern->i8_gemm_vnni with sat */
+    fy_i8_sat sat;    /* their lists, or any == NULL when there are none */
+    uint64_t *sat_any;
+    uint32_t *sat_off;
+    uint16_t *sat_pair;
     /* float32 */
     float *panels; /* [npanels][k][16], zero-padded */
     float *rows;   /* [n][k] or NULL (fy_linear_new_f32_nk): column subsets
@@ -54,6 +60,88 @@ static int32_t sum_i8(const int8_t *w, int k)
     int32_t sum = 0;
     for (int l = 0; l < 16; l++) sum += acc[l];
     return sum;
+}
+
+/* Pairs of row w (k values, k % 16 == 0) whose int16 sum can saturate:
+ * |w0 + w1| > 129 (that needs one sign, since |w| <= 128); with list !=
+ * NULL, also their pair indices into list. */
+static uint32_t row_sat_pairs(const int8_t *w, int k, uint16_t *list)
+{
+    uint32_t n = 0;
+    if (!list) {
+        /* Eight pairs at a time, in SSE2-sized vectors (gcc splits wider
+         * comparisons into scalars): the scan runs over every weight. A
+         * lane counts at most one pair per 16 bytes: emptied every 2^14
+         * steps, it cannot overflow. */
+        typedef int16_t v8h __attribute__((vector_size(16)));
+        typedef uint16_t v8u __attribute__((vector_size(16)));
+        for (int i0 = 0; i0 < k; i0 += 16 << 14) {
+            v8h count = {0};
+            int end = k - i0 < (16 << 14) ? k : i0 + (16 << 14);
+            for (int i = i0; i < end; i += 16) {
+                v8h v;
+                memcpy(&v, w + i, sizeof v);
+                v8h lo = (v8h)((v8u)v << 8) >> 8, hi = v >> 8, s = lo + hi;
+                count -= (s > 129) | (s < -129); /* -1 where risky */
+            }
+            for (int l = 0; l < 8; l++) n += (uint16_t)count[l];
+        }
+        return n;
+    }
+    for (int p = 0; p < k / 2; p++) {
+        int s = w[2 * p] + w[2 * p + 1];
+        if (s > 129 || s < -129) list[n++] = (uint16_t)p;
+    }
+    return n;
+}
+
+/* A VNNI product pays while fixing the saturating pairs costs little
+ * beside the instructions it saves: up to one pair in 512 (measured with
+ * gemm_bench; uniform int8 weights have about one in four, trained ones
+ * far fewer than one in 512). */
+#define VNNI_MAX_SAT_SHARE 512
+
+/* Finds the pairs that can saturate and, on a path with VNNI, decides
+ * whether this layer runs there and builds its lists. 0 or FY_ENOMEM. */
+static int prepare_vnni(fy_linear *l)
+{
+    const int n = l->n, k = l->k;
+    size_t total = 0;
+    for (int j = 0; j < n; j++) total += row_sat_pairs(l->w8 + (size_t)j * k, k, NULL);
+    l->sat_pairs = total;
+    if (!l->kern->i8_gemm_vnni || k > FY_I8_VNNI_MAX_K ||
+        total > (size_t)n * (size_t)(k / 2) / VNNI_MAX_SAT_SHARE)
+        return 0;
+    l->vnni = 1;
+    if (total == 0) return 0;
+    l->sat_any = calloc(((size_t)n + 63) / 64, sizeof *l->sat_any);
+    l->sat_off = malloc(((size_t)n + 1) * sizeof *l->sat_off);
+    l->sat_pair = malloc(total * sizeof *l->sat_pair);
+    if (!l->sat_any || !l->sat_off || !l->sat_pair) return FY_ENOMEM;
+    uint32_t at = 0;
+    for (int j = 0; j < n; j++) {
+        l->sat_off[j] = at;
+        uint32_t e = row_sat_pairs(l->w8 + (size_t)j * k, k, l->sat_pair + at);
+        if (e) l->sat_any[j / 64] |= 1ull << (j % 64);
+        at += e;
+    }
+    l->sat_off[n] = at;
+    l->sat = (fy_i8_sat){l->sat_any, l->sat_off, l->sat_pair, 0};
+    return 0;
+}
+
+size_t fy_i8_saturating_pairs(const int8_t *w, size_t rows, int k)
+{
+    size_t total = 0;
+    for (size_t j = 0; j < rows && k > 1; j++) {
+        const int8_t *r = w + j * (size_t)k;
+        if (k % 16 == 0) {
+            total += row_sat_pairs(r, k, NULL);
+            continue;
+        }
+        for (int p = 0; p + 1 < k; p += 2) total += abs(r[p] + r[p + 1]) > 129;
+    }
+    return total;
 }
 
 static fy_linear *linear_new_i8(const int8_t *w, int n, int k, float w_mult, float a_mult,
@@ -96,6 +184,7 @@ static fy_linear *linear_new_i8(const int8_t *w, int n, int k, float w_mult, flo
         float v = (float)sum_i8(w + (size_t)j * k, k) * factor;
         l->bias[j] = bias ? v + bias[j] : v;
     }
+    if (prepare_vnni(l)) goto fail;
     return l;
 fail:
     fy_linear_free(l);
@@ -197,6 +286,9 @@ void fy_linear_free(fy_linear *l)
 {
     if (!l) return;
     free(l->w8_own);
+    free(l->sat_any);
+    free(l->sat_off);
+    free(l->sat_pair);
     free(l->bias);
     free(l->panels);
     free(l->rows);
@@ -227,13 +319,31 @@ int fy_linear_i8_parts_get(const fy_linear *l, fy_linear_i8_parts *out)
     return 0;
 }
 
+size_t fy_linear_sat_pairs(const fy_linear *l)
+{
+    return l->int8 ? l->sat_pairs : 0;
+}
+
+int fy_linear_vnni(const fy_linear *l)
+{
+    return l->vnni;
+}
+
+/* Rows from which a product packs a's rows in panels of 16 (where the
+ * path can): below, the row kernels' lane reductions cost less than the
+ * panels' unused lanes. */
+#define P16_MIN_ROWS 8
+
 size_t fy_linear_scratch_bytes(const fy_linear *l, int m)
 {
     size_t bytes;
-    if (l->int8)
-        bytes = (size_t)(m > 0 ? m : 1) * l->k;
-    else
+    if (m < 1) m = 1;
+    if (l->int8) {
+        bytes = ((size_t)m * l->k + 63) / 64 * 64;
+        if (l->kern->pack_a16 && m >= P16_MIN_ROWS) bytes += FY_I8_P16_BYTES(m, l->k);
+    } else {
         bytes = (size_t)F32_GATHER_COLS * ((size_t)l->k + 1) * sizeof(float);
+    }
     return (bytes + 63) / 64 * 64;
 }
 
@@ -282,6 +392,40 @@ static void f32_forward_gather(const fy_linear *l, const float *x, int m, const 
     }
 }
 
+/* Columns c0 .. c0 + nc - 1 (of cols, or of all) on the VNNI entry. The
+ * kernel indexes w, bias and the lists by column id, so a contiguous range
+ * passes its ids as an offset view of them. */
+static void i8_vnni_chunk(const fy_linear *l, const uint8_t *a, int m, const int32_t *cols, int c0,
+                          int nc, float *y, int ldy)
+{
+    const int k = l->k;
+    if (cols) {
+        l->kern->i8_gemm_vnni(a, m, k, l->w8, &l->sat, cols + c0, nc, l->unquant, l->bias, y, ldy);
+        return;
+    }
+    fy_i8_sat sat = l->sat;
+    sat.base = c0;
+    l->kern->i8_gemm_vnni(a, m, k, l->w8 + (size_t)c0 * k, &sat, NULL, nc, l->unquant, l->bias + c0,
+                          y, ldy);
+}
+
+/* The same on the panel entry (a's rows also in ap), with the layer's
+ * product: VNNI with its lists, or the saturating one (sat NULL). */
+static void i8_p16_chunk(const fy_linear *l, const uint8_t *a, const uint8_t *ap, int m,
+                         const int32_t *cols, int c0, int nc, float *y, int ldy)
+{
+    const int k = l->k;
+    if (cols) {
+        l->kern->i8_gemm_p16(a, ap, m, k, l->w8, l->vnni ? &l->sat : NULL, cols + c0, nc,
+                             l->unquant, l->bias, y, ldy);
+        return;
+    }
+    fy_i8_sat sat = l->sat;
+    sat.base = c0;
+    l->kern->i8_gemm_p16(a, ap, m, k, l->w8 + (size_t)c0 * k, l->vnni ? &sat : NULL, NULL, nc,
+                         l->unquant, l->bias + c0, y, ldy);
+}
+
 /* Output columns per pass so that the weights a pass reads (about
  * CHUNK_BYTES) stay in the L2 cache while every row block of x uses them. */
 #define CHUNK_BYTES (128 * 1024)
@@ -293,12 +437,20 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
     if (m <= 0 || ncols <= 0) return;
     const int k = l->k;
     if (l->int8) {
-        uint8_t *a = scratch;
+        uint8_t *a = scratch, *ap = NULL;
         l->kern->quantize_u8(x, (size_t)m * k, l->a_mult, a);
+        if (l->kern->pack_a16 && m >= P16_MIN_ROWS) {
+            ap = a + ((size_t)m * k + 63) / 64 * 64;
+            l->kern->pack_a16(a, m, k, ap);
+        }
         int chunk = m <= 3 ? ncols : (CHUNK_BYTES / k + 7) / 8 * 8;
         for (int c0 = 0; c0 < ncols; c0 += chunk) {
             int nc = ncols - c0 < chunk ? ncols - c0 : chunk;
-            if (cols)
+            if (ap)
+                i8_p16_chunk(l, a, ap, m, cols, c0, nc, y + c0, ldy);
+            else if (l->vnni)
+                i8_vnni_chunk(l, a, m, cols, c0, nc, y + c0, ldy);
+            else if (cols)
                 l->kern->i8_gemm(a, m, k, l->w8, cols + c0, nc, l->unquant, l->bias, y + c0, ldy);
             else
                 l->kern->i8_gemm(a, m, k, l->w8 + (size_t)c0 * k, NULL, nc, l->unquant,

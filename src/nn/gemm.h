@@ -24,12 +24,19 @@
  * every product and sum rounded separately (no FMA) in k order, on every
  * path: float results are bit-identical across paths too.
  *
- * DECISION (saturation): every path (ref, avx2, avx512vnni) reproduces the
- * int16 pair saturation. All paths therefore give bit-identical int32 sums
- * to each other and to the reference engine, and identical floats. The
- * AVX-512 path uses vpmaddubsw (saturating) and then widens with VNNI
- * vpdpwssd against ones, never vpdpbusd (which sums four products exactly
- * and so would differ from the reference whenever a pair saturates).
+ * DECISION (saturation): every path (ref, avx2, avxvnni, avx512vnni)
+ * reproduces the int16 pair saturation, so all give bit-identical int32
+ * sums to each other and to the reference engine, and identical floats.
+ * Whether a pair u0·w0 + u1·w1 (u in [0, 254]) can saturate depends on the
+ * weights alone: only when w0 and w1 share a sign and |w0| + |w1| > 129,
+ * i.e. |w0 + w1| > 129. A layer finds those pairs when it is built. On a
+ * VNNI path, a layer where at most one pair in 512 can saturate (trained
+ * weights: a handful per matrix) runs vpdpbusd, which sums four products
+ * exactly at twice the rate of the saturating pair instructions, and then
+ * adds sat16(s) - s for each of its listed pairs and each row (zero unless
+ * that pair saturated): the same int32 sums. Other layers (uniform random
+ * weights: a quarter of all pairs) keep vpmaddubsw, saturating by
+ * construction, widened by vpdpwssd.
  */
 #ifndef FY_NN_GEMM_H
 #define FY_NN_GEMM_H
@@ -76,6 +83,18 @@ void fy_linear_free(fy_linear *l);
 
 int fy_linear_in(const fy_linear *l);  /* k */
 int fy_linear_out(const fy_linear *l); /* n */
+
+/* int8: the weight pairs of l whose int16 sum can saturate for some
+ * activations (see DECISION below); 0 for a float layer. */
+size_t fy_linear_sat_pairs(const fy_linear *l);
+
+/* 1 when l runs on the VNNI product with saturation fixes (the path has
+ * VNNI and few of l's pairs can saturate), else 0. */
+int fy_linear_vnni(const fy_linear *l);
+
+/* The pairs (w[2p], w[2p+1]) of rows rows of k int8 values each that can
+ * saturate int16 for some u in [0, 254]: those with |w[2p] + w[2p+1]| > 129. */
+size_t fy_i8_saturating_pairs(const int8_t *w, size_t rows, int k);
 
 /* Scratch bytes fy_linear_forward needs for m rows (the quantised
  * activations and, for column subsets, a gather buffer). */

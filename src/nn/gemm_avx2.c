@@ -6,7 +6,7 @@
  * arithmetic); vpmaddwd against ones widens to int32 and the lanes are
  * reduced at the end. Because columns are plain rows, a shortlist subset
  * costs nothing but a list of row pointers. Passes of 8 columns, each row
- * of A in turn against them (see avx2_i8_gemm); a last pass of fewer than
+ * of A in turn against them (see fy_avx2_i8_gemm); a last pass of fewer than
  * 8 columns goes one column at a time.
  *
  * float32: panels of 16 columns; each output is summed over k in order
@@ -19,7 +19,7 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
-static void avx2_quantize_u8(const float *x, size_t count, float mult, uint8_t *out)
+void fy_avx2_quantize_u8(const float *x, size_t count, float mult, uint8_t *out)
 {
     const __m256 m = _mm256_set1_ps(mult);
     const __m256i neg127 = _mm256_set1_epi8(-127), pos127 = _mm256_set1_epi8(127);
@@ -145,8 +145,8 @@ INLINE void avx2_i8_row8(const uint8_t *a, int k, const int8_t *const *wr, const
  * the multiplies are the bound. At m = 1 (a decoder step) the weights come
  * from L3 or memory: the next pass's rows are prefetched while this one
  * computes (the hardware prefetcher does not follow shortlist rows). */
-static void avx2_i8_gemm(const uint8_t *a, int m, int k, const int8_t *w, const int32_t *cols,
-                         int ncols, float unquant, const float *bias, float *y, int ldy)
+void fy_avx2_i8_gemm(const uint8_t *a, int m, int k, const int8_t *w, const int32_t *cols,
+                     int ncols, float unquant, const float *bias, float *y, int ldy)
 {
     int c0 = 0;
     for (; c0 + 8 <= ncols; c0 += 8) {
@@ -244,8 +244,8 @@ INLINE void avx2_f32_rows(const float *x, int k, const float *panels, int ncols,
     }
 }
 
-static void avx2_f32_gemm(const float *x, int m, int k, const float *panels, int ncols,
-                          const float *bias, float *y, int ldy)
+void fy_avx2_f32_gemm(const float *x, int m, int k, const float *panels, int ncols,
+                      const float *bias, float *y, int ldy)
 {
     int i = 0;
     for (; i + 6 <= m; i += 6)
@@ -275,8 +275,9 @@ static void avx2_f32_gemm(const float *x, int m, int k, const float *panels, int
 
 const fy_gemm_kernels fy_gemm_avx2 = {
     .isa = FY_ISA_AVX2,
-    .quantize_u8 = avx2_quantize_u8,
-    .i8_gemm = avx2_i8_gemm,
-    .f32_gemm = avx2_f32_gemm,
+    .quantize_u8 = fy_avx2_quantize_u8,
+    .i8_gemm = fy_avx2_i8_gemm,
+    .i8_gemm_vnni = NULL,
+    .f32_gemm = fy_avx2_f32_gemm,
     .attend = fy_attend_avx2,
 };

@@ -1,17 +1,30 @@
 /* gemm_avx512vnni.c - AVX-512 kernels (compiled with -mavx512f -mavx512bw
  * -mavx512vl -mavx512vnni; nothing else here).
  *
- * int8: same layout and arithmetic as gemm_avx2.c with 64 k-values per
- * vpmaddubsw (pairs saturated to int16, as the reference), and the widening
- * add done by one VNNI vpdpwssd against ones (exact: each int16 pair sum
- * times 1, added in int32). vpdpbusd is deliberately not used: it sums four
- * products without saturation and would differ from the reference.
- * Register tile: 4 rows x 4 columns or 1 row x 8 columns.
+ * int8, two products (see gemm.h, gemm_impl.h), each in two layouts:
+ *   - the saturating product (i8_gemm, i8_gemm_p16 with sat NULL): the
+ *     int16 pair saturation by construction - vpmaddubsw sums pairs with
+ *     saturation, then VNNI vpdpwssd against ones widens and adds them;
+ *   - the VNNI product (i8_gemm_vnni, i8_gemm_p16 with sat): one vpdpbusd
+ *     per 64 products (the exact sum of each four: half the instructions),
+ *     then fy_i8_sat_fix for the few pairs of the layer that can saturate,
+ *     so the int32 sums equal the reference's.
+ * Rows of A (i8_gemm, i8_gemm_vnni; a few rows: decoder steps): passes of
+ * 8 columns whose weight rows stay in L1, each row of A against them with
+ * 16 accumulators (two per column: chains half as long), the 8 sums
+ * reduced into one vector and finished with one vector epilogue; at m <= 3
+ * the next pass's weight rows are prefetched (they come from L3 or
+ * memory, and the hardware prefetcher does not follow shortlist rows).
+ * Panels (i8_gemm_p16; 8 rows and more): A packed 16 rows to a panel, one
+ * lane per row; each weight's four bytes broadcast; 2 panels x 8 columns
+ * = 16 accumulators that are already the outputs (no lane reductions),
+ * transposed into rows of y at the end.
  *
  * float32: panels of 16 columns = one zmm; vmulps then vaddps (no FMA),
  * in k order, so results equal gemm_ref.c's.
  */
 #include <immintrin.h>
+#include <string.h>
 
 #include "nn/gemm_impl.h"
 
@@ -36,96 +49,319 @@ static void avx512_quantize_u8(const float *x, size_t count, float mult, uint8_t
     }
 }
 
-INLINE __m128i avx512_reduce4(__m512i s0, __m512i s1, __m512i s2, __m512i s3)
+/* ---- i8_gemm, i8_gemm_vnni: rows of a ---- */
+
+/* Lane c of the result = the sum of acc[c]'s sixteen lanes. */
+INLINE __m256i avx512_reduce8(const __m512i acc[8])
 {
-#define HALF(s) _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1))
-    __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(HALF(s0), HALF(s1)),
-                                  _mm256_hadd_epi32(HALF(s2), HALF(s3)));
-#undef HALF
-    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    __m256i h[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; c++)
+        h[c] =
+            _mm256_add_epi32(_mm512_castsi512_si256(acc[c]), _mm512_extracti64x4_epi64(acc[c], 1));
+    __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(h[0], h[1]), _mm256_hadd_epi32(h[2], h[3]));
+    __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(h[4], h[5]), _mm256_hadd_epi32(h[6], h[7]));
+    /* h0 = [c0..c3 low halves | c0..c3 high halves], h1 likewise for c4..c7. */
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                            _mm256_permute2x128_si256(h0, h1, 0x31));
 }
 
-INLINE void avx512_i8_tile(const uint8_t *a, int k, const int8_t *const *wr, const int R,
-                           const int C, int32_t out[4][8])
+/* One pass: 8 weight rows, their bias values and column ids. */
+typedef struct avx512_pass {
+    const int8_t *wr[8];
+    int32_t j[8];
+    float bv[8];
+    int nc;  /* real columns (the rest repeat the last one) */
+    int fix; /* some column has pairs to fix */
+} avx512_pass;
+
+/* y[0 .. nc) for one row a against the pass: 8 columns, each with two
+ * accumulators (the even and the odd 64-byte blocks of k), so that the
+ * chains of dependent instructions are half as long; named variables,
+ * since gcc spills an array of them inside the loop. SAT: the saturating
+ * product (vpmaddubsw, then vpdpwssd), else vpdpbusd. */
+#define DP64(acc, av, b)                                                                           \
+    acc = SAT ? _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(av, b), ones)                        \
+              : _mm512_dpbusd_epi32(acc, av, b)
+#define WLOAD(c, off) _mm512_loadu_si512((const void *)(wr##c + kk + (off)))
+
+INLINE void avx512_dp_row1(const uint8_t *a, int k, const avx512_pass *p, const fy_i8_sat *sat,
+                           float unquant, float *y, const int SAT)
 {
     const __m512i ones = _mm512_set1_epi16(1);
-    __m512i acc[4][8];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 8
-        for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_si512();
-    for (int kk = 0; kk < k; kk += 64) {
-#pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            __m512i av = _mm512_loadu_si512((const void *)(a + (size_t)r * k + kk));
-#pragma GCC unroll 8
-            for (int c = 0; c < C; c++) {
-                __m512i b = _mm512_loadu_si512((const void *)(wr[c] + kk));
-                acc[r][c] = _mm512_dpwssd_epi32(acc[r][c], _mm512_maddubs_epi16(av, b), ones);
-            }
-        }
+    const int8_t *wr0 = p->wr[0], *wr1 = p->wr[1], *wr2 = p->wr[2], *wr3 = p->wr[3];
+    const int8_t *wr4 = p->wr[4], *wr5 = p->wr[5], *wr6 = p->wr[6], *wr7 = p->wr[7];
+    __m512i x0 = _mm512_setzero_si512(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0,
+            x7 = x0, z0 = x0, z1 = x0, z2 = x0, z3 = x0, z4 = x0, z5 = x0, z6 = x0, z7 = x0;
+    int kk = 0;
+    for (; kk + 128 <= k; kk += 128) {
+        __m512i u = _mm512_loadu_si512((const void *)(a + kk));
+        __m512i v = _mm512_loadu_si512((const void *)(a + kk + 64));
+#define COLUMN(c)                                                                                  \
+    DP64(x##c, u, WLOAD(c, 0));                                                                    \
+    DP64(z##c, v, WLOAD(c, 64));
+        COLUMN(0)
+        COLUMN(1)
+        COLUMN(2)
+        COLUMN(3)
+        COLUMN(4)
+        COLUMN(5)
+        COLUMN(6)
+        COLUMN(7)
+#undef COLUMN
     }
-    const __m512i z = _mm512_setzero_si512();
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++) {
-#pragma GCC unroll 2
-        for (int g = 0; g < C; g += 4) {
-            __m128i s =
-                avx512_reduce4(acc[r][g], g + 1 < C ? acc[r][g + 1] : z,
-                               g + 2 < C ? acc[r][g + 2] : z, g + 3 < C ? acc[r][g + 3] : z);
-            int32_t tmp[4];
-            _mm_storeu_si128((__m128i *)tmp, s);
-            for (int c = g; c < C && c < g + 4; c++) out[r][c] = tmp[c - g];
-        }
+    if (kk < k) {
+        __m512i u = _mm512_loadu_si512((const void *)(a + kk));
+        DP64(x0, u, WLOAD(0, 0));
+        DP64(x1, u, WLOAD(1, 0));
+        DP64(x2, u, WLOAD(2, 0));
+        DP64(x3, u, WLOAD(3, 0));
+        DP64(x4, u, WLOAD(4, 0));
+        DP64(x5, u, WLOAD(5, 0));
+        DP64(x6, u, WLOAD(6, 0));
+        DP64(x7, u, WLOAD(7, 0));
+    }
+    const __m512i acc[8] = {
+        _mm512_add_epi32(x0, z0), _mm512_add_epi32(x1, z1), _mm512_add_epi32(x2, z2),
+        _mm512_add_epi32(x3, z3), _mm512_add_epi32(x4, z4), _mm512_add_epi32(x5, z5),
+        _mm512_add_epi32(x6, z6), _mm512_add_epi32(x7, z7),
+    };
+    __m256i s = avx512_reduce8(acc);
+    if (!SAT && p->fix) {
+        int32_t t[8];
+        _mm256_storeu_si256((__m256i *)t, s);
+        for (int c = 0; c < p->nc; c++) t[c] += fy_i8_sat_fix(a, p->wr[c], sat, p->j[c]);
+        s = _mm256_loadu_si256((const __m256i *)t);
+    }
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(unquant));
+    const __mmask8 keep = (__mmask8)((1u << p->nc) - 1);
+    _mm256_mask_storeu_ps(y, keep, _mm256_add_ps(f, _mm256_loadu_ps(p->bv)));
+}
+#undef DP64
+#undef WLOAD
+
+/* The pass of columns c0 .. c0 + nc - 1 (nc <= 8). */
+INLINE void avx512_pass_set(avx512_pass *p, int k, const int8_t *w, const fy_i8_sat *sat,
+                            const int32_t *cols, int c0, int nc, const float *bias)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i j;
+    if (nc == 8) {
+        j = cols ? _mm256_loadu_si256((const __m256i *)(cols + c0))
+                 : _mm256_add_epi32(_mm256_set1_epi32(c0), iota);
+    } else { /* a short pass repeats its last column */
+        __m256i lane = _mm256_min_epi32(iota, _mm256_set1_epi32(nc - 1));
+        j = cols ? _mm256_i32gather_epi32((const int *)(cols + c0), lane, 4)
+                 : _mm256_add_epi32(_mm256_set1_epi32(c0), lane);
+    }
+    _mm256_storeu_si256((__m256i *)p->j, j);
+    _mm256_storeu_ps(p->bv, _mm256_i32gather_ps(bias, j, 4));
+    /* w + j·k in 64 bits (j, k >= 0: the unsigned 32 x 32 product) */
+    __m512i off = _mm512_mul_epu32(_mm512_cvtepu32_epi64(j), _mm512_set1_epi64(k));
+    _mm512_storeu_si512((void *)p->wr,
+                        _mm512_add_epi64(_mm512_set1_epi64((int64_t)(intptr_t)w), off));
+    p->nc = nc;
+    p->fix = fy_i8_sat_any(sat, p->j, 0, nc);
+}
+
+/* Prefetches the weight rows of the 8 columns from c0 into L1. */
+static void avx512_prefetch_pass(const int8_t *w, int k, const int32_t *cols, int c0)
+{
+    for (int c = 0; c < 8; c++) {
+        const char *nx = (const char *)(w + (size_t)(cols ? cols[c0 + c] : c0 + c) * k);
+        for (int o = 0; o < k; o += 64) _mm_prefetch(nx + o, _MM_HINT_T0);
     }
 }
 
-INLINE void avx512_i8_rows(const uint8_t *a, int k, const int8_t *w, const int32_t *cols, int ncols,
-                           float unquant, const float *bias, float *y, int ldy, const int R,
-                           const int C)
+/* Passes of 8 columns, every row of a against each (its weight rows stay
+ * in L1); the next pass's rows prefetched at m <= 3 (decoder steps: the
+ * weights come from L3 or memory, and the hardware prefetcher does not
+ * follow shortlist rows). SAT: the saturating product. */
+INLINE void avx512_rows(const uint8_t *a, int m, int k, const int8_t *w, const fy_i8_sat *sat,
+                        const int32_t *cols, int ncols, float unquant, const float *bias, float *y,
+                        int ldy, const int SAT)
 {
-    int32_t out[4][8];
-    const int8_t *wr[8];
-    int c0 = 0;
-    while (c0 < ncols) {
-        int n = ncols - c0 >= C ? C : 1;
-        for (int c = 0; c < n; c++) wr[c] = w + (size_t)(cols ? cols[c0 + c] : c0 + c) * k;
-        if (n == C)
-            avx512_i8_tile(a, k, wr, R, C, out);
-        else
-            avx512_i8_tile(a, k, wr, R, 1, out);
-        for (int r = 0; r < R; r++) {
-            for (int c = 0; c < n; c++) {
-                int32_t j = cols ? cols[c0 + c] : c0 + c;
-                y[(size_t)r * ldy + c0 + c] = (float)out[r][c] * unquant + bias[j];
-            }
-        }
-        c0 += n;
+    avx512_pass p;
+    for (int c0 = 0; c0 < ncols; c0 += 8) {
+        int nc = ncols - c0 < 8 ? ncols - c0 : 8;
+        avx512_pass_set(&p, k, w, SAT ? NULL : sat, cols, c0, nc, bias);
+        if (m <= 3 && c0 + 16 <= ncols) avx512_prefetch_pass(w, k, cols, c0 + 8);
+        for (int i = 0; i < m; i++)
+            avx512_dp_row1(a + (size_t)i * k, k, &p, sat, unquant, y + (size_t)i * ldy + c0, SAT);
     }
 }
 
 static void avx512_i8_gemm(const uint8_t *a, int m, int k, const int8_t *w, const int32_t *cols,
                            int ncols, float unquant, const float *bias, float *y, int ldy)
 {
-    int i = 0;
-    for (; i + 4 <= m; i += 4)
-        avx512_i8_rows(a + (size_t)i * k, k, w, cols, ncols, unquant, bias, y + (size_t)i * ldy,
-                       ldy, 4, 4);
-    const uint8_t *ar = a + (size_t)i * k;
-    float *yr = y + (size_t)i * ldy;
-    switch (m - i) {
-    case 3:
-        avx512_i8_rows(ar, k, w, cols, ncols, unquant, bias, yr, ldy, 3, 4);
-        break;
-    case 2:
-        avx512_i8_rows(ar, k, w, cols, ncols, unquant, bias, yr, ldy, 2, 4);
-        break;
-    case 1:
-        avx512_i8_rows(ar, k, w, cols, ncols, unquant, bias, yr, ldy, 1, 8);
-        break;
-    default:
-        break;
+    avx512_rows(a, m, k, w, NULL, cols, ncols, unquant, bias, y, ldy, 1);
+}
+
+static void avx512_i8_gemm_vnni(const uint8_t *a, int m, int k, const int8_t *w,
+                                const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
+                                const float *bias, float *y, int ldy)
+{
+    avx512_rows(a, m, k, w, sat, cols, ncols, unquant, bias, y, ldy, 0);
+}
+
+/* ---- panels of 16 rows: pack_a16, i8_gemm_p16 ---- */
+
+static void avx512_pack_a16(const uint8_t *a, int m, int k, uint8_t *ap)
+{
+    const int kq = k / 4;
+    for (int p = 0; p * 16 < m; p++) {
+        int32_t *dst = (int32_t *)(ap + (size_t)p * 16 * k);
+        int rows = m - p * 16 < 16 ? m - p * 16 : 16;
+        for (int l = 0; l < 16; l++) {
+            if (l >= rows) {
+                for (int q = 0; q < kq; q++) dst[q * 16 + l] = 0;
+                continue;
+            }
+            const uint8_t *src = a + (size_t)(p * 16 + l) * k;
+            for (int q = 0; q < kq; q++) memcpy(&dst[q * 16 + l], src + 4 * q, 4);
+        }
     }
+}
+
+/* Transposes v[c] (lane l = row l, column c < 8) into rows, and stores
+ * row l's 8 floats at y + l·ldy (nc of them; rows l < rows). */
+INLINE void avx512_store_8x16(__m512 v[8], float *y, int ldy, int rows, int nc)
+{
+    __m512 t[8], u[8];
+#pragma GCC unroll 4
+    for (int c = 0; c < 8; c += 2) {
+        t[c] = _mm512_unpacklo_ps(v[c], v[c + 1]);
+        t[c + 1] = _mm512_unpackhi_ps(v[c], v[c + 1]);
+    }
+    /* in each 128-bit lane q: u[r] = row 4q + r, columns 0-3; u[4 + r]: 4-7 */
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        __m512 *a = t + 4 * h;
+        u[4 * h + 0] = _mm512_shuffle_ps(a[0], a[2], 0x44);
+        u[4 * h + 1] = _mm512_shuffle_ps(a[0], a[2], 0xee);
+        u[4 * h + 2] = _mm512_shuffle_ps(a[1], a[3], 0x44);
+        u[4 * h + 3] = _mm512_shuffle_ps(a[1], a[3], 0xee);
+    }
+    const __mmask8 keep = (__mmask8)((1u << nc) - 1);
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        /* [lo.q0, hi.q0, lo.q1, hi.q1] = rows r, 4 + r; then rows 8 + r, 12 + r */
+        __m512 x = _mm512_shuffle_f32x4(u[r], u[4 + r], 0x44);
+        __m512 z = _mm512_shuffle_f32x4(u[r], u[4 + r], 0xee);
+        x = _mm512_shuffle_f32x4(x, x, 0xd8);
+        z = _mm512_shuffle_f32x4(z, z, 0xd8);
+        __m256 part[4] = {
+            _mm512_castps512_ps256(x),
+            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)),
+            _mm512_castps512_ps256(z),
+            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z), 1)),
+        };
+        for (int g = 0; g < 4; g++) {
+            int row = r + 4 * g;
+            if (row < rows) _mm256_mask_storeu_ps(y + (size_t)row * ldy, keep, part[g]);
+        }
+    }
+}
+
+/* The epilogue of one panel: fixes, then (float)acc · unquant + bias. */
+INLINE void avx512_p16_finish(__m512i acc[8], const uint8_t *a, int k, const avx512_pass *p,
+                              const fy_i8_sat *sat, int rows, float unquant, float *y, int ldy)
+{
+    if (sat && p->fix) {
+        int32_t t[8][16];
+        for (int c = 0; c < 8; c++) _mm512_storeu_si512((void *)t[c], acc[c]);
+        for (int c = 0; c < p->nc; c++)
+            for (int l = 0; l < rows; l++)
+                t[c][l] += fy_i8_sat_fix(a + (size_t)l * k, p->wr[c], sat, p->j[c]);
+        for (int c = 0; c < 8; c++) acc[c] = _mm512_loadu_si512((const void *)t[c]);
+    }
+    const __m512 uq = _mm512_set1_ps(unquant);
+    __m512 v[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; c++)
+        v[c] =
+            _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[c]), uq), _mm512_set1_ps(p->bv[c]));
+    avx512_store_8x16(v, y, ldy, rows, p->nc);
+}
+
+/* One k-quad of weights, column c, broadcast to every lane. */
+#define BCAST(c) _mm512_set1_epi32(*(const int32_t *)(void *)(wr##c + 4 * kq))
+/* acc += a·b: vpdpbusd, or the saturating pair sums (vpmaddubsw) widened
+ * and added by vpdpwssd. */
+#define DP(acc, av, b)                                                                             \
+    acc = SAT ? _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(av, b), ones)                        \
+              : _mm512_dpbusd_epi32(acc, av, b)
+
+/* P panels (16·P rows from a's row i0) against the pass's 8 columns.
+ * SAT: the saturating product, else vpdpbusd. The 16 accumulators are
+ * named variables: gcc spills an array of them inside the loop. */
+INLINE void avx512_p16_tile(const uint8_t *a, const uint8_t *ap, int i0, int m, int k,
+                            const avx512_pass *p, const fy_i8_sat *sat, float unquant, float *y,
+                            int ldy, const int P, const int SAT)
+{
+    const __m512i ones = _mm512_set1_epi16(1);
+    const size_t panel = (size_t)16 * k;
+    const uint8_t *a0 = ap + (size_t)(i0 / 16) * panel, *a1 = a0 + panel;
+    const int8_t *wr0 = p->wr[0], *wr1 = p->wr[1], *wr2 = p->wr[2], *wr3 = p->wr[3];
+    const int8_t *wr4 = p->wr[4], *wr5 = p->wr[5], *wr6 = p->wr[6], *wr7 = p->wr[7];
+    __m512i x0 = _mm512_setzero_si512(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0,
+            x7 = x0, z0 = x0, z1 = x0, z2 = x0, z3 = x0, z4 = x0, z5 = x0, z6 = x0, z7 = x0;
+    const int nq = k / 4;
+    for (int kq = 0; kq < nq; kq++) {
+        __m512i u = _mm512_load_si512((const void *)(a0 + (size_t)kq * 64)), v = u, b;
+        if (P == 2) v = _mm512_load_si512((const void *)(a1 + (size_t)kq * 64));
+#define COLUMN(c)                                                                                  \
+    b = BCAST(c);                                                                                  \
+    DP(x##c, u, b);                                                                                \
+    if (P == 2) DP(z##c, v, b);
+        COLUMN(0)
+        COLUMN(1)
+        COLUMN(2)
+        COLUMN(3)
+        COLUMN(4)
+        COLUMN(5)
+        COLUMN(6)
+        COLUMN(7)
+#undef COLUMN
+    }
+    __m512i acc[2][8] = {{x0, x1, x2, x3, x4, x5, x6, x7}, {z0, z1, z2, z3, z4, z5, z6, z7}};
+    for (int q = 0; q < P; q++) {
+        int r0 = i0 + 16 * q, rows = m - r0 < 16 ? m - r0 : 16;
+        if (rows > 0)
+            avx512_p16_finish(acc[q], a + (size_t)r0 * k, k, p, sat, rows, unquant,
+                              y + (size_t)r0 * ldy, ldy);
+    }
+}
+#undef BCAST
+#undef DP
+
+INLINE void avx512_p16(const uint8_t *a, const uint8_t *ap, int m, int k, const int8_t *w,
+                       const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
+                       const float *bias, float *y, int ldy, const int SAT)
+{
+    avx512_pass p;
+    const int np = (m + 15) / 16;
+    for (int c0 = 0; c0 < ncols; c0 += 8) {
+        int nc = ncols - c0 < 8 ? ncols - c0 : 8;
+        avx512_pass_set(&p, k, w, SAT ? NULL : sat, cols, c0, nc, bias);
+        /* the next pass's rows: from L3 or memory, and the hardware
+         * prefetcher does not follow eight streams of four bytes a step */
+        if (c0 + 16 <= ncols) avx512_prefetch_pass(w, k, cols, c0 + 8);
+        int q = 0;
+        for (; q + 2 <= np; q += 2)
+            avx512_p16_tile(a, ap, q * 16, m, k, &p, sat, unquant, y + c0, ldy, 2, SAT);
+        if (q < np) avx512_p16_tile(a, ap, q * 16, m, k, &p, sat, unquant, y + c0, ldy, 1, SAT);
+    }
+}
+
+static void avx512_i8_gemm_p16(const uint8_t *a, const uint8_t *ap, int m, int k, const int8_t *w,
+                               const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
+                               const float *bias, float *y, int ldy)
+{
+    if (sat)
+        avx512_p16(a, ap, m, k, w, sat, cols, ncols, unquant, bias, y, ldy, 0);
+    else
+        avx512_p16(a, ap, m, k, w, NULL, cols, ncols, unquant, bias, y, ldy, 1);
 }
 
 /* R rows x P panels (one zmm each): R·P accumulators (at most 16). */
@@ -220,6 +456,9 @@ const fy_gemm_kernels fy_gemm_avx512vnni = {
     .isa = FY_ISA_AVX512VNNI,
     .quantize_u8 = avx512_quantize_u8,
     .i8_gemm = avx512_i8_gemm,
+    .i8_gemm_vnni = avx512_i8_gemm_vnni,
+    .pack_a16 = avx512_pack_a16,
+    .i8_gemm_p16 = avx512_i8_gemm_p16,
     .f32_gemm = avx512_f32_gemm,
-    .attend = fy_attend_avx2,
+    .attend = fy_attend_avx512,
 };

@@ -67,6 +67,7 @@ const fy_gemm_kernels fy_gemm_ref = {
     .isa = FY_ISA_REF,
     .quantize_u8 = ref_quantize_u8,
     .i8_gemm = ref_i8_gemm,
+    .i8_gemm_vnni = NULL,
     .f32_gemm = ref_f32_gemm,
     .attend = fy_attend_v4,
 };

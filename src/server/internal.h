@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "nn/backend.h"
 #include "server/server.h"
 #include "text/segment.h"
 #include "translate/jobs.h"
@@ -518,6 +519,9 @@ void metrics_request(struct metrics *m, const char *endpoint, const char *direct
                      double seconds, size_t chars);
 /* Appends the Prometheus text of the request counters to a malloc'd buffer. */
 char *metrics_render(fy_server *s, size_t *len);
+
+/* The device of the server's list named name; NULL when not there. */
+const fy_nn_dev *server_device(fy_server *s, const char *name);
 
 /* reply.c: answers GET/HEAD of an embedded web asset (UI pages, scripts,
  * openapi.json) with caching headers and the UI's Content-Security-Policy. */

@@ -285,11 +285,61 @@ static void render_cache(fy_buf *b, fy_cache *cache)
         if (t[i].remote) render_remote(b, &t[i]);
 }
 
+/* The device named name among the server's (NULL: not given). */
+const fy_nn_dev *server_device(fy_server *s, const char *name)
+{
+    for (int i = 0; name && i < s->o.ndevices; i++)
+        if (!strcmp(s->o.devices[i]->name, name)) return s->o.devices[i];
+    return NULL;
+}
+
+/* One labelled sample per device of a per-device family. */
+static void device_family(fy_buf *b, const char *name, const char *type, const char *help)
+{
+    fy_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void render_devices(fy_buf *b, fy_server *s)
+{
+    fy_device_stats ds[FY_SCHED_DEVICES];
+    int n = fy_scheduler_device_stats(s->sched, ds, FY_SCHED_DEVICES);
+    if (n > FY_SCHED_DEVICES) n = FY_SCHED_DEVICES;
+    device_family(b, "fanyi_device_sentences_total", "counter",
+                  "Sentences the workers of a device translated.");
+    for (int i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_device_sentences_total{device=\"%s\"} %llu\n", ds[i].name,
+                      (unsigned long long)ds[i].sentences);
+    device_family(b, "fanyi_device_batches_total", "counter", "Batches a device ran.");
+    for (int i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_device_batches_total{device=\"%s\"} %llu\n", ds[i].name,
+                      (unsigned long long)ds[i].batches);
+    device_family(b, "fanyi_device_busy_seconds_total", "counter",
+                  "Time a device's workers spent running batches, summed over its workers.");
+    for (int i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_device_busy_seconds_total{device=\"%s\"} %.6f\n", ds[i].name,
+                      ds[i].busy_seconds);
+    device_family(b, "fanyi_device_given_back_total", "counter",
+                  "Sentences of batches a failed device gave back to the other devices.");
+    for (int i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_device_given_back_total{device=\"%s\"} %llu\n", ds[i].name,
+                      (unsigned long long)ds[i].given_back);
+    device_family(b, "fanyi_device_failed", "gauge",
+                  "1 once a device failed (lost, out of memory, hung): it takes no more work.");
+    for (int i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_device_failed{device=\"%s\"} %d\n", ds[i].name, ds[i].failed);
+    device_family(b, "fanyi_device_memory_bytes", "gauge",
+                  "Device memory the models and workers hold there (0 on the host).");
+    for (int i = 0; i < n; i++)
+        fy_buf_printf(b, "fanyi_device_memory_bytes{device=\"%s\"} %zu\n", ds[i].name,
+                      fy_nn_dev_used(server_device(s, ds[i].name)));
+}
+
 char *metrics_render(fy_server *s, size_t *len)
 {
     fy_buf b = {0};
     render_requests(&b, s->metrics);
     render_scheduler(&b, s);
+    render_devices(&b, s);
     render_models(&b, s);
     docs_render(s->docs, s->jobs, &b);
     render_cache(&b, s->cache);

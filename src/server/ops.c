@@ -5,9 +5,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Each device: its workers and whether it still works. */
+static json_t *devices_json(fy_server *s, int *alive)
+{
+    fy_device_stats ds[FY_SCHED_DEVICES];
+    int n = fy_scheduler_device_stats(s->sched, ds, FY_SCHED_DEVICES);
+    json_t *list = json_array();
+    *alive = 0;
+    for (int i = 0; i < n && i < FY_SCHED_DEVICES; i++) {
+        const fy_nn_dev *d = server_device(s, ds[i].name);
+        json_t *o = json_pack("{s:s,s:s,s:i,s:I,s:I,s:f,s:I}", "name", ds[i].name, "status",
+                              ds[i].failed ? "failed" : "ok", "workers", ds[i].threads, "sentences",
+                              (json_int_t)ds[i].sentences, "batches", (json_int_t)ds[i].batches,
+                              "busy_seconds", ds[i].busy_seconds, "memory_bytes",
+                              (json_int_t)fy_nn_dev_used(d));
+        if (d) json_object_set_new(o, "device", json_string(d->desc));
+        json_array_append_new(list, o);
+        *alive += !ds[i].failed;
+    }
+    return list;
+}
+
+/* Alive while a device can still translate: with every one failed (a lost
+ * GPU) a restart is what can help, so liveness says so. */
 static enum MHD_Result op_health(req *r)
 {
-    return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+    int alive;
+    json_t *devs = devices_json(r->srv, &alive);
+    return reply_json(
+        r, alive ? 200 : 503,
+        json_pack("{s:s,s:o}", "status", alive ? "ok" : "no compute device left", "devices", devs));
 }
 
 /* The models: direction, file name and whether loaded (never a path:

@@ -19,6 +19,24 @@ const char *req_arg(req *r, const char *key)
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* X-Fanyi-Device: the devices that translated the request ("cpu",
+ * "vulkan:0", "cpu,vulkan:0"), "cache" when the cache answered it whole:
+ * what a gray release compares (docs/deploy.md, "GPU"). On the JSON
+ * answers of a finished translation: a stream's headers go out before. */
+static void device_header(req *r, struct MHD_Response *resp)
+{
+    if (!r->q || !fy_request_sentences(r->q)) return;
+    unsigned mask = fy_request_devices(r->q);
+    char names[160] = "";
+    size_t at = 0;
+    for (int i = 0; mask && i < 32 && at < sizeof names; i++) {
+        const char *name = (mask >> i) & 1 ? fy_scheduler_device_name(r->srv->sched, i) : NULL;
+        if (name)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? "," : "", name);
+    }
+    MHD_add_response_header(resp, "X-Fanyi-Device", mask ? names : "cache");
+}
+
 enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
 {
     fy_server *s = r->srv;
@@ -26,7 +44,8 @@ enum MHD_Result reply_queue(req *r, int status, struct MHD_Response *resp)
     MHD_add_response_header(resp, "X-Request-Id", r->id);
     if (r->cors) {
         MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                                "X-Request-Id, Retry-After, X-Fanyi-Device");
         if (strcmp(r->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
     }
     if (status == 503) MHD_add_response_header(resp, "Retry-After", "1");
@@ -107,6 +126,7 @@ enum MHD_Result reply_json(req *r, int status, json_t *body)
         return MHD_NO;
     }
     MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+    if (status == 200) device_header(r, resp);
     return reply_queue(r, status, resp);
 }
 

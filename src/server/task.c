@@ -349,6 +349,9 @@ static enum MHD_Result task_finished(req *r, int st)
         return reply_error(r, 504, "translation took longer than %d ms (--timeout-ms)",
                            r->srv->o.timeout_ms);
     if (st == FY_ECANCELED) return req_cut_reply(r);
+    /* Every device that could run the model failed (a GPU lost): no answer
+     * is wrong, none can come from this replica now; another may have one. */
+    if (st == FY_EDEVICE) return reply_error(r, 503, "no compute device left: %s", err.msg);
     return reply_error(r, 500, "translation failed: %s", err.msg);
 }
 
@@ -364,9 +367,10 @@ enum MHD_Result task_submit(req *r, enum MHD_Result (*finish)(req *r))
     req_work_begin(r); /* before the submit: cached answers end the job inside it */
     if (fy_request_submit(r->q, r->srv->sched, &cb, &err)) {
         req_cancel(r); /* nothing runs; only the wait state is reset */
-        int status = err.code == FY_ELIMIT                              ? 413
-                     : err.code == FY_EBUSY || err.code == FY_ECANCELED ? 503
-                                                                        : 500;
+        int status = err.code == FY_ELIMIT ? 413
+                     : err.code == FY_EBUSY || err.code == FY_ECANCELED || err.code == FY_EDEVICE
+                         ? 503
+                         : 500;
         return reply_error(r, status, "%s", err.msg);
     }
     if (r->sse) return finish(r); /* the stream is its own answer */

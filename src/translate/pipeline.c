@@ -367,6 +367,11 @@ void fy_request_free(fy_request *q)
 
 /* ---- results ------------------------------------------------------------------ */
 
+unsigned fy_request_devices(const fy_request *q)
+{
+    return q->job ? fy_job_devices(q->job) : 0;
+}
+
 size_t fy_request_count(const fy_request *q)
 {
     return q->n;

@@ -92,6 +92,11 @@ typedef struct fy_request_callbacks {
 int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callbacks *cb,
                       fy_error *err);
 
+/* The devices that translated some of q's sentences (fy_job_devices: bit i
+ * for the scheduler's device i); 0 before submit, or when the cache
+ * answered every sentence. */
+unsigned fy_request_devices(const fy_request *q);
+
 /* The request's status (0 while running or when done) and message. */
 int fy_request_status(const fy_request *q, fy_error *err);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "text/spm.h"
+#include "util/arena.h"
 #include "translate/translator_impl.h"
 
 /* ------------------------------------------------------------------------ */
@@ -157,18 +158,6 @@ long fy_translator_count_target_tokens(const fy_translator *t, const char *text,
 /* Workers: the search's scratch, carved once, and a run on a device         */
 /* ------------------------------------------------------------------------ */
 
-typedef struct fy_arena {
-    char *base; /* NULL while sizing */
-    size_t used;
-} fy_arena;
-
-static void *carve(fy_arena *a, size_t bytes)
-{
-    size_t off = (a->used + 63) & ~(size_t)63;
-    a->used = off + bytes;
-    return a->base ? a->base + off : NULL;
-}
-
 /* Lays the worker's search buffers out in a (sizes only while a->base is
  * NULL). */
 static void worker_layout(fy_worker *w, fy_arena *a)
@@ -177,35 +166,35 @@ static void worker_layout(fy_worker *w, fy_arena *a)
     size_t T = (size_t)w->max_tokens, B = (size_t)w->max_rows, V = (size_t)t->trg_vocab;
     size_t K = (size_t)t->opt.max_beam + 1, f = sizeof(float);
 
-    w->ids = carve(a, T * sizeof(int32_t));
-    w->len = carve(a, B * sizeof(int));
-    w->rows = carve(a, B * sizeof(fy_row));
-    w->from = carve(a, B * sizeof(int));
-    w->slot = carve(a, B * sizeof(int));
-    w->last = carve(a, B * sizeof(int32_t));
-    w->pick = carve(a, B * sizeof(fy_nn_pick));
-    w->done = carve(a, B);
+    w->ids = fy_arena_carve(a, T * sizeof(int32_t));
+    w->len = fy_arena_carve(a, B * sizeof(int));
+    w->rows = fy_arena_carve(a, B * sizeof(fy_row));
+    w->from = fy_arena_carve(a, B * sizeof(int));
+    w->slot = fy_arena_carve(a, B * sizeof(int));
+    w->last = fy_arena_carve(a, B * sizeof(int32_t));
+    w->pick = fy_arena_carve(a, B * sizeof(fy_nn_pick));
+    w->done = fy_arena_carve(a, B);
     w->topk = (int)K;
     if (t->opt.max_beam > 1) {
         fy_beam_scratch *bs = &w->beam;
-        w->topv = carve(a, B * K * f);
-        w->topi = carve(a, B * K * sizeof(int32_t));
-        bs->score = carve(a, B * f);
-        bs->node = carve(a, B * sizeof(int));
-        bs->next = carve(a, B * sizeof(fy_row));
-        bs->next_score = carve(a, B * f);
-        bs->next_node = carve(a, B * sizeof(int));
-        bs->parent = carve(a, B * sizeof(int));
-        bs->first = carve(a, B * sizeof(int));
-        bs->count = carve(a, B * sizeof(int));
-        bs->width = carve(a, B * sizeof(int));
+        w->topv = fy_arena_carve(a, B * K * f);
+        w->topi = fy_arena_carve(a, B * K * sizeof(int32_t));
+        bs->score = fy_arena_carve(a, B * f);
+        bs->node = fy_arena_carve(a, B * sizeof(int));
+        bs->next = fy_arena_carve(a, B * sizeof(fy_row));
+        bs->next_score = fy_arena_carve(a, B * f);
+        bs->next_node = fy_arena_carve(a, B * sizeof(int));
+        bs->parent = fy_arena_carve(a, B * sizeof(int));
+        bs->first = fy_arena_carve(a, B * sizeof(int));
+        bs->count = fy_arena_carve(a, B * sizeof(int));
+        bs->width = fy_arena_carve(a, B * sizeof(int));
     }
     w->bitmap_bytes = (V + 7) / 8;
     if (t->shortlist) {
-        w->cols = carve(a, V * sizeof(int32_t));
-        w->bits = carve(a, w->bitmap_bytes);
-        w->sl_out = carve(a, V * sizeof(int32_t));
-        w->sl_seen = carve(a, fy_shortlist_scratch_bytes(t->shortlist, t->trg_vocab));
+        w->cols = fy_arena_carve(a, V * sizeof(int32_t));
+        w->bits = fy_arena_carve(a, w->bitmap_bytes);
+        w->sl_out = fy_arena_carve(a, V * sizeof(int32_t));
+        w->sl_seen = fy_arena_carve(a, fy_shortlist_scratch_bytes(t->shortlist, t->trg_vocab));
     }
 }
 

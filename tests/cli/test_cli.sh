@@ -16,8 +16,8 @@ run "$FANYI_BIN" version
 expect_status 0
 expect_out '^fanyi [0-9]+\.[0-9]+\.[0-9]+$'
 expect_out '^license AGPL-3.0-or-later: '
-expect_out '^kernel (ref|avx2|avx512vnni)$'
-expect_out '^supported ref( avx2)?( avx512vnni)?$'
+expect_out '^kernel (ref|avx2|avxvnni|avx512vnni)$'
+expect_out '^supported ref( avx2)?( avxvnni)?( avx512vnni)?$'
 run env FANYI_KERNEL=ref "$FANYI_BIN" version
 expect_out '^kernel ref$'
 

@@ -13,7 +13,7 @@ new, empty directory:
  2. the code block of "### `fanyi` on your PATH" (install.sh, export PATH);
  3. every command of the code block of "## Usage", in order, in a working
     directory holding the files they read (made by kind: .txt Chinese text,
-    .docx with python-docx, .pem a self-signed certificate and its key).
+    .docx with python-docx, .pdf with reportlab, .pem a self-signed certificate and its key).
 
 Each line runs in bash (pipefail) with the environment the lines before it
 left (an `export` carries on, as in one shell) and must exit 0, except:
@@ -205,6 +205,19 @@ d.add_heading("天气", level=1)
 d.add_paragraph("今天天气很好。我们去公园散步吧！")
 d.add_paragraph("北京是中国的首都。")
 d.save(sys.argv[1])""", path], check=True)
+        elif ext == ".pdf":
+            subprocess.run(["/usr/bin/python3", "-c", """
+import sys
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1], pagesize=A4)
+c.setFont("Helvetica-Bold", 16)
+c.drawString(72, 760, "The weather")
+c.setFont("Helvetica", 11)
+c.drawString(72, 730, "The weather is nice today. Let us take a walk in the park.")
+c.drawString(72, 712, "Beijing is the capital of China.")
+c.showPage()
+c.save()""", path], check=True)
         elif ext == ".pem":
             subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
                             "2", "-subj", "/CN=localhost", "-keyout",

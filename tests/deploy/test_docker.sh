@@ -51,6 +51,13 @@ check "no effective capabilities" grep -Eq '^CapEff:\s+0+$' <<<"$status"
 check "no bounding capabilities" grep -Eq '^CapBnd:\s+0+$' <<<"$status"
 check "no new privileges" grep -Eq '^NoNewPrivs:\s+1$' <<<"$status"
 check "fanyi is PID 1 (gets SIGTERM itself)" [ "$(in_ctr cat /proc/1/comm)" = fanyi ]
+# The image has the Vulkan backend and its loader; without a GPU driver (no
+# NVIDIA toolkit here) it says so and serves on the CPU ("auto").
+devices=$(in_ctr fanyi devices 2>&1 || true)
+check "fanyi devices: the CPU" grep -q '^cpu: kernel ' <<<"$devices"
+check "fanyi devices: Vulkan built in, no driver here" grep -q 'vulkan: unavailable: no Vulkan driver' <<<"$devices"
+check "no Vulkan loader missing (libvulkan1 in the image)" eval '! grep -q "libvulkan.so.1" <<<"$devices"'
+check "serving on the CPU (--device auto)" eval '"$DOCKER" logs "$NAME" 2>&1 | grep -q "devices=cpu$"'
 
 # --- the image's HEALTHCHECK (10 s interval): healthy
 health() { "$DOCKER" inspect -f '{{.State.Health.Status}}' "$NAME"; }

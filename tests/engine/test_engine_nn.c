@@ -297,8 +297,9 @@ static void eigen_attend_head(const float *q, int tq, const float *k, const floa
  * 1..72 tokens (tk % 4 != 0 is where the kernel's order is not the plain
  * one: 27 tokens of a firefox-zh-en sentence decided its translation) and
  * one query over 1..72 keys (the decoder), for head widths 64, 48 and 8,
- * on every vector width this CPU runs (4 lanes, and AVX2's 8: blocks of
- * 64, 32, 8 and 4 keys or columns, and what is left past them). */
+ * on every vector width this CPU runs (4 lanes, AVX2's 8 and AVX-512's 16:
+ * blocks of 8, 4 and 1 vectors and of 4 keys or columns, and what is left
+ * past them). */
 static void test_attend_order(void)
 {
     enum { MAXN = 72, WIDE = 512 };
@@ -314,10 +315,10 @@ static void test_attend_order(void)
         v[i] = (float)((x >> 8) % 20001) / 10000.0f - 1.0f;
     }
     const int widths[3] = {WIDE, 384, D};
-    const fy_isa paths[2] = {FY_ISA_REF, FY_ISA_AVX2};
+    const fy_isa paths[3] = {FY_ISA_REF, FY_ISA_AVX2, FY_ISA_AVX512VNNI};
     fy_isa was = fy_cpu_isa();
     int self_bad = 0, one_bad = 0, ran = 0;
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < 3; p++) {
         if (fy_cpu_force_isa(paths[p]) != 0) continue;
         ran++;
         for (int w = 0; w < 3; w++) {

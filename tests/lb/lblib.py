@@ -121,12 +121,15 @@ def render(text, lb_port, ports, retries=True):
 class Proxy:
     """nginx or haproxy on lb_port in front of ports, from deploy/lb/."""
 
-    def __init__(self, kind, lb_port, ports, retries=True):
+    def __init__(self, kind, lb_port, ports, retries=True, conf=None):
+        """conf: an nginx snippet to run instead of deploy/lb's (already
+        rendered for its ports)."""
         self.kind, self.port = kind, lb_port
         self.dir = tempfile.mkdtemp(prefix=f"fanyi-{kind}-")
         name = "nginx.conf" if kind == "nginx" else "haproxy.cfg"
-        with open(os.path.join(DEPLOY, name)) as f:
-            conf = render(f.read(), lb_port, ports, retries)
+        if conf is None:
+            with open(os.path.join(DEPLOY, name)) as f:
+                conf = render(f.read(), lb_port, ports, retries)
         self.log = open(os.path.join(self.dir, "out.log"), "w+")
         if kind == "nginx":
             self.cmd = self._nginx(conf)

@@ -26,6 +26,8 @@ want=(vocab.zhen.spm srcvocab.zhen.spm trgvocab.zhen.spm vocab64.zhen.spm vocab.
     firefox-zh-en/vocab.zhen.spm
     firefox-en-zh/model.enzh.intgemm.alphas.bin firefox-en-zh/lex.50.50.enzh.s2t.bin
     firefox-en-zh/srcvocab.enzh.spm firefox-en-zh/trgvocab.enzh.spm
+    firefox-zh-en-trained/model.zhen.intgemm.alphas.bin
+    firefox-en-zh-trained/model.enzh.intgemm.alphas.bin
     tiny-de-en/model.deen.intgemm.alphas.bin tiny-de-en/lex.50.50.deen.s2t.bin
     tiny-de-en/vocab.deen.spm
     tiny-en-de/model.ende.intgemm.alphas.bin tiny-en-de/lex.50.50.ende.s2t.bin
@@ -87,6 +89,13 @@ make_model base-memory-int8-sl --preset base-memory --int8 --shortlist "${V[@]}"
 # The two real shapes of the zh/en directions (int8 is part of the preset).
 make_model firefox-zh-en --preset firefox-zh-en --shortlist --vocab "$M/vocab64.zhen.spm"
 make_model firefox-en-zh --preset firefox-en-zh --shortlist \
+    --src-vocab "$M/trgvocab.zhen.spm" --trg-vocab "$M/srcvocab.zhen.spm"
+# The same shapes with weights that look trained (near-Gaussian, rare
+# outliers: few int8 pairs can saturate int16, so VNNI paths take vpdpbusd
+# with saturation fixes; see gemm.h).
+make_model firefox-zh-en-trained --preset firefox-zh-en --shortlist --weights trained \
+    --vocab "$M/vocab64.zhen.spm"
+make_model firefox-en-zh-trained --preset firefox-en-zh --shortlist --weights trained \
     --src-vocab "$M/trgvocab.zhen.spm" --trg-vocab "$M/srcvocab.zhen.spm"
 # A third language, for pivot tests (de -> en -> zh): Latin-script vocabulary.
 make_model tiny-de-en --preset tiny --int8 --shortlist --name deen --vocab "$M/vocab.deen.spm"

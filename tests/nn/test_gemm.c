@@ -3,6 +3,9 @@
  * For every kernel path this CPU supports: int8 results bit-identical to
  * gemm_ref (and exact integers equal to an independent pair-saturating sum),
  * the int16 pair saturation reproduced (a case where it changes the sum),
+ * the VNNI product with its saturation fixes (weights with a few pairs that
+ * can saturate, activations all 254, all 0, alternating and random) equal
+ * to the reference, the count of pairs that can saturate,
  * column subsets equal to the full product, float32 results identical
  * across paths and close to a double-precision product, and gemm_ref close
  * to the real-valued formula it implements.
@@ -64,7 +67,7 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static fy_isa isas[3];
+static fy_isa isas[4];
 static int nisas;
 
 /* Output of layer creation + forward on a forced path. */
@@ -207,6 +210,131 @@ static void test_saturation(void)
     free(x);
 }
 
+/* Weights like trained ones, |w| <= 40 (no pair can saturate), with
+ * `risky` pairs of one sign and |w0| + |w1| in [130, 255] at random places
+ * (some in the same column, some at k's ends). */
+static void trained_i8(int8_t *w, int n, int k, int risky)
+{
+    for (size_t i = 0; i < (size_t)n * k; i++) w[i] = (int8_t)((int)(rnd() % 81) - 40);
+    for (int e = 0; e < risky; e++) {
+        int j = e % 3 == 2 ? 0 : (int)(rnd() % n);
+        int p = e % 5 == 4 ? k / 2 - 1 : e % 5 == 3 ? 0 : (int)(rnd() % (k / 2));
+        int sum = 130 + (int)(rnd() % 126), w0 = sum / 2 + (int)(rnd() % 3) - 1;
+        int sign = rnd() % 2 ? -1 : 1;
+        if (w0 > 127) w0 = 127;
+        if (sum - w0 > 127) w0 = sum - 127;
+        w[(size_t)j * k + 2 * p] = (int8_t)(sign * w0);
+        w[(size_t)j * k + 2 * p + 1] = (int8_t)(sign * (sum - w0));
+    }
+    if (risky > 0 && n > 1) { /* and one -128 pair, which the file format allows */
+        w[(size_t)(n - 1) * k + 2] = -128;
+        w[(size_t)(n - 1) * k + 3] = -128;
+    }
+}
+
+/* Activations whose quantised values (a_mult 1) are: 0 random, 1 all 254,
+ * 2 all 0, 3 254 and 0 alternating, 4 0 and 254 alternating. */
+static void adversarial_x(float *x, size_t count, int pattern)
+{
+    for (size_t i = 0; i < count; i++) {
+        float v = frand(-140.0f, 140.0f);
+        if (pattern == 1) v = 127.0f;
+        if (pattern == 2) v = -127.0f;
+        if (pattern == 3) v = i % 2 ? -127.0f : 127.0f;
+        if (pattern == 4) v = i % 2 ? 127.0f : -127.0f;
+        x[i] = v;
+    }
+}
+
+/* The VNNI product with saturation fixes: on every path, trained-like
+ * weights (taking the VNNI product where the path has it) give the
+ * reference's bits and the spec's integers on adversarial activations. */
+static void test_vnni_exact(int m, int n, int k, int risky, int subset)
+{
+    int8_t *w = xmalloc((size_t)n * k);
+    float *x = xmalloc((size_t)m * k * sizeof(float));
+    float *bias = xmalloc((size_t)n * sizeof(float));
+    int32_t *cols = xmalloc((size_t)n * sizeof(int32_t));
+    trained_i8(w, n, k, risky);
+    for (int j = 0; j < n; j++) bias[j] = frand(-1.0f, 1.0f);
+    int ncols = n;
+    if (subset) {
+        ncols = 0;
+        for (int j = 0; j < n; j++)
+            if (j == 0 || j == n - 1 || rnd() % 3 == 0) cols[ncols++] = j;
+    }
+    const int32_t *c = subset ? cols : NULL;
+    size_t want = fy_i8_saturating_pairs(w, (size_t)n, k), brute = 0;
+    for (size_t i = 0; i < (size_t)n * k; i += 2) brute += abs(w[i] + w[i + 1]) > 129;
+    CHECK(want == brute, "saturating pairs counted: %zu, brute force %zu", want, brute);
+    for (int pattern = 0; pattern < 5; pattern++) {
+        adversarial_x(x, (size_t)m * k, pattern);
+        float *yi = run_i8(FY_ISA_REF, w, n, k, 1.0f, 1.0f, NULL, x, m, c, ncols);
+        int bad = 0;
+        for (int i = 0; i < m && !bad; i++)
+            for (int cc = 0; cc < ncols && !bad; cc++) {
+                int j = c ? c[cc] : cc;
+                int32_t colsum = 0;
+                for (int kk = 0; kk < k; kk++) colsum += w[(size_t)j * k + kk];
+                int32_t acc = spec_acc(x + (size_t)i * k, w + (size_t)j * k, k, 1.0f);
+                bad = yi[(size_t)i * ncols + cc] != (float)(acc - 127 * colsum);
+            }
+        CHECK(!bad, "ref exact integers, trained weights, pattern %d", pattern);
+        float *yref = run_i8(FY_ISA_REF, w, n, k, 0.37f, 1.3f, bias, x, m, c, ncols);
+        for (int p = 1; p < nisas; p++) {
+            fy_cpu_force_isa(isas[p]);
+            fy_linear *l = fy_linear_new_i8(w, n, k, 0.37f, 1.3f, bias, NULL);
+            int vnni_path = isas[p] == FY_ISA_AVXVNNI || isas[p] == FY_ISA_AVX512VNNI;
+            CHECK(l && fy_linear_vnni(l) == vnni_path && fy_linear_sat_pairs(l) == want,
+                  "%s: trained weights (%zu of %d pairs can saturate) take the VNNI product "
+                  "where there is one",
+                  fy_isa_name(isas[p]), want, n * k / 2);
+            fy_linear_free(l);
+            float *y1 = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, c, ncols);
+            float *y2 = run_i8(isas[p], w, n, k, 0.37f, 1.3f, bias, x, m, c, ncols);
+            size_t bytes = (size_t)m * ncols * sizeof(float);
+            CHECK(!memcmp(y1, yi, bytes) && !memcmp(y2, yref, bytes),
+                  "%s == ref, trained weights (%zu pairs can saturate), pattern %d, m=%d n=%d "
+                  "k=%d ncols=%d",
+                  fy_isa_name(isas[p]), want, pattern, m, n, k, ncols);
+            free(y1);
+            free(y2);
+        }
+        free(yi);
+        free(yref);
+    }
+    free(w);
+    free(x);
+    free(bias);
+    free(cols);
+}
+
+/* Uniform weights (a quarter of the pairs can saturate) keep the
+ * saturating product; a layer with no such pair takes VNNI. */
+static void test_vnni_choice(void)
+{
+    const int n = 64, k = 256;
+    int8_t *w = xmalloc((size_t)n * k);
+    random_i8(w, (size_t)n * k, 127);
+    for (int p = 0; p < nisas; p++) {
+        int vnni_path = isas[p] == FY_ISA_AVXVNNI || isas[p] == FY_ISA_AVX512VNNI;
+        fy_cpu_force_isa(isas[p]);
+        fy_linear *l = fy_linear_new_i8(w, n, k, 1.0f, 1.0f, NULL, NULL);
+        size_t pairs = fy_linear_sat_pairs(l);
+        CHECK(!fy_linear_vnni(l) && pairs > (size_t)n * k / 2 / 5,
+              "%s: uniform weights (%zu of %d pairs can saturate) keep the saturating product",
+              fy_isa_name(isas[p]), pairs, n * k / 2);
+        fy_linear_free(l);
+        for (int i = 0; i < n * k; i++) w[i] = (int8_t)(w[i] / 2); /* |w0 + w1| <= 126 */
+        l = fy_linear_new_i8(w, n, k, 1.0f, 1.0f, NULL, NULL);
+        CHECK(fy_linear_vnni(l) == vnni_path && fy_linear_sat_pairs(l) == 0,
+              "%s: no pair can saturate: VNNI where the path has it", fy_isa_name(isas[p]));
+        fy_linear_free(l);
+        random_i8(w, (size_t)n * k, 127);
+    }
+    free(w);
+}
+
 /* Quantisation edge cases: halves round to even, saturation, out of range
  * (cvtps gives INT32_MIN -> -127), NaN. */
 static void test_quantize(void)
@@ -215,7 +343,7 @@ static void test_quantize(void)
                                     -127.5f, -128.0f, 1e9f, -1e9f, 3e9f,  -3e9f, 0.0f,   -0.0f};
     const size_t count = 128;
     float x[128];
-    uint8_t q[3][128];
+    uint8_t q[4][128]; /* one per path (isas) */
     for (size_t i = 0; i < count; i++)
         x[i] = i < sizeof special / sizeof *special ? special[i] : frand(-300.0f, 300.0f);
     x[20] = NAN;
@@ -439,6 +567,7 @@ int main(int argc, char **argv)
         if (!env || fy_isa_parse(env, &want) != 0 || !fy_cpu_supports(want)) {
             /* unknown or unsupported request: the automatic (best) choice */
             want = fy_cpu_supports(FY_ISA_AVX512VNNI) ? FY_ISA_AVX512VNNI
+                   : fy_cpu_supports(FY_ISA_AVXVNNI)  ? FY_ISA_AVXVNNI
                    : fy_cpu_supports(FY_ISA_AVX2)     ? FY_ISA_AVX2
                                                       : FY_ISA_REF;
         }
@@ -455,7 +584,7 @@ int main(int argc, char **argv)
         }
     }
     printf("\n");
-    if (nisas < 3) printf("note: paths this CPU lacks are not tested here\n");
+    if (nisas < 4) printf("note: paths this CPU lacks are not tested here\n");
 
     test_errors();
     test_quantize();
@@ -463,6 +592,16 @@ int main(int argc, char **argv)
     test_ref_formula();
     test_forward_ex();
     test_view_i8();
+    test_vnni_choice();
+    static const int vshapes[][4] = {
+        /* m, n, k, risky pairs: with the -128 pair at most one pair in 512 */
+        {1, 8, 64, 0},       {1, 24, 128, 2},    {2, 40, 192, 6},      {3, 16, 128, 1},
+        {4, 64, 256, 15},    {5, 384, 384, 140}, {7, 512, 512, 250},   {13, 48, 1536, 70},
+        {64, 384, 384, 140}, {70, 128, 512, 60}, {1, 2048, 512, 1000}, {3, 512, 2048, 1000},
+    };
+    for (size_t s = 0; s < sizeof vshapes / sizeof *vshapes; s++)
+        for (int subset = 0; subset < 2; subset++)
+            test_vnni_exact(vshapes[s][0], vshapes[s][1], vshapes[s][2], vshapes[s][3], subset);
     static const int shapes[][2] = {{8, 64},     {16, 128},   {256, 256}, {384, 384},
                                     {1536, 384}, {384, 1536}, {512, 512}, {2048, 512},
                                     {512, 2048}, {24, 192},   {40, 320}};

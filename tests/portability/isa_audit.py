@@ -7,8 +7,9 @@ Disassembles BINARY (objdump -d) and checks that every instruction beyond the
 x86-64 baseline (SSE2) - anything VEX/EVEX-encoded (AVX, AVX2, FMA,
 AVX-512), any use of a ymm/zmm/opmask register, and the SSE3..SSE4.2, POPCNT,
 LZCNT, BMI, MOVBE and ADX instructions - lies in a function compiled from one
-of the ISA-specific kernel files (src/nn/gemm_avx2.c, gemm_avx512vnni.c,
-attend_avx2.c), whose code runs only after src/nn/cpu.c has checked cpuid
+of the ISA-specific kernel files (src/nn/gemm_avx2.c, gemm_avxvnni.c,
+gemm_avx512vnni.c, attend_avx2.c, attend_avx512.c), whose code runs only
+after src/nn/cpu.c has checked cpuid
 and XGETBV. A local
 (static) function's file is read from the symbol table (each STT_FILE symbol
 precedes its file's locals); a global function counts as a kernel function
@@ -31,7 +32,8 @@ import re
 import subprocess
 import sys
 
-KERNEL_FILES = {"gemm_avx2.c", "gemm_avx512vnni.c", "attend_avx2.c"}
+KERNEL_FILES = {"gemm_avx2.c", "gemm_avxvnni.c", "gemm_avx512vnni.c", "attend_avx2.c",
+                "attend_avx512.c"}
 
 # Legacy-encoded instructions newer than SSE2 (mnemonics as objdump prints
 # them, AT&T syntax, suffix-free forms). `tzcnt` is absent on purpose: gcc
