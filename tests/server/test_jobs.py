@@ -194,12 +194,14 @@ def check_store():
         time.sleep(1.2)
         T.eq(s.get(f"/documents/{job['id']}")[0], 404, "expired after --download-ttl")
         path = os.path.join(s.data_dir, "jobs", job["id"])
+        # The sweep deletes the files, then counts: wait for both.
+        def expired():
+            return s.metrics()['fanyi_document_job_events_total{event="expired"}']
         until = time.monotonic() + 30
-        while os.path.exists(path) and time.monotonic() < until:
+        while (os.path.exists(path) or expired() < 1) and time.monotonic() < until:
             time.sleep(0.1)
         T.ok(not os.path.exists(path), "its files are deleted")
-        m = s.metrics()
-        T.ok(m['fanyi_document_job_events_total{event="expired"}'] >= 1, "counted as expired")
+        T.ok(expired() >= 1, "counted as expired")
         st, _, job = submit(s, digits, "filename=m.txt&target=en")
         T.eq(st, 202, f"room again once it expired: {st} {job}")
 
