@@ -197,9 +197,11 @@ static run *stop_here(fy_jobs *js, const char *id, int cancel)
     return r;
 }
 
-/* Renews the leases of the jobs running here and looks for cancellations
- * asked elsewhere. A lease lost (this process stalled past it and another
- * took the job) stops the run without touching the job. */
+/* Renews the leases of the jobs running here (from the moment each holds
+ * it: a job taken up or created with its lease may take a while to start)
+ * and looks for cancellations asked elsewhere. A lease lost (this process
+ * stalled past it and another took the job) stops the run without
+ * touching the job. */
 static void keep_up(fy_jobs *js)
 {
     enum { MAX = 64 };
@@ -207,7 +209,7 @@ static void keep_up(fy_jobs *js)
     int n = 0;
     pthread_mutex_lock(&js->lock);
     for (run *r = js->runs; r && n < MAX; r = r->next)
-        if (r->started) memcpy(ids[n++], r->id, 33);
+        if (r->leased) memcpy(ids[n++], r->id, 33);
     pthread_mutex_unlock(&js->lock);
     for (int i = 0; i < n; i++) {
         fy_jobstore *s = js->store;

@@ -38,7 +38,7 @@ typedef struct run {
     int cancel;  /* cancel asked, js->lock */
     int drop;    /* stop without a final state (shutdown, lease lost), js->lock */
     int started; /* its docjob runs (START done) */
-    int leased;
+    int leased;  /* holds its lease: renewed by the ticker from then on, js->lock */
     int watched;
     fy_jobs_watch watch; /* js->lock; on_end NULL once unwatched */
     /* The units collected by the step in progress, for the checkpoint

@@ -166,8 +166,10 @@ static int end(run *r, int state)
     fy_error err = {0};
     if (run_save(r, 0, &err) && err.code != FY_ENOTFOUND)
         jobs_log(js, "document job %s: cannot store its end: %s", r->id, err.msg);
+    pthread_mutex_lock(&js->lock);
+    r->leased = 0; /* the ticker stops renewing it before it is given back */
+    pthread_mutex_unlock(&js->lock);
     js->store->ops->unlease(js->store, r->id);
-    r->leased = 0;
     pthread_mutex_lock(&js->lock);
     jobs_mark_finished(js, r->id);
     js->st.finished += state == FY_JOB_DONE;
@@ -386,20 +388,23 @@ static int start(run *r)
 int run_turn(run *r)
 {
     fy_jobs *js = r->js;
-    if (!r->leased) {
+    pthread_mutex_lock(&js->lock);
+    int leased = r->leased;
+    pthread_mutex_unlock(&js->lock);
+    if (!leased) {
         fy_error err = {0};
         int got = js->store->ops->lease(js->store, r->id, js->o.lease_ms, &err);
         if (got < 0) jobs_log(js, "document job %s: no lease (%s)", r->id, err.msg);
         if (got != 1) return 1; /* another replica runs it */
-        r->leased = 1;
     }
     pthread_mutex_lock(&js->lock);
+    r->leased = 1;
     int cancel = r->cancel, drop = r->drop;
+    if (drop) r->leased = 0;
     pthread_mutex_unlock(&js->lock);
     if (drop) { /* left as it is in the store: another process goes on with it */
         if (r->dj) fy_docjob_cancel(r->dj);
-        if (r->leased) js->store->ops->unlease(js->store, r->id);
-        r->leased = 0;
+        js->store->ops->unlease(js->store, r->id);
         pthread_mutex_lock(&js->lock);
         tell_end(r);
         pthread_mutex_unlock(&js->lock);
