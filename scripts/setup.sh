@@ -44,7 +44,7 @@ test_packages=(
     openssl                                 # test certificates
     python3-docx python3-odf python3-lxml python3-ebooklib   # document tests: real readers
     python3-requests                        # chunked request bodies (test_chunked.py)
-    python3-reportlab poppler-utils mupdf-tools  # PDF tests: make PDFs; pdftotext, pdfinfo; mutool
+    python3-reportlab poppler-utils mupdf-tools fontconfig  # PDF tests: make PDFs; pdftotext, pdfinfo; mutool; fc-list
     redis-server                            # the Redis cache tier's tests
     chromium fonts-wqy-microhei             # UI tests (driven by playwright-core), CJK glyphs
     wrk hyperfine                           # benchmarks

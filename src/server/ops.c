@@ -26,15 +26,16 @@ static json_t *devices_json(fy_server *s, int *alive)
     return list;
 }
 
-/* Alive while a device can still translate: with every one failed (a lost
- * GPU) a restart is what can help, so liveness says so. */
+/* Liveness, cheap enough for a probe every second: alive while a device
+ * can still translate. With every one failed (a lost GPU) a restart is what
+ * can help, so liveness says so; /ready has the devices' details. */
 static enum MHD_Result op_health(req *r)
 {
-    int alive;
-    json_t *devs = devices_json(r->srv, &alive);
-    return reply_json(
-        r, alive ? 200 : 503,
-        json_pack("{s:s,s:o}", "status", alive ? "ok" : "no compute device left", "devices", devs));
+    if (fy_scheduler_devices_alive(r->srv->sched) > 0)
+        return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+    return reply_json(r, 503,
+                      json_pack("{s:s,s:s}", "status", "error", "error",
+                                "no compute device left: every device failed"));
 }
 
 /* The models: direction, file name and whether loaded (never a path:
@@ -80,14 +81,19 @@ static enum MHD_Result op_ready(req *r)
     fy_scheduler_get_stats(r->srv->sched, &st);
     int saturated = st.queue_depth * 10 >= st.queue_max * 9;
     int draining = atomic_load(&r->srv->draining);
-    const char *status = draining ? "draining" : saturated ? "saturated" : "ready";
+    int alive;
+    json_t *devices = devices_json(r->srv, &alive);
+    const char *status = draining    ? "draining"
+                         : !alive    ? "no compute device left"
+                         : saturated ? "saturated"
+                                     : "ready";
     size_t budget, used = fy_registry_memory(r->srv->reg, &budget);
-    json_t *body =
-        json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:o}", "status", status, "models", models_json(r->srv),
-                  "models_memory_bytes", (json_int_t)used, "models_memory_budget_bytes",
-                  (json_int_t)budget, "queue_depth", (json_int_t)st.queue_depth, "queue_capacity",
-                  (json_int_t)st.queue_max, "cache", cache_json(r->srv));
-    return reply_json(r, draining || saturated ? 503 : 200, body);
+    json_t *body = json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:o,s:o}", "status", status, "models",
+                             models_json(r->srv), "models_memory_bytes", (json_int_t)used,
+                             "models_memory_budget_bytes", (json_int_t)budget, "queue_depth",
+                             (json_int_t)st.queue_depth, "queue_capacity", (json_int_t)st.queue_max,
+                             "cache", cache_json(r->srv), "devices", devices);
+    return reply_json(r, draining || saturated || !alive ? 503 : 200, body);
 }
 
 static enum MHD_Result op_metrics(req *r)

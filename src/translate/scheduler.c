@@ -166,7 +166,7 @@ struct fy_scheduler {
     int nworkers;
     device devs[FY_SCHED_DEVICES];
     int ndevs;
-    int alive; /* devices that have not failed */
+    atomic_int alive; /* devices that have not failed (written under lock) */
     pthread_t reaper_thread;
     int reaper_started;
     fy_scheduler_stats st;
@@ -1452,6 +1452,12 @@ void fy_scheduler_engine_stats(fy_scheduler *s, const fy_engine *e, fy_engine_st
 const char *fy_scheduler_device_name(fy_scheduler *s, int i)
 {
     return i >= 0 && i < s->ndevs ? s->devs[i].d.name : NULL;
+}
+
+int fy_scheduler_devices_alive(fy_scheduler *s)
+{
+    /* Without the lock: /health probes must not wait behind the workers. */
+    return atomic_load(&s->alive);
 }
 
 int fy_scheduler_device_stats(fy_scheduler *s, fy_device_stats *out, int n)

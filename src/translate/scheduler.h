@@ -281,6 +281,9 @@ typedef struct fy_device_stats {
  * past the last. Valid while the scheduler lives. */
 const char *fy_scheduler_device_name(fy_scheduler *s, int i);
 
+/* Devices that have not failed (0: nothing can translate any more). */
+int fy_scheduler_devices_alive(fy_scheduler *s);
+
 /* The devices' counters: fills out[0 .. min(n, count)) and returns count. */
 int fy_scheduler_device_stats(fy_scheduler *s, fy_device_stats *out, int n);
 

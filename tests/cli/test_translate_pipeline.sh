@@ -7,7 +7,7 @@ T() { "$FANYI_BIN" translate --model "$M" "$@"; }
 
 # Line structure survives: one output line per input line, blank lines kept,
 # leading indentation kept, a line without Chinese passes through untouched.
-printf '今天天气很好。我们去公园散步吧！\n\n    北京是中国的首都。\nHello, world.\n\n' >"$FY_TMP/in.txt"
+printf '今天天气很好。我们去公园散步吧！\n\n    上海是中国最大的城市。\nHello, world.\n\n' >"$FY_TMP/in.txt"
 FY_STDIN="$FY_TMP/in.txt" run T
 expect_status 0
 lines=$(wc -l <"$FY_TMP/out")
@@ -18,7 +18,7 @@ if [ "$(sed -n 4p "$FY_TMP/out")" = "Hello, world." ]; then ok; else bad "Englis
 
 # Each sentence is translated as the engine translates it on its own (the
 # clean-up may then shorten degenerate repetition: compare the first word).
-printf '北京是中国的首都。\n' >"$FY_TMP/one.txt"
+printf '上海是中国最大的城市。\n' >"$FY_TMP/one.txt"
 FY_STDIN="$FY_TMP/one.txt" run "$FANYI_BIN" translate --raw --model "$M"
 raw=$(awk '{print $1; exit}' "$FY_TMP/out")
 FY_STDIN="$FY_TMP/in.txt" run T

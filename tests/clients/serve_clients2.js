@@ -23,7 +23,7 @@ if (!BIN || !BUILD) {
 const MODELS = path.join(BUILD, 'models');
 
 // Sentences to translate: ordinary Chinese and English.
-const ZH = ['这家饭馆的饺子又便宜又好吃。', '明天早上八点半，我们在学校门口集合。', '孩子们在公园里放风筝。'];
+const ZH = ['这家饭馆的饺子又便宜又好吃。', '明天早上九点，我们在学校门口见面。', '孩子们在公园里放风筝。'];
 const EN = ['The weather is nice today, so we are going to the park.', 'Good morning.'];
 
 class Checks {

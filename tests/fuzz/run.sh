@@ -1,10 +1,11 @@
 #!/bin/bash
 # run.sh - builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each
-# for SECONDS (default 60), one after the other.
+# for SECONDS (default 60), FANYI_FUZZ_JOBS (2) at a time.
 #
 #   tests/fuzz/run.sh [SECONDS] [HARNESS...]
 #
-# Build dir: $FANYI_FUZZ_BUILD or <repo>/build-fuzz (configured here, so this
+# Harnesses run FANYI_FUZZ_JOBS at a time (default 2: one per core of a CI
+# machine). Build dir: $FANYI_FUZZ_BUILD or <repo>/build-fuzz (configured here, so this
 # works from a clean clone). Each harness starts from its committed seeds in
 # tests/fuzz/corpus/<harness>/ plus what earlier runs found in
 # build-fuzz/fuzz-corpus/<harness>/ (new inputs go there, never into the
@@ -43,16 +44,13 @@ fi
 mkdir -p "$build/crashes"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$here/ubsan.supp
-passed=0
-failed=0
-for h in "${harnesses[@]}"; do
-    work="$build/fuzz-corpus/$h"
-    log="$build/fuzz-$h.log"
+# One harness: runs it, then prints its verdict line (and exits 1 on failure).
+fuzz_one() {
+    local h=$1 work="$build/fuzz-corpus/$1" log="$build/fuzz-$1.log" maxlen=65536 dict=()
     mkdir -p "$work"
-    maxlen=65536
     [ "$h" = fuzz_spm_load ] && maxlen=300000 # the nmt_nfkc seed model is 250 KB
-    dict=()
     [ -f "$here/$h.dict" ] && dict=(-dict="$here/$h.dict")
+    local start rc took execs cov art
     start=$(date +%s)
     (cd "$build/crashes" && "$build/tests/fuzz/$h" "$work" "$here/corpus/$h" "${dict[@]}" \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 \
@@ -63,15 +61,33 @@ for h in "${harnesses[@]}"; do
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1)
     if [ "$rc" -eq 0 ]; then
-        passed=$((passed + 1))
         printf 'PASS %-16s %5ss %10s execs  %s\n' "$h" "$took" "${execs:-?}" "${cov:-}"
-    else
-        failed=$((failed + 1))
-        art=$(grep -oE "(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+" "$log" | tail -n 1)
-        printf 'FAIL %-16s %5ss %10s execs  rc=%s %s (log: %s)\n' "$h" "$took" "${execs:-?}" "$rc" \
-            "${art:+input: $build/crashes/$h-$art}" "$log"
-        grep -m 3 -E "ERROR|runtime error|SUMMARY" "$log" | sed 's/^/    /'
+        return 0
     fi
+    art=$(grep -oE "(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+" "$log" | tail -n 1)
+    printf 'FAIL %-16s %5ss %10s execs  rc=%s %s (log: %s)\n' "$h" "$took" "${execs:-?}" "$rc" \
+        "${art:+input: $build/crashes/$h-$art}" "$log"
+    grep -m 3 -E "ERROR|runtime error|SUMMARY" "$log" | sed 's/^/    /'
+    return 1
+}
+
+# Harnesses run $jobs at a time (each is one process on one core, so each
+# still fuzzes for the full SECONDS; on two cores the stage takes half the
+# wall time). Each verdict is printed as a whole when its harness ends.
+passed=0
+failed=0
+pids=()
+reap() {
+    local rc=0
+    wait "${pids[0]}" || rc=$?
+    if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    pids=("${pids[@]:1}")
+}
+for h in "${harnesses[@]}"; do
+    [ "${#pids[@]}" -lt "$jobs" ] || reap
+    fuzz_one "$h" &
+    pids+=($!)
 done
+while [ "${#pids[@]}" -gt 0 ]; do reap; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

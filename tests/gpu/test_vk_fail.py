@@ -5,10 +5,10 @@
 its 3rd decoder step (FANYI_VK_FAIL_AFTER, the backend's test hook for a lost
 device): concurrent requests all get 200 with the same translations a
 CPU-only server gives, the failure is logged once, /metrics shows the
-device failed and the sentences it gave back, /health stays 200 (the CPU
-serves on) and the X-Fanyi-Device header names the CPU for what came after.
+device failed and the sentences it gave back, /health stays 200 and /ready
+names the failed device (the CPU serves on) and the X-Fanyi-Device header names the CPU for what came after.
 Then with the Vulkan device alone: the requests fail with a clear 503 and
-/health turns 503 (no device left: a restart is what helps). Skipped (77)
+/health and /ready turn 503 (no device left: a restart is what helps). Skipped (77)
 without a usable Vulkan device (CI installs lavapipe).
 """
 import json
@@ -72,8 +72,10 @@ def main():
         T.eq(metric(m, "fanyi_device_sentences_total", "cpu"), float(len(texts)),
              "the CPU translated every sentence")
         st, _, h = s.get("/health")
-        T.eq(st, 200, "alive: the CPU serves on")
-        T.eq([d["status"] for d in h["devices"]], ["ok", "failed"], "/health names the failure")
+        T.eq((st, h), (200, {"status": "ok"}), "alive: the CPU serves on")
+        st, _, r = s.get("/ready")
+        T.eq(st, 200, "ready: the CPU serves on")
+        T.eq([d["status"] for d in r["devices"]], ["ok", "failed"], "/ready names the failure")
         after = translate_all(s, ["谢谢，朋友。"])
         T.eq(after[0][2], "cpu", "X-Fanyi-Device names the CPU afterwards")
         T.eq(s.log().count("failed (device lost"), 1, "the failure is logged once")
@@ -81,8 +83,11 @@ def main():
         got = translate_all(s, texts[:4])
         T.ok(all(st == 503 for st, _, _ in got), f"503 with no device left: {got}")
         T.ok(all("no compute device" in tr for _, tr, _ in got), "the error says why")
-        st, _, _ = s.get("/health")
+        st, _, h = s.get("/health")
         T.eq(st, 503, "/health says no device is left")
+        T.ok("no compute device" in h.get("error", ""), f"and why: {h}")
+        st, _, _ = s.get("/ready")
+        T.eq(st, 503, "not ready either")
     T.finish()
 
 

@@ -25,7 +25,7 @@ MODELS = {"zh-en": "tiny-int8-sl", "en-zh": "firefox-en-zh", "de-en": "tiny-de-e
           "en-de": "tiny-en-de"}
 ZH = "这家饭馆的饺子又便宜又好吃。"
 EN = "The weather is nice today, so we are going to the park."
-DE = "Das Wetter ist heute sehr schön, also gehen wir in den Park."
+DE = "Das Wetter ist heute schön, wir gehen in den Park."
 
 root = tempfile.mkdtemp(prefix="fanyi-models-")
 for name, src in MODELS.items():
