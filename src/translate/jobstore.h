@@ -28,7 +28,8 @@
  * with room for a result of its size (FY_ESPACE), and a result that does
  * not fit is refused too. Functions return 0 or an FY_E* code with err
  * (FY_ENOTFOUND: no such job; FY_ESPACE: full; FY_EIO / FY_ENET: the disk
- * or Redis failed); they may be called from any thread.
+ * or Redis failed), err may be NULL (the code alone); they may be called
+ * from any thread.
  */
 #ifndef FY_TRANSLATE_JOBSTORE_H
 #define FY_TRANSLATE_JOBSTORE_H

@@ -260,18 +260,22 @@ static int dir_create(fy_jobstore *s, const char *id, const char *state, const c
 {
     (void)ttl_s;
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     size_t slen = strlen(state);
-    if (reserve(d, len + slen, len, err)) return err->code;
+    int rc = reserve(d, len + slen, len, err);
+    if (rc) return rc;
     fy_buf tmp = {0};
     fy_buf_printf(&tmp, "%s/.new-%s", d->dir, id);
     char *dst = path_of(d, id, NULL);
-    int fd = -1, rc = tmp.oom || !dst ? fy_err(err, FY_ENOMEM, "out of memory") : 0;
+    int fd = -1;
+    rc = tmp.oom || !dst ? fy_err(err, FY_ENOMEM, "out of memory") : 0;
     if (!rc && mkdir(tmp.p, 0700)) rc = io_err(err, "cannot make", tmp.p);
     if (!rc) rc = write_atomic(d, tmp.p, "source", data, len, err);
     if (!rc) rc = write_atomic(d, tmp.p, "state.json", state, slen, err);
     /* Locked before it appears: the lock follows the directory's rename. */
-    if (!rc && lease_ms > 0 && (fd = lock_file(tmp.p, err)) < 0) rc = err->code;
+    fy_error e = {0};
+    if (!rc && lease_ms > 0 && (fd = lock_file(tmp.p, &e)) < 0)
+        rc = fy_err(err, e.code, "%s", e.msg);
     if (!rc && rename(tmp.p, dst)) rc = io_err(err, "cannot make", dst);
     if (rc && fd >= 0) close(fd);
     if (rc && tmp.p) remove_tree(tmp.p);
@@ -281,10 +285,7 @@ static int dir_create(fy_jobstore *s, const char *id, const char *state, const c
         d->jobs++;
         pthread_mutex_unlock(&d->lock);
     }
-    if (!rc && fd >= 0 && keep_lease(d, id, fd, err)) {
-        dir_remove(s, id, NULL);
-        rc = err->code;
-    }
+    if (!rc && fd >= 0 && (rc = keep_lease(d, id, fd, err))) dir_remove(s, id, NULL);
     fy_buf_free(&tmp);
     free(dst);
     return rc;
@@ -293,7 +294,7 @@ static int dir_create(fy_jobstore *s, const char *id, const char *state, const c
 static int dir_get_state(fy_jobstore *s, const char *id, char **state, fy_error *err)
 {
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *p = path_of(d, id, "state.json");
     size_t len;
     int rc = p ? read_all(p, state, &len, err) : fy_err(err, FY_ENOMEM, "out of memory");
@@ -306,7 +307,7 @@ static int dir_put_state(fy_jobstore *s, const char *id, const char *state, int 
 {
     (void)open, (void)ttl_s;
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *dir = path_of(d, id, NULL);
     int rc = dir ? write_atomic(d, dir, "state.json", state, strlen(state), err)
                  : fy_err(err, FY_ENOMEM, "out of memory");
@@ -318,7 +319,7 @@ static int dir_get_file(fy_jobstore *s, const char *id, const char *name, char *
                         fy_error *err)
 {
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *p = path_of(d, id, name);
     int rc = p ? read_all(p, data, len, err) : fy_err(err, FY_ENOMEM, "out of memory");
     free(p);
@@ -355,7 +356,7 @@ static int dir_put_units(fy_jobstore *s, const char *id, const size_t *idx,
                          const char *const *texts, const size_t *lens, size_t n, fy_error *err)
 {
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     fy_buf b = {0};
     char *p = path_of(d, id, "units.jsonl");
     int rc =
@@ -406,7 +407,7 @@ static int dir_put_result(fy_jobstore *s, const char *id, const char *data, size
 {
     (void)ttl_s;
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *dir = path_of(d, id, NULL);
     if (!dir) return fy_err(err, FY_ENOMEM, "out of memory");
     int rc = reserve(d, len, 0, err);
@@ -430,7 +431,7 @@ static void drop_lease(dir_store *d, const char *id)
 static int dir_remove(fy_jobstore *s, const char *id, fy_error *err)
 {
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *src = path_of(d, id, NULL);
     fy_buf gone = {0};
     fy_buf_printf(&gone, "%s/.del-%s.%ld", d->dir, id, (long)getpid());
@@ -507,7 +508,7 @@ static int dir_list(fy_jobstore *s, int open, char (**ids)[33], size_t *n, fy_er
 static int dir_cancel(fy_jobstore *s, const char *id, fy_error *err)
 {
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *p = path_of(d, id, "cancel");
     if (!p) return fy_err(err, FY_ENOMEM, "out of memory");
     int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -520,7 +521,7 @@ static int dir_cancel(fy_jobstore *s, const char *id, fy_error *err)
 static int dir_canceled(fy_jobstore *s, const char *id, fy_error *err)
 {
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char *p = path_of(d, id, "cancel");
     if (!p) return fy_err(err, FY_ENOMEM, "out of memory");
     int there = access(p, F_OK) == 0;
@@ -532,7 +533,7 @@ static int dir_lease(fy_jobstore *s, const char *id, int ms, fy_error *err)
 {
     (void)ms;
     dir_store *d = (dir_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     pthread_mutex_lock(&d->lock);
     int held = 0;
     for (size_t i = 0; i < d->nleases && !held; i++) held = !strcmp(d->leases[i].id, id);
@@ -545,7 +546,8 @@ static int dir_lease(fy_jobstore *s, const char *id, int ms, fy_error *err)
     free(dir);
     if (fd < 0 && e.code == FY_EBUSY) return 0;
     if (fd < 0) return fy_err(err, e.code, "%s", e.msg);
-    return keep_lease(d, id, fd, err) ? err->code : 1;
+    int rc = keep_lease(d, id, fd, err);
+    return rc ? rc : 1;
 }
 
 static void dir_unlease(fy_jobstore *s, const char *id)

@@ -128,8 +128,9 @@ static int reply_errors(redis_store *r, redisReply **reps, int n, fy_error *err)
 static int run(redis_store *r, cmd *cmds, int n, redisReply **keep, size_t bytes, fy_error *err)
 {
     redisReply *reps[8];
-    if (exchange(r, cmds, n, reps, bytes, err)) return err->code; /* nothing kept */
-    int rc = reply_errors(r, reps, n, err);
+    int rc = exchange(r, cmds, n, reps, bytes, err);
+    if (rc) return rc; /* nothing kept */
+    rc = reply_errors(r, reps, n, err);
     if (!rc && keep) {
         for (int i = 0; i < n; i++) keep[i] = reps[i];
         return 0;
@@ -154,7 +155,8 @@ static int sum_bytes(redis_store *r, fy_error *err)
     args(&c[1], "ZCARD");
     args(&c[1], ALL);
     redisReply *reps[2];
-    if (run(r, c, 2, reps, 0, err)) return err->code;
+    int rc = run(r, c, 2, reps, 0, err);
+    if (rc) return rc;
     uint64_t sum = 0;
     for (size_t i = 0; reps[0]->type == REDIS_REPLY_ARRAY && i < reps[0]->elements; i++)
         if (reps[0]->element[i]->type == REDIS_REPLY_STRING)
@@ -168,7 +170,8 @@ static int sum_bytes(redis_store *r, fy_error *err)
 /* need more bytes (and room beside them) fit under the bound; lock held. */
 static int fits(redis_store *r, uint64_t need, uint64_t room, fy_error *err)
 {
-    if (sum_bytes(r, err)) return err->code;
+    int rc = sum_bytes(r, err);
+    if (rc) return rc;
     if (r->bytes + need + room <= r->max_bytes) return 0;
     return fy_err(err, FY_ESPACE,
                   "the document store is full (%llu of %llu MiB used; this needs %llu MiB more): "
@@ -200,7 +203,7 @@ static int r_create(fy_jobstore *s, const char *id, const char *state, const cha
                     int ttl_s, int lease_ms, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char ttl[24], now[24], num[24], px[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_s > 0 ? ttl_s : OPEN_TTL_S);
     snprintf(now, sizeof now, "%lld", (long long)fy_wall_ms());
@@ -229,7 +232,7 @@ static int r_create(fy_jobstore *s, const char *id, const char *state, const cha
 static int get_value(redis_store *r, const char *id, const char *suffix, char **data, size_t *len,
                      fy_error *err)
 {
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     cmd c = {0};
     args(&c, "GET"), key(&c, 0, id, suffix);
     redisReply *rep;
@@ -270,7 +273,7 @@ static int r_put_state(fy_jobstore *s, const char *id, const char *state, int op
                        fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_s > 0 ? ttl_s : OPEN_TTL_S);
     cmd c[6] = {0};
@@ -297,7 +300,7 @@ static int r_put_units(fy_jobstore *s, const char *id, const size_t *idx, const 
                        const size_t *lens, size_t n, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     if (!n) return 0;
     cmd c[3] = {0};
     /* HSET with every field: an argument array of its own. */
@@ -339,7 +342,7 @@ static int r_get_units(fy_jobstore *s, const char *id, fy_jobstore_unit_fn fn, v
                        fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     cmd c = {0};
     args(&c, "HGETALL"), key(&c, 0, id, ":units");
     redisReply *rep;
@@ -363,7 +366,7 @@ static int r_put_result(fy_jobstore *s, const char *id, const char *data, size_t
                         fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char ttl[24], num[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_s > 0 ? ttl_s : OPEN_TTL_S);
     cmd c[2] = {0};
@@ -380,7 +383,7 @@ static int r_put_result(fy_jobstore *s, const char *id, const char *data, size_t
 static int r_remove(fy_jobstore *s, const char *id, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     cmd c[5] = {0};
     args(&c[0], "DEL"), key(&c[0], 0, id, ""), key(&c[0], 1, id, ":src");
     key(&c[0], 2, id, ":units");
@@ -424,7 +427,7 @@ static int r_list(fy_jobstore *s, int open, char (**ids)[33], size_t *n, fy_erro
 static int r_cancel(fy_jobstore *s, const char *id, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%d", OPEN_TTL_S);
     cmd c = {0};
@@ -438,7 +441,7 @@ static int r_cancel(fy_jobstore *s, const char *id, fy_error *err)
 static int r_canceled(fy_jobstore *s, const char *id, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     cmd c = {0};
     args(&c, "EXISTS"), key(&c, 0, id, ":cancel");
     redisReply *rep;
@@ -454,7 +457,7 @@ static int r_canceled(fy_jobstore *s, const char *id, fy_error *err)
 static int r_lease(fy_jobstore *s, const char *id, int ms, fy_error *err)
 {
     redis_store *r = (redis_store *)s;
-    if (bad_id(id, err)) return err->code;
+    if (bad_id(id, err)) return FY_ENOTFOUND;
     char px[24];
     snprintf(px, sizeof px, "%d", ms);
     cmd c[2] = {0};

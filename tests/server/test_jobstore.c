@@ -3,10 +3,15 @@
  * exclude each other as across processes): a job created with its lease
  * cannot be taken by the other until its maker lets go, one created
  * without can; the maker's own lease renews; a removed job's lease is
- * gone with it; the size bound (FY_ESPACE). */
+ * gone with it; the size bound (FY_ESPACE). The Redis store with no
+ * Redis to reach: every call says so (FY_ENET), err given or NULL (the
+ * ticker passes NULL), and nothing crashes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "translate/jobstore.h"
@@ -88,6 +93,46 @@ static void bound(const char *dir)
     fy_jobstore_free(s);
 }
 
+/* A loopback port nothing listens on (bound, then closed). */
+static int closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t n = sizeof a;
+    int port = -1;
+    if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a) &&
+        !getsockname(fd, (struct sockaddr *)&a, &n))
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+static void redis_down(void)
+{
+    fy_redis_options o;
+    fy_redis_options_default(&o);
+    snprintf(o.host, sizeof o.host, "127.0.0.1");
+    o.port = closed_port();
+    CHECK(o.port > 0);
+    fy_error err = {0};
+    fy_jobstore *s = fy_jobstore_redis_open(&o, 1 << 20, &err);
+    CHECK(s != NULL);
+    if (!s) return;
+    char(*ids)[33] = NULL;
+    size_t n = 0;
+    char *state = NULL;
+    CHECK(s->ops->list(s, 1, &ids, &n, NULL) == FY_ENET);
+    CHECK(s->ops->list(s, 0, &ids, &n, &err) == FY_ENET && strstr(err.msg, "redis"));
+    CHECK(s->ops->get_state(s, ID1, &state, NULL) == FY_ENET);
+    CHECK(s->ops->lease(s, ID1, 1000, NULL) == FY_ENET);
+    CHECK(s->ops->canceled(s, ID1, NULL) == FY_ENET);
+    CHECK(s->ops->create(s, ID1, STATE, "hello", 5, 0, 1000, NULL) == FY_ENET);
+    CHECK(s->ops->remove(s, ID1, NULL) == FY_ENET);
+    CHECK(s->ops->get_state(s, "not an id", &state, NULL) == FY_ENOTFOUND);
+    s->ops->unlease(s, ID1);
+    fy_jobstore_free(s);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/fanyi-jobstore-XXXXXX";
@@ -103,6 +148,7 @@ int main(void)
     fy_jobstore_free(a);
     fy_jobstore_free(b);
     bound(small);
+    redis_down();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
