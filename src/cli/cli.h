@@ -37,6 +37,7 @@ typedef struct cli_file_options {
     int force;              /* replace an OUT that exists */
     long max_mb, max_chars; /* --max-document-mb/-chars; 0: text/document.h's defaults */
     int bilingual;          /* a PDF's pages each followed by its translation */
+    const struct fy_glossary *glossary; /* --glossary (compiled, borrowed), or NULL */
 } cli_file_options;
 struct fy_scheduler;
 struct fy_registry;

@@ -19,6 +19,7 @@
 #include "model/discover.h"
 #include "nn/backend.h"
 #include "util/clock.h"
+#include "translate/confidence.h"
 #include "translate/scheduler.h"
 #include "translate/translator.h"
 
@@ -40,7 +41,7 @@ static const char *const default_text[] = {
 
 typedef struct bench_opts {
     const char *model, *models, *input, *device;
-    int threads, sentences, json, beam, batch;
+    int threads, sentences, json, beam, batch, scores;
     double max_length_factor;
 } bench_opts;
 
@@ -220,7 +221,10 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
     so.queue_max = in->n;
     bench_device(o, dev, to, &so);
     fy_engine engine;
-    fy_translator_engine(t, "bench", &engine);
+    if (o->scores) /* what fanyi serve runs: the sentences' confidence too */
+        fy_translator_engine_scored(t, "bench", &engine);
+    else
+        fy_translator_engine(t, "bench", &engine);
     fy_route route = {{&engine}, 1, NULL};
     fy_scheduler *s = fy_scheduler_open(&so, err);
     if (!s) return err->code;
@@ -235,7 +239,7 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
     double t0 = fy_now_s(), cpu0 = cpu_seconds();
     size_t submitted = 0;
     for (; !rc && submitted < in->n; submitted++) {
-        fy_sentence_in src = {in->v[submitted], 0, &route, beam, 0, 0};
+        fy_sentence_in src = {in->v[submitted], 0, &route, beam, 0, 0, NULL};
         if (!(jobs[submitted] = fy_scheduler_submit(s, &src, 1, 0, &cb, err))) rc = err->code;
     }
     pthread_mutex_lock(&wt.mu);
@@ -266,7 +270,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fanyi bench [--model DIR | --models ROOT] [--threads N] [--input FILE]\n"
             "                   [--sentences N] [--max-length-factor F] [--beam N]\n"
-            "                   [--device D] [--batch N] [--json]\n\n"
+            "                   [--device D] [--batch N] [--scores] [--json]\n\n"
             "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
             "thread), batched throughput through the real scheduler (N threads, every\n"
             "sentence submitted at once), and peak RSS.\n\n"
@@ -284,6 +288,8 @@ static void usage(FILE *out)
             "                         (the first device it opens; see fanyi devices)\n"
             "  --batch N              sentences per batch of the batched run (default: the\n"
             "                         device's: 32 on the CPU); its mean time is reported\n"
+            "  --scores               the batched run also computes each sentence's confidence\n"
+            "                         (the n-best score and margin, as fanyi serve does)\n"
             "  --json                 one JSON object instead of a table\n");
 }
 
@@ -299,6 +305,7 @@ static int parse(int argc, char **argv, bench_opts *o)
                                          {"device", required_argument, NULL, 'D'},
                                          {"batch", required_argument, NULL, 'b'},
                                          {"models", required_argument, NULL, 'M'},
+                                         {"scores", no_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     long v;
@@ -340,6 +347,9 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'B':
             if (cli_parse_long("bench", "--beam", optarg, 1, FY_BEAM_MAX, &v)) return 2;
             o->beam = (int)v;
+            break;
+        case 'S':
+            o->scores = 1;
             break;
         case 'h':
             usage(stdout);

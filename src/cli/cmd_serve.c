@@ -4,9 +4,10 @@
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
  * the ready line; with --models each loads on its first request. The
  * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
- * as tiers: memory first. Document jobs are kept under --data-dir, or in
- * Redis with --redis (shared by the replicas); the unfinished ones of an
- * earlier run are resumed. */
+ * as tiers: memory first. What users store lives in one data directory
+ * (--data-dir): document jobs in DIR/jobs, or in Redis with --redis (shared
+ * by the replicas; the unfinished ones of an earlier run are resumed), and
+ * glossaries in DIR/glossaries (and Redis with --redis). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "server/server.h"
 #include "translate/cache.h"
 #include "translate/cache_redis.h"
+#include "translate/glossary_store.h"
 #include "translate/jobs.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
@@ -121,9 +123,11 @@ static void usage(FILE *out)
             "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
             "  --max-document-chars N  characters of text in one document\n"
             "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
-            "  --data-dir DIR       where document jobs are kept (DIR/jobs: uploads,\n"
-            "                       checkpoints, translated files), so that a restarted server\n"
-            "                       resumes them; with --redis they are kept in Redis instead\n"
+            "  --data-dir DIR       where the server keeps what users store: document jobs\n"
+            "                       in DIR/jobs (uploads, checkpoints, translated files, so\n"
+            "                       that a restarted server resumes them; with --redis they\n"
+            "                       are kept in Redis instead) and glossaries in\n"
+            "                       DIR/glossaries (with --redis, in Redis as well)\n"
             "                       (FANYI_DATA_DIR; ~/.local/share/fanyi)\n"
             "  --jobs-store-mb N    the most the document jobs' store holds; a document that\n"
             "                       does not fit gets 507 (FANYI_JOBS_STORE_MB; 1024; the older\n"
@@ -429,20 +433,22 @@ static void jobs_log(void *user, const char *line)
     fprintf(stderr, "fanyi serve: %s\n", line);
 }
 
-/* DIR/jobs of --data-dir, $FANYI_DATA_DIR or ~/.local/share/fanyi (cap bytes). */
-static int jobs_dir(const serve_config *c, char *out, size_t cap)
+/* DATA_DIR/sub: DATA_DIR is --data-dir, $FANYI_DATA_DIR or
+ * ~/.local/share/fanyi. -1 without one (no HOME) or when it does not fit. */
+static int data_path(const serve_config *c, const char *sub, char *out, size_t cap)
 {
     const char *home = getenv("HOME");
-    int n = c->data_dir     ? snprintf(out, cap, "%s/jobs", c->data_dir)
-            : home && *home ? snprintf(out, cap, "%s/.local/share/fanyi/jobs", home)
-                            : snprintf(out, cap, "fanyi-data/jobs");
+    int n = c->data_dir     ? snprintf(out, cap, "%s/%s", c->data_dir, sub)
+            : home && *home ? snprintf(out, cap, "%s/.local/share/fanyi/%s", home, sub)
+                            : -1;
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* The document jobs: their store in Redis (--redis) or under the data
- * directory, the document limits of the server. NULL with err. */
+/* The document jobs: their store in Redis (--redis) or in DATA_DIR/jobs,
+ * the document limits of the server, their glossary ids looked up in
+ * glossaries. NULL with err (FY_EIO: no place to keep them). */
 static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler *sched,
-                          fy_error *err)
+                          fy_glossary_store *glossaries, fy_error *err)
 {
     fy_jobs_options jo;
     fy_jobs_options_default(&jo);
@@ -455,8 +461,10 @@ static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler 
         jo.store = fy_jobstore_redis_open(&ro, max, err);
     } else {
         char dir[4096];
-        if (jobs_dir(c, dir, sizeof dir)) {
-            fy_err(err, FY_EINVAL, "--data-dir: the path is too long");
+        if (data_path(c, "jobs", dir, sizeof dir)) {
+            fy_err(err, c->data_dir ? FY_EINVAL : FY_EIO,
+                   c->data_dir ? "--data-dir: the path is too long"
+                               : "no --data-dir and no HOME: no place to keep document jobs");
             return NULL;
         }
         jo.store = fy_jobstore_dir_open(dir, max, err);
@@ -469,7 +477,34 @@ static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler 
     jo.lease_ms = (int)c->jobs_lease_s * 1000;
     jo.batch_chars = (size_t)c->jobs_batch;
     jo.log = jobs_log;
+    jo.glossaries = glossaries;
     return fy_jobs_open(reg, sched, &jo, err);
+}
+
+/* The glossary store in DATA_DIR/glossaries (memory only without a data
+ * directory), shared through Redis with --redis. NULL with err. */
+static fy_glossary_store *make_glossaries(const serve_config *c, fy_error *err)
+{
+    char dir[4096] = "";
+    if (data_path(c, "glossaries", dir, sizeof dir)) {
+        if (c->data_dir) {
+            fy_err(err, FY_EINVAL, "--data-dir: the path is too long");
+            return NULL;
+        }
+        dir[0] = '\0';
+        fprintf(stderr, "fanyi serve: no --data-dir and no HOME: glossaries are kept in memory "
+                        "only\n");
+    }
+    fy_redis_options ro;
+    fy_redis_options_default(&ro);
+    if (c->redis && fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+    ro.timeout_ms = (int)c->redis_timeout_ms;
+    fy_glossary_store_options go;
+    fy_glossary_store_options_default(&go);
+    go.dir = dir[0] ? dir : NULL;
+    go.redis = c->redis ? &ro : NULL;
+    go.log = redis_log;
+    return fy_glossary_store_open(&go, err);
 }
 
 static int no_model(const char *where, const char *why)
@@ -516,8 +551,9 @@ static int run(const serve_config *c, const char *root)
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
     fy_jobs *jobs = NULL;
+    fy_glossary_store *glossaries = NULL;
     fy_cache *cache = make_cache(c, &err);
-    if (!cache) goto out;
+    if (!cache || !(glossaries = make_glossaries(c, &err))) goto out;
     fy_translator_options topt;
     fy_translator_options_default(&topt);
     topt.max_beam = (int)c->max_beam;
@@ -554,7 +590,7 @@ static int run(const serve_config *c, const char *root)
         rc = no_model(c->model ? c->model : root, err.msg);
         goto quiet;
     }
-    jobs = make_jobs(c, reg, sched, &err);
+    jobs = make_jobs(c, reg, sched, glossaries, &err);
     /* The default place may be unusable (a read-only home in a container):
      * the server goes on without documents. A place given is a promise. */
     if (!jobs && !c->data_dir && !c->redis && err.code == FY_EIO) {
@@ -590,6 +626,7 @@ static int run(const serve_config *c, const char *root)
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     o.openai_strict = c->openai_models && !strcmp(c->openai_models, "strict");
+    o.glossaries = glossaries;
     o.devices = devs;
     o.ndevices = ndevs;
     srv = fy_server_start(&o, reg, sched, cache, &err);
@@ -635,6 +672,7 @@ quiet:
     fy_scheduler_free(sched);
     fy_nn_devices_close(devs, ndevs);
     fy_cache_free(cache);
+    fy_glossary_store_free(glossaries);
     return rc;
 }
 

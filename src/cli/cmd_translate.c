@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@
 #include "translate/models.h"
 #include "text/segment.h"
 #include "nn/backend.h"
+#include "text/glossary.h"
 #include "translate/pipeline.h"
 #include "util/buf.h"
 
@@ -47,7 +49,7 @@ static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
     "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
     "                       [--max-length-factor F] [--beam N] [--min-gap] [--strict]\n"
-    "                       [--device D]\n"
+    "                       [--device D] [--glossary FILE]\n"
     "       fanyi translate --file IN [-o OUT] [--bilingual] [--force] [--max-document-mb N]\n"
     "                       [--max-document-chars N] [--from LANG] [--to LANG] [...]\n"
     "\n"
@@ -77,6 +79,10 @@ static const char USAGE[] =
     "  --min-gap              after each translation print a TAB and the smallest\n"
     "                         margin of a decision in its search: top-1 minus top-2\n"
     "                         logit (greedy), or the closest call of the beam search\n"
+    "  --glossary FILE        terms the translations must use: a TSV (source TAB\n"
+    "                         target per line) or, for a .csv file, CSV glossary, as\n"
+    "                         DeepL's; an empty target keeps the term as it is\n"
+    "                         (lines of stdin, or the --file document)\n"
     "  --strict               stop at the first line that is not UTF-8 text, after\n"
     "                         printing every line before it (default: print it as it\n"
     "                         came and go on)\n"
@@ -97,13 +103,14 @@ static const char USAGE[] =
     "untranslated (each named on stderr).\n";
 
 typedef struct opts {
-    const char *model, *models, *from, *to, *file, *output, *device;
+    const char *model, *models, *from, *to, *file, *output, *device, *glossary_file;
+    fy_glossary *glossary; /* --glossary, for the lines' direction */
     long threads, batch, beam, doc_mb, doc_chars;
     int raw, html, min_gap, strict, force, bilingual;
     fy_translator_options topt;
 } opts;
 
-enum { OPT_STRICT = 256, OPT_FORCE, OPT_DOC_MB, OPT_DOC_CHARS, OPT_DEVICE };
+enum { OPT_STRICT = 256, OPT_FORCE, OPT_DOC_MB, OPT_DOC_CHARS, OPT_DEVICE, OPT_GLOSSARY };
 
 static int parse_opts(int argc, char **argv, opts *o)
 {
@@ -127,6 +134,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"max-document-mb", required_argument, NULL, OPT_DOC_MB},
         {"max-document-chars", required_argument, NULL, OPT_DOC_CHARS},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"glossary", required_argument, NULL, OPT_GLOSSARY},
         {"bilingual", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {0},
@@ -196,6 +204,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case OPT_DEVICE:
             o->device = optarg;
+            break;
+        case OPT_GLOSSARY:
+            o->glossary_file = optarg;
             break;
         case OPT_DOC_CHARS:
             if (cli_parse_long(CMD, "--max-document-chars", optarg, 1, 100000000, &o->doc_chars))
@@ -357,8 +368,13 @@ static fy_request *make_request(const opts *o, fy_registry *reg, block *b, stop 
     const char *texts[4096];
     size_t lens[4096];
     for (size_t k = 0; k < *m; k++) texts[k] = b->p[idx[k]].text, lens[k] = b->p[idx[k]].len;
-    fy_request_options ro = {
-        .source = o->from, .target = o->to, .html = o->html, .raw = o->raw, .beam = (int)o->beam};
+    fy_request_options ro = {.source = o->from,
+                             .target = o->to,
+                             .html = o->html,
+                             .raw = o->raw,
+                             .beam = (int)o->beam,
+                             .glossaries = (const struct fy_glossary *const *)&o->glossary,
+                             .nglossaries = o->glossary ? 1 : 0};
     *failed = 0;
     while (*m) {
         fy_error err = {0};
@@ -533,10 +549,44 @@ static int summary(const printer *pr)
     return 3;
 }
 
+/* --glossary FILE for o's languages (any, where not given): 0, or 2 after
+ * a message naming the file and the line. */
+static int load_glossary(opts *o)
+{
+    enum { GLOSSARY_FILE_MAX = 32 << 20 };
+    if (!o->glossary_file) return 0;
+    FILE *f = fopen(o->glossary_file, "rb");
+    char *text = f ? malloc(GLOSSARY_FILE_MAX + 1) : NULL;
+    size_t n = text ? fread(text, 1, GLOSSARY_FILE_MAX + 1, f) : 0;
+    int e = errno, failed = f && ferror(f);
+    if (f) fclose(f);
+    fy_error err = {0};
+    if (!f || !text || failed || n > GLOSSARY_FILE_MAX) {
+        fprintf(stderr, "fanyi translate: --glossary %s: %s\n", o->glossary_file,
+                !f || failed ? strerror(e)
+                : !text      ? "out of memory"
+                             : "larger than 32 MiB");
+        free(text);
+        return 2;
+    }
+    size_t len = strlen(o->glossary_file);
+    int csv = len > 4 && !strcasecmp(o->glossary_file + len - 4, ".csv");
+    o->glossary = fy_glossary_new(o->from, o->to, &err);
+    int rc =
+        !o->glossary ||
+        fy_glossary_parse(o->glossary, text, n, csv ? FY_GLOSSARY_CSV : FY_GLOSSARY_TSV, &err) ||
+        fy_glossary_compile(o->glossary, &err);
+    free(text);
+    if (!rc) return 0;
+    fprintf(stderr, "fanyi translate: --glossary %s: %s\n", o->glossary_file, err.msg);
+    return 2;
+}
+
 static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 {
     fy_direction_info d;
     default_languages(reg, o, &d);
+    if (load_glossary(o)) return 2;
     reader r = {.in = stdin, .piece = lr_piece_bytes(), .whole_lines = o->raw, .after = CUT_LINE};
     /* Sentence ends are the same for every language but for the spans a
      * source protects: unknown (detected per line), cut as English is. */
@@ -618,6 +668,7 @@ int cmd_translate(int argc, char **argv)
     if (o.file) {
         fy_direction_info d;
         default_languages(reg, &o, &d);
+        rc = load_glossary(&o);
         cli_file_options fo = {.in = o.file,
                                .out = o.output,
                                .from = o.from,
@@ -625,14 +676,16 @@ int cmd_translate(int argc, char **argv)
                                .force = o.force,
                                .max_mb = o.doc_mb,
                                .max_chars = o.doc_chars,
-                               .bilingual = o.bilingual};
-        rc = cli_translate_file(&fo, sched, reg);
+                               .bilingual = o.bilingual,
+                               .glossary = o.glossary};
+        if (!rc) rc = cli_translate_file(&fo, sched, reg);
     } else {
         rc = run(&o, sched, reg);
     }
     fy_registry_free(reg);
     fy_scheduler_free(sched);
     fy_nn_devices_close(devs, ndevs);
+    fy_glossary_unref(o.glossary);
     if (fclose(stdout) != 0 && !rc) {
         fprintf(stderr, "fanyi translate: write error: %s\n", strerror(errno));
         rc = 1;

@@ -261,7 +261,10 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w.cv, &ca);
     pthread_condattr_destroy(&ca);
-    fy_docjob_options o = {.source = fo->from, .target = fo->to};
+    fy_docjob_options o = {.source = fo->from,
+                           .target = fo->to,
+                           .glossaries = &fo->glossary,
+                           .nglossaries = fo->glossary ? 1 : 0};
     fy_docjob_callbacks cb = {NULL, batch_over, &w, unit_done};
     fy_error err = {0};
     char path[4096], *result = NULL;

@@ -6,7 +6,7 @@
  *                        show_billed_characters, formality, context
  *   GET  /v2/languages   ?type=source|target (targets with supports_formality)
  *   GET  /v2/usage       characters translated since the server started
- *   glossaries: a 400 saying they are not supported.
+ *   glossaries: api_deepl_glossary.c (glossary_id and glossary_ids here)
  * Documents (/v2/document...): api_deepl_document.c, registered before this.
  * Errors: {"message": "..."}. Codes are DeepL's: upper case (ZH, EN,
  * EN-US, ZH-HANT). */
@@ -177,12 +177,6 @@ static int check_unsupported(req *r, json_t *in, const char *tgt)
         reply_error(r, 400, "Value for 'formality' not supported: '%.40s'", formality);
         return -1;
     }
-    json_t *g = json_object_get(in, "glossary_id");
-    if (!g) g = json_object_get(in, "glossary_ids");
-    if (g && !json_is_null(g) && !(json_is_string(g) && !*json_string_value(g))) {
-        reply_error(r, 400, "glossaries are not supported by this server");
-        return -1;
-    }
     return 0;
 }
 
@@ -307,7 +301,7 @@ static enum MHD_Result api_deepl(req *r)
     if (!in || field_string(r, in, "source_lang", NULL, &src) ||
         field_string(r, in, "target_lang", NULL, &tgt) || check_options(r, in) ||
         task_langs(r, "source_lang", src, "target_lang", tgt, 1, &lg) ||
-        check_unsupported(r, in, tgt))
+        check_unsupported(r, in, tgt) || deepl_translate_glossaries(r, in, &lg))
         return REPLIED(r);
     deepl_opts o = options_of(in);
     /* Markup (html, xml) goes to the HTML splitter, whose structure decides
@@ -397,20 +391,6 @@ static enum MHD_Result api_deepl_usage(req *r)
                                 (json_int_t)1000000000000LL));
 }
 
-static enum MHD_Result api_deepl_glossaries(req *r)
-{
-    return reply_error(r, 400,
-                       "glossaries are not supported by this server (Fanyi translates with "
-                       "its models only); translate without glossary_id");
-}
-
-/* No language pair has glossaries here: an empty list, which clients read
- * as "none to offer". */
-static enum MHD_Result api_deepl_glossary_pairs(req *r)
-{
-    return reply_json(r, 200, json_pack("{s:[]}", "supported_languages"));
-}
-
 /* ---- the dialect ---------------------------------------------------------------- */
 
 static json_t *deepl_error(int status, const char *msg)
@@ -431,10 +411,10 @@ static const route deepl_routes[] = {
     {"POST", "/v2/translate", "deepl", 1, 0, api_deepl, NULL},
     {"GET", "/v2/languages", "deepl_languages", 0, 0, api_deepl_languages, NULL},
     {"GET", "/v2/usage", "deepl_usage", 1, 0, api_deepl_usage, NULL},
-    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", 0, 0, api_deepl_glossary_pairs,
+    {"GET", "/v2/glossary-language-pairs", "deepl_glossaries", 1, 0, api_deepl_glossary_pairs,
      NULL},
-    {"*", "/v2/glossaries/*", "deepl_glossaries", 0, 0, api_deepl_glossaries, NULL},
-    {"*", "/v3/glossaries/*", "deepl_glossaries", 0, 0, api_deepl_glossaries, NULL},
+    {"*", "/v2/glossaries/*", "deepl_glossaries", 1, 0, api_deepl_glossaries_v2, NULL},
+    {"*", "/v3/glossaries/*", "deepl_glossaries", 1, 0, api_deepl_glossaries_v3, NULL},
 };
 
 /* DeepL's clients read a 403 as "check auth_key": a missing key is one too. */

@@ -28,22 +28,52 @@
 
 #define BASE "/v2/document"
 
-/* ---- glossaries: the hook for the glossary store ------------------------------------
+/* ---- glossaries ---------------------------------------------------------------------
  *
- * DeepL's glossary_id (or glossary_ids) names a glossary made with
- * POST /v2/glossaries. A server with a glossary store looks the id up here
- * (for the document's source and target) and passes it on in
- * spec->glossary: the job keeps it with its state (fy_job_info.glossary)
- * for its requests. Without one every id is unknown, answered as DeepL
- * answers an id it does not have. */
-static int document_glossary(req *r, const upload *u, fy_job_spec *spec)
+ * DeepL's glossary_id (or glossary_ids, comma-separated) names glossaries
+ * made with /v2 or /v3 glossaries. Each is looked up now for the
+ * document's direction (an id the store lacks: 404, as DeepL answers) and
+ * the ids are kept with the job (spec->glossary), which compiles them
+ * whenever it starts. */
+static int document_glossary(req *r, const upload *u, const langs *lg, fy_job_spec *spec, char *ids,
+                             size_t cap)
 {
-    const char *g = upload_field(u, "glossary_id");
-    if (!g || !*g) g = upload_field(u, "glossary_ids");
-    if (!g || !*g) return 0;
-    (void)spec;
-    reply_error(r, 404, "Glossary not found: no glossary has the id '%.80s' on this server", g);
-    return -1;
+    const char *one = upload_field(u, "glossary_id"), *many = upload_field(u, "glossary_ids");
+    if ((!one || !*one) && (!many || !*many)) return 0;
+    if (one && *one && many && *many)
+        return reply_error(r, 400, "glossary_id and glossary_ids cannot be used together"), -1;
+    if (!lg->src[0])
+        return reply_error(r, 400,
+                           "Use of a glossary requires the source_lang parameter to be set"),
+               -1;
+    const char *field = one && *one ? "glossary_id" : "glossary_ids",
+               *list = one && *one ? one : many;
+    if (strlen(list) >= cap)
+        return reply_error(r, 400, "Value for '%s' not supported: too many glossaries", field), -1;
+    fy_glossary_meta *m = malloc(sizeof *m); /* big: not on the stack */
+    if (!m) return reply_error(r, 500, "out of memory"), -1;
+    int rc = 0;
+    for (const char *p = list; *p && !rc; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        size_t n = strcspn(p, ",");
+        char id[FY_GSTORE_ID_MAX];
+        fy_error err = {0};
+        if (!n) continue;
+        snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), p);
+        int known = n < sizeof id && r->srv->o.glossaries &&
+                    !fy_glossary_store_meta(r->srv->o.glossaries, id, m, &err);
+        if (!known) {
+            reply_error(r, 404, "Glossary not found: no glossary has the id '%.80s' on this server",
+                        id);
+            rc = -1;
+        } else {
+            rc = task_glossary_id(r, field, id, lg);
+        }
+    }
+    free(m);
+    if (rc) return -1;
+    snprintf(ids, cap, "%s", list);
+    spec->glossary = ids;
+    return 0;
 }
 
 /* ---- POST /v2/document ----------------------------------------------------------------- */
@@ -74,6 +104,7 @@ static enum MHD_Result upload_document(req *r)
     upload u = {0};
     langs lg;
     fy_job_spec spec = {.same_is_error = 1};
+    char ids[FY_JOB_GLOSSARY_MAX];
     fy_job_info info;
     unsigned char rnd[32];
     char key[65];
@@ -95,7 +126,7 @@ static enum MHD_Result upload_document(req *r)
     if (!rc)
         rc = task_langs(r, "source_lang", src && *src ? src : "auto", "target_lang", tgt, 1, &lg);
     if (!rc) rc = check_formality(r, upload_field(&u, "formality"), tgt);
-    if (!rc) rc = document_glossary(r, &u, &spec);
+    if (!rc) rc = document_glossary(r, &u, &lg, &spec, ids, sizeof ids);
     if (!rc) rc = doc_output_format(r, &u, upload_field(&u, "output_format"));
     if (!rc) {
         spec.source = lg.src;

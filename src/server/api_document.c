@@ -3,11 +3,12 @@
  * every document endpoint shares:
  *
  *   POST /translate_file        LibreTranslate: multipart file, source,
- *                               target, api_key -> {"translatedFileUrl":
+ *                               target, api_key, glossary_id -> {"translatedFileUrl":
  *                               "http://HOST/download_file/<id>.<name>"}
  *   GET  /download_file/<id>.<name>   the file (Content-Disposition: attachment)
  *   POST /translate/document    native: multipart (file) or the raw file as
- *                               the body with ?filename=&source=&target=;
+ *                               the body with ?filename=&source=&target=
+ *                               (&glossary_id=);
  *                               answers NDJSON: start, progress..., then done
  *                               with the file inline (base64) and its URL
  *
@@ -305,6 +306,22 @@ int doc_submit(req *r, const upload *u, fy_job_spec *spec, const fy_jobs_watch *
     return reply_error(r, status, "%s", err.msg), -1;
 }
 
+/* The glossary_id field of an upload: looked up now, so that an id the
+ * store does not have is the request's 400, and kept with the job
+ * (spec->glossary, borrowed from u), which compiles it whenever it starts.
+ * -1 after a reply. */
+int doc_glossary(req *r, const upload *u, const langs *lg, fy_job_spec *spec)
+{
+    const char *id = upload_field(u, "glossary_id");
+    if (!id || !*id) return 0;
+    /* The job keeps a list of ids: one with a comma is none of the store's. */
+    if (strchr(id, ',') || strlen(id) >= FY_GSTORE_ID_MAX)
+        return reply_error(r, 400, "field 'glossary_id': no glossary '%.40s'", id), -1;
+    if (task_glossary_id(r, "glossary_id", id, lg)) return -1;
+    spec->glossary = id;
+    return 0;
+}
+
 /* ---- answering with a file ---------------------------------------------------------- */
 
 void doc_pct(fy_buf *b, const char *s)
@@ -441,8 +458,11 @@ static int view_submit(req *r, int stream, fy_job_info *info)
     if (!rc)
         rc = task_langs(r, "source", src && *src ? src : "auto", "target", tgt && *tgt ? tgt : NULL,
                         !stream, &lg);
+    fy_job_spec spec = {0};
+    if (!rc) rc = doc_glossary(r, &u, &lg, &spec);
     if (!rc) {
-        fy_job_spec spec = {.source = lg.src, .target = lg.tgt};
+        spec.source = lg.src;
+        spec.target = lg.tgt;
         fy_jobs_watch w = {view_progress, view_end, r};
         req_work_begin(r); /* before: the job may end before the submit returns */
         rc = doc_submit(r, &u, &spec, &w, info);

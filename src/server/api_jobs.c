@@ -175,6 +175,7 @@ static int submit_fields(req *r, const upload *u, fy_job_spec *spec, langs *lg)
                            "random one per browser or user)"),
                -1;
     if (doc_output_format(r, u, upload_field(u, "output_format"))) return -1;
+    if (doc_glossary(r, u, lg, spec)) return -1;
     spec->source = lg->src;
     spec->target = lg->tgt;
     spec->client = client && *client ? client : NULL;

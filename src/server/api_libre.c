@@ -5,6 +5,7 @@
  * {"error": "..."}. Chinese is written as LibreTranslate writes it:
  * zh-Hans and zh-Hant. */
 #include "server/internal.h"
+#include "util/lang_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ enum MHD_Result api_libre(req *r, json_t *in)
 }
 
 /* Every language a route starts or ends in, with what it translates into
- * (pivots through English included). */
+ * (pivots through English included), its own name and its direction. */
 static enum MHD_Result api_libre_languages(req *r)
 {
     fy_registry *reg = r->srv->reg;
@@ -126,8 +127,13 @@ static enum MHD_Result api_libre_languages(req *r)
         json_t *targets = json_array();
         for (size_t k = 0; k < m; k++)
             json_array_append_new(targets, json_string(libre_code(tg[k])));
-        json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "code", libre_code(all[i]), "name",
-                                              fy_lang_name(all[i]), "targets", targets));
+        /* native and dir: the rules table's own name and writing direction
+         * (util/lang_rules.h), for pages that show right-to-left text so. */
+        const fy_lang_rules *lr = fy_lang_rules_of(all[i]);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s,s:o}", "code", libre_code(all[i]),
+                                              "name", fy_lang_name(all[i]), "native",
+                                              lr->native ? lr->native : fy_lang_name(all[i]), "dir",
+                                              lr->rtl ? "rtl" : "ltr", "targets", targets));
     }
     return reply_json(r, 200, list);
 }

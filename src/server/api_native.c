@@ -5,7 +5,10 @@
  * the body: "q" is LibreTranslate's, "source_lang"/"target_lang" DeepLX's.
  * With "spans": true the answer says where each sentence is in the source
  * and in the translation, in UTF-16 code units (what a browser's strings
- * count), for the web UI's sentence highlighting. */
+ * count), for the web UI's sentence highlighting. "glossary" (an object of
+ * terms, or TSV) and "glossary_id" (a stored glossary) make the translation
+ * use their terms; "scores": true adds each sentence's confidence
+ * ("scores" in the answer, "score" in each streamed sentence). */
 #include "server/internal.h"
 
 #include <stdio.h>
@@ -80,6 +83,17 @@ static int native_beam(req *r, json_t *in)
     return 0;
 }
 
+/* The glossaries: "glossary" (an object of terms, or TSV text) and
+ * "glossary_id" (a stored one); -1 after a reply. */
+static int native_glossaries(req *r, json_t *in, const langs *lg)
+{
+    const char *id;
+    json_t *g = json_object_get(in, "glossary");
+    if (field_string(r, in, "glossary_id", NULL, &id)) return -1;
+    if (g && !json_is_null(g) && task_glossary_inline(r, "glossary", g, lg)) return -1;
+    return id && *id ? task_glossary_id(r, "glossary_id", id, lg) : 0;
+}
+
 /* Reads the common fields into the request; -1 after a reply. */
 static int native_request(req *r, json_t *in)
 {
@@ -88,7 +102,8 @@ static int native_request(req *r, json_t *in)
     langs lg;
     if (field_string(r, in, "source", "auto", &src) || field_string(r, in, "target", NULL, &tgt) ||
         field_bool(r, in, "html", 0, &html) || field_bool(r, in, "spans", 0, &r->spans) ||
-        native_beam(r, in) || task_langs(r, "source", src, "target", tgt, 0, &lg))
+        field_bool(r, in, "scores", 0, &r->scores) || native_beam(r, in) ||
+        task_langs(r, "source", src, "target", tgt, 0, &lg) || native_glossaries(r, in, &lg))
         return -1;
     return task_texts(r, in, "text", 1, html, &lg);
 }
@@ -180,6 +195,21 @@ static int native_texts(req *r, json_t **translation, json_t **sentences)
     return ok ? 0 : -1;
 }
 
+/* Each text's sentences' confidence: an array, or an array of them like the texts. */
+static json_t *scores(req *r)
+{
+    json_t *arr = r->array ? json_array() : NULL;
+    for (size_t i = 0; i < task_count(r); i++) {
+        json_t *one = task_scores_json(r, i);
+        if (!arr) return one;
+        if (!one || json_array_append_new(arr, one)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr ? arr : json_array();
+}
+
 /* Each text's source and target language: a string, or an array like the texts. */
 static json_t *languages(req *r, int target)
 {
@@ -205,6 +235,11 @@ static json_t *native_body(req *r, const char *field)
     json_t *body = json_pack("{s:o,s:o,s:o,s:o}", field, t, "alternatives", alts, "source",
                              languages(r, 0), "target", languages(r, 1));
     if (body && sentences) json_object_set_new(body, "sentences", sentences);
+    json_t *sc = body && r->scores ? scores(r) : NULL;
+    if (body && r->scores && (!sc || json_object_set_new(body, "scores", sc))) {
+        json_decref(body);
+        return NULL;
+    }
     return body;
 }
 
@@ -283,6 +318,12 @@ void sse_sentence(void *user, size_t text, size_t sentence, const char *before, 
                            (json_int_t)text, "sentence", (json_int_t)sentence, "source",
                            fy_request_sentence(r->q, text, sentence), "translation", rendered, len);
     if (ev && r->spans && sse_spans(r, ev, text, sentence, before, before_len)) {
+        json_decref(ev);
+        ev = NULL;
+    }
+    if (ev && r->scores &&
+        json_object_set_new(ev, "score",
+                            confidence_json(fy_request_confidence(r->q, text, sentence)))) {
         json_decref(ev);
         ev = NULL;
     }

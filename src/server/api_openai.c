@@ -583,7 +583,10 @@ static enum MHD_Result oa_translate(req *r, json_t *in, oa *o, fy_buf *sys, fy_b
         return oa_error(r, 400, "invalid_request", "stream", "'stream' must be a boolean");
     if (prompt_parse(sys->p, user->p ? user->p : "", user->n, &o->p, why, sizeof why))
         return oa_error(r, 400, "not_a_translation_prompt", "messages", "%s", why);
-    if (pick_langs(r, o, msrc, mtgt, &lg) || make_texts(r, o, &lg)) return REPLIED(r);
+    if (pick_langs(r, o, msrc, mtgt, &lg) ||
+        (o->p.glossary && task_glossary_inline(r, "glossary", o->p.glossary, &lg)) ||
+        make_texts(r, o, &lg))
+        return REPLIED(r);
     if (!json_is_true(stream)) return task_submit(r, oa_finish);
     r->sse = 1;
     r->on_sentence = oa_sentence;

@@ -64,8 +64,8 @@ static size_t text_limit(const fy_server *s)
 
 size_t body_route_limit(const fy_server *s, const route *rt)
 {
-    size_t d = doc_body_limit(s, rt);
-    return d ? d : text_limit(s);
+    size_t d = doc_body_limit(s, rt), g = glossary_body_limit(s, rt);
+    return d ? d : g ? g : text_limit(s);
 }
 
 /* The 413 of a body of n bytes over its route's limit, naming the options
@@ -81,6 +81,9 @@ static enum MHD_Result reply_too_large(req *r, uint64_t n)
             r, 413, "the upload is %s, over the limit of --max-document-mb %zu (%s per document)",
             got, s->o.max_document_bytes >> 20,
             size_text(s->o.max_document_bytes, lim, sizeof lim));
+    if (glossary_body_limit(s, r->rt))
+        return reply_error(r, 413, "the glossary is %s, over the limit of %s per request", got,
+                           size_text(limit, lim, sizeof lim));
     return reply_error(r, 413,
                        "the request body is %s, over the limit of %s that --max-chars %zu "
                        "and --max-batch-items %zu set",
@@ -292,8 +295,10 @@ static int is_json_type(const char *ct)
  * More cannot be a valid request, so such a body is refused before a
  * document is built: jansson spends some 50 bytes per value, and a body
  * of zeros ([0,0,...]) would cost 25 times its size. */
-static size_t body_max_values(const fy_server *s)
+static size_t body_max_values(const fy_server *s, const route *rt)
 {
+    /* A glossary's entries may be a JSON object of terms. */
+    if (glossary_body_limit(s, rt)) return 2 * FY_GLOSSARY_ENTRIES_MAX * 4 + 256;
     return 2 * s->o.max_items + 256;
 }
 
@@ -329,7 +334,7 @@ static int json_shape(const char *p, size_t n, size_t max_values, int max_depth)
 /* Parses the form body; NULL with *status and msg on error. */
 static json_t *parse_form(req *r, int *status, char *msg, size_t cap)
 {
-    form fm = {.max = body_max_values(r->srv)};
+    form fm = {.max = body_max_values(r->srv, r->rt)};
     struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 4096, form_field, &fm);
     *status = 400;
     if (!pp) {
@@ -383,7 +388,7 @@ json_t *req_body_parse(req *r, int *status, char *msg, size_t cap)
         snprintf(msg, cap, "request body is not valid UTF-8 (byte %zu)", bad);
         return NULL;
     }
-    size_t max_values = body_max_values(r->srv);
+    size_t max_values = body_max_values(r->srv, r->rt);
     switch (json_shape(r->body, r->len, max_values, BODY_MAX_DEPTH)) {
     case 1:
         snprintf(msg, cap, "JSON nested deeper than %d levels", BODY_MAX_DEPTH);

@@ -20,6 +20,7 @@ static const dialect *const dialects[] = {
     &dialect_kiss,      /* /kiss */
     &dialect_hcfy,      /* /hcfy */
     &dialect_openai,    /* /v1/chat/completions, /v1/responses, /v1/models */
+    &dialect_glossary,  /* /glossaries... */
 };
 enum { NDIALECTS = sizeof dialects / sizeof *dialects };
 

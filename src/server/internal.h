@@ -13,8 +13,10 @@
 
 #include "nn/backend.h"
 #include "server/server.h"
+#include "text/glossary.h"
 #include "text/segment.h"
 #include "translate/jobs.h"
+#include "translate/glossary_store.h"
 #include "translate/pipeline.h"
 #include "util/buf.h"
 #include "util/lang.h"
@@ -60,7 +62,7 @@ struct dialect {
 
 extern const dialect dialect_ops, dialect_native, dialect_libre, dialect_deepl, dialect_deeplx,
     dialect_google, dialect_imme, dialect_kiss, dialect_hcfy, dialect_openai, dialect_documents,
-    dialect_jobs, dialect_deepl_doc;
+    dialect_jobs, dialect_deepl_doc, dialect_glossary;
 
 /* dialects.c: the registered dialects. The route of method + url (HEAD as
  * GET) and the dialect that answers it (*d); *path_route the first route of
@@ -173,7 +175,11 @@ struct req {
     int alternatives;          /* alternatives it asked per text (0: none) */
     int array;                 /* the texts came as an array */
     int placeholders;          /* the dialect's texts carry plug-in placeholders ({0}, <b0></b0>) */
-    const char *direction;     /* label for logs and metrics (borrowed from q), "" if none */
+    fy_glossary *gl[FY_GSTORE_DICTS_MAX]; /* glossaries of the translation, one per direction
+                                             (task_glossary_*; released with the request) */
+    int ngl;
+    int scores;            /* native "scores": each sentence's confidence */
+    const char *direction; /* label for logs and metrics (borrowed from q), "" if none */
     /* The owner's continuation when the work it waits for is over
      * (req_park): status 0, or the work's error. */
     enum MHD_Result (*resume)(req *r, int status);
@@ -199,6 +205,7 @@ struct req {
     size_t ev_text;
     peer *cn;           /* its connection; NULL if not tracked */
     const char *url;    /* the path (MHD's, valid while the request is) */
+    const char *method; /* GET, POST... (MHD's, valid while the request is) */
     struct docreq *doc; /* a document's translation (api_document.c) */
     req *prev, *next;   /* the server's list of live requests */
 };
@@ -424,6 +431,37 @@ json_t *task_join_json(req *r);
 json_t *task_alternatives_json(req *r);
 /* Unicode characters in valid UTF-8. */
 size_t srv_utf8_chars(const char *s, size_t len);
+/* Glossaries for the translation, before task_texts: stored glossary id
+ * (its dictionary for lg's pair; for a detected source, every dictionary
+ * into the target), or the inline entries of field (a JSON object of
+ * source -> target terms, "" keeping the term as is; or a TSV string).
+ * field names the field in messages. -1 after a 400 (or 503: no store). */
+int task_glossary_id(req *r, const char *field, const char *id, const langs *lg);
+int task_glossary_inline(req *r, const char *field, json_t *entries, const langs *lg);
+/* Adds compiled glossary g to r's (taking the reference). */
+int task_glossary_take(req *r, fy_glossary *g);
+/* The confidence of text i's sentences: a JSON array of {"score", "margin"}
+ * (null where unknown). NULL when out of memory. */
+json_t *task_scores_json(req *r, size_t i);
+json_t *confidence_json(fy_confidence c);
+
+/* api_glossary.c: the native glossary routes. The body limit of a glossary
+ * route (glossaries are larger than texts), 0 for any other route. */
+size_t glossary_body_limit(const fy_server *s, const route *rt);
+/* A stored glossary as the native API writes it. */
+json_t *glossary_meta_json(const fy_glossary_meta *m);
+/* Reads entries of a glossary from a JSON value (object of terms, or
+ * text in format FY_GLOSSARY_TSV/CSV) into g; -1 after a 400 naming field. */
+int glossary_entries(req *r, fy_glossary *g, const char *field, json_t *v, int format);
+/* The answer to a store error (404, 400, 413, 503, 500) in r's dialect. */
+enum MHD_Result glossary_store_error(req *r, const fy_error *err);
+/* api_deepl_glossary.c: DeepL's glossary routes (v2 and v3). */
+enum MHD_Result api_deepl_glossaries_v2(req *r);
+enum MHD_Result api_deepl_glossaries_v3(req *r);
+enum MHD_Result api_deepl_glossary_pairs(req *r);
+/* glossary_id / glossary_ids of a /v2/translate body (in) for lg (which
+ * needs source_lang, as DeepL says); 0, or -1 after a 400. */
+int deepl_translate_glossaries(req *r, json_t *in, const langs *lg);
 
 /* api_deepl.c: DeepL's preserve_formatting=1 for one text: the end and the
  * start of translation (malloc'd, NUL-terminated; rewritten in place) follow
@@ -490,6 +528,9 @@ int doc_submit(req *r, const upload *u, fy_job_spec *spec, const fy_jobs_watch *
  * always in the upload's own format. -1 after a 400 naming both when want
  * is another format (DeepL's docx -> pdf), else 0. */
 int doc_output_format(req *r, const upload *u, const char *want);
+/* The upload's glossary_id (the store must have it for lg's direction)
+ * into spec->glossary (borrowed from u). 0, or -1 after a 400/503. */
+int doc_glossary(req *r, const upload *u, const langs *lg, fy_job_spec *spec);
 /* -1 after a 503 when the server has no document jobs, else 0. */
 int doc_available(req *r);
 /* "http://HOST" as the client reached us (the Host header when sane). */

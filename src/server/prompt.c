@@ -419,6 +419,8 @@ static int kiss_batch(const char *system, const char *user, size_t ulen, prompt 
     p->client = "kiss-translator";
     p->format = kiss_format(system);
     p->html = 1;
+    json_t *gl = json_object_get(o, "glossary");
+    if (json_is_object(gl) && json_object_size(gl)) p->glossary = json_incref(gl);
     rc = 1;
     goto done;
 oom:
@@ -426,6 +428,95 @@ oom:
 done:
     json_decref(o);
     return rc;
+}
+
+/* ---- glossaries ------------------------------------------------------------------- */
+
+/* Sets term s[0..n) -> t[0..m) in *g (made on first use); 0 or -1. */
+static int gloss_put(json_t **g, const char *s, size_t n, const char *t, size_t m)
+{
+    while (n && s[0] == ' ') s++, n--;
+    while (n && s[n - 1] == ' ') n--;
+    if (!n) return 0;
+    if (!*g && !(*g = json_object())) return -1;
+    char *key = strndup(s, n);
+    json_t *v = json_stringn(t, m);
+    int rc = key && v ? json_object_set_new(*g, key, v) : -1;
+    if (!key || !v) json_decref(v);
+    free(key);
+    return rc;
+}
+
+/* Kiss Translator's user prompt: "# Glossary:" and "- term: translation"
+ * lines up to a blank line or the next "#" heading. */
+static int kiss_lines(const char *user, size_t ulen, json_t **g)
+{
+    const char *mark = "# Glossary:\n", *task = memmem(user, ulen, "# Task\n", 7);
+    if (task) ulen = (size_t)(task - user); /* the text to translate comes after */
+    const char *at = memmem(user, ulen, mark, strlen(mark));
+    if (!at || (at > user && at[-1] != '\n')) return 0;
+    const char *p = at + strlen(mark), *end = user + ulen;
+    while (p < end && *p == '-') {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end, *colon = NULL;
+        for (const char *q = p; q + 1 < e && !colon; q++)
+            if (q[0] == ':' && q[1] == ' ') colon = q;
+        if (!colon && e > p && e[-1] == ':') colon = e - 1; /* "- term:" keeps it */
+        if (colon && gloss_put(g, p + 1, (size_t)(colon - p - 1), colon + (colon + 1 < e ? 2 : 1),
+                               (size_t)(e - colon - (colon + 1 < e ? 2 : 1))))
+            return -1;
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+/* Copies s[0..n) without the backslash before a backquote (how Immersive
+ * Translate escapes them) and a final "[domain]" mark, into *out. */
+static char *imme_term(const char *s, size_t n, int drop_domain, size_t *len)
+{
+    if (drop_domain && n && s[n - 1] == ']') {
+        const char *open = NULL;
+        for (size_t i = n; i-- > 0 && !open;)
+            if (s[i] == '[') open = s + i;
+        if (open && open > s) n = (size_t)(open - s);
+    }
+    char *o = malloc(n + 1);
+    size_t w = 0;
+    for (size_t i = 0; o && i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '`') continue;
+        o[w++] = s[i];
+    }
+    if (o) o[w] = '\0';
+    *len = w;
+    return o;
+}
+
+/* Immersive Translate's terms_prompt in the system message: after
+ * "-> \n\n " (its "Terms ->" in any UI language), 'k': 'v' pairs joined
+ * by ", " up to the end of the line. */
+static int imme_terms(const char *system, json_t **g)
+{
+    const char *at = system ? strstr(system, " -> \n\n ") : NULL;
+    if (!at) return 0;
+    const char *p = at + 7, *end = strchr(p, '\n');
+    if (!end) end = p + strlen(p);
+    while (p < end && *p == '\'') {
+        const char *mid = memmem(p + 1, (size_t)(end - p - 1), "': '", 4);
+        if (!mid) break;
+        const char *v = mid + 4, *close = memmem(v, (size_t)(end - v), "', '", 4);
+        if (!close) close = end > v && end[-1] == '\'' ? end - 1 : NULL;
+        if (!close) break;
+        size_t kn, vn;
+        char *k = imme_term(p + 1, (size_t)(mid - p - 1), 1, &kn);
+        char *t = imme_term(v, (size_t)(close - v), 0, &vn);
+        int same = k && t && kn == vn && !memcmp(k, t, kn); /* source == target: keep */
+        int rc = k && t ? gloss_put(g, k, kn, same ? "" : t, same ? 0 : vn) : -1;
+        free(k);
+        free(t);
+        if (rc) return -1;
+        p = close + (close[0] == '\'' && close + 1 < end ? 3 : 1);
+    }
+    return 0;
 }
 
 /* ---- parse ------------------------------------------------------------------------ */
@@ -436,6 +527,7 @@ void prompt_free(prompt *p)
     free(p->texts);
     free(p->lens);
     json_decref(p->ids);
+    json_decref(p->glossary);
     memset(p, 0, sizeof *p);
 }
 
@@ -459,7 +551,10 @@ int prompt_parse(const char *system, const char *user, size_t ulen, prompt *p, c
         p->client = t->client;
         p->html = t->html;
         p->format = PROMPT_TEXT;
-        if (copy_text(p, c.text.p, c.text.n)) {
+        int grc = 0;
+        if (!strcmp(t->client, "kiss-translator")) grc = kiss_lines(user, ulen, &p->glossary);
+        if (!strcmp(t->client, "immersive-translate")) grc = imme_terms(system, &p->glossary);
+        if (grc || copy_text(p, c.text.p, c.text.n)) {
             prompt_free(p);
             snprintf(why, cap, "out of memory");
             return -1;

@@ -10,6 +10,14 @@
  * {"targetLanguage", "segments": [{"id", "text"}]} and expects one of three
  * answers (JSON, XML-like or "id | text" lines), as its system prompt says.
  *
+ * Glossaries the prompts carry are read back too, so the server applies
+ * them instead of ignoring them: Kiss Translator's "glossary" object of its
+ * batch JSON ({"term": "translation"}, "" keeping the term), and the
+ * "# Glossary:" block of its user prompt ("- term: translation" lines);
+ * Immersive Translate's "terms_prompt" in the system message (after "Terms
+ * ->" or its translation, the terms as 'source': 'target' pairs joined by
+ * ", ", a term's "[domain]" mark dropped).
+ *
  * Languages come as the plug-ins write them: codes (zh-CN, en), English
  * names (Simplified Chinese, English, Chinese (Traditional)) or their own
  * names (简体中文, Deutsch, 日本語). Pure functions; thread-safe.
@@ -41,7 +49,9 @@ typedef struct prompt {
     size_t n;                 /* texts (1 except in Kiss Translator's batch mode) */
     char **texts;             /* [n] malloc'd, NUL-terminated; lens[i] bytes */
     size_t *lens;
-    json_t *ids; /* batch mode: each segment's id, as sent (owned); else NULL */
+    json_t *ids;      /* batch mode: each segment's id, as sent (owned); else NULL */
+    json_t *glossary; /* the prompt's glossary: an object of source term -> target term
+                         ("": keep as is), owned; NULL when it has none */
 } prompt;
 
 /* Recognises the request made of the system message (NUL-terminated; NULL

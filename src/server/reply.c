@@ -157,7 +157,8 @@ enum MHD_Result reply_options(req *r, const route *rt)
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Allow", rt ? route_allow(rt) : "OPTIONS");
     if (r->cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+                                rt ? route_allow(rt) : "GET, POST, DELETE, OPTIONS");
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                 "Content-Type, Authorization, X-API-Token, X-Request-Id");
         MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");

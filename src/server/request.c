@@ -78,6 +78,7 @@ void req_free(req *r)
     s->mem_freed += r->charge;
     pthread_mutex_unlock(&s->lock);
     fy_request_free(r->q); /* cancels first: no callbacks after this, safe to free r */
+    for (int k = 0; k < r->ngl; k++) fy_glossary_unref(r->gl[k]);
     json_decref(r->in);
     if (r->ctx_free) r->ctx_free(r->ctx);
     free(r->body);

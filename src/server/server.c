@@ -62,6 +62,7 @@ static enum MHD_Result req_begin(req *r, const char *url, const char *method, co
     const route *path_rt;
     const dialect *path_d, *d;
     url = req_origin_form(url);
+    r->method = method;
     r->rt = route_find(method, url, &path_rt, &path_d, &d);
     if (path_rt) {
         r->endpoint = path_rt->name;

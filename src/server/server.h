@@ -49,9 +49,12 @@ typedef struct fy_server_options {
                                        * outliving the server), for /health and /metrics; NULL: the
                                        * scheduler's names only */
     int ndevices;
-    int openai_strict; /* the OpenAI API answers only its own model names (404
-                        * model_not_found for others); 0: any other name is served
-                        * as "fanyi", the prompt saying the direction */
+    int openai_strict;                    /* the OpenAI API answers only its own model names (404
+                                           * model_not_found for others); 0: any other name is served
+                                           * as "fanyi", the prompt saying the direction */
+    struct fy_glossary_store *glossaries; /* stored glossaries (translate/glossary_store.h),
+                                           * borrowed, must outlive the server; NULL: the glossary
+                                           * routes answer 503 and glossary_id is refused */
 } fy_server_options;
 
 void fy_server_options_default(fy_server_options *o);

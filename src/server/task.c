@@ -3,6 +3,7 @@
  * that turns the texts into translations: JSON in, a request, JSON out. */
 #include "server/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -140,6 +141,94 @@ const char *task_code(req *r, const char *tag, char *buf, size_t cap)
     return r->dialect && r->dialect->code ? r->dialect->code(tag, buf, cap) : tag;
 }
 
+/* ---- glossaries ------------------------------------------------------------ */
+
+int task_glossary_take(req *r, fy_glossary *g)
+{
+    if (r->ngl == FY_GSTORE_DICTS_MAX) {
+        fy_glossary_unref(g);
+        reply_error(r, 400, "a translation takes at most %d glossaries", FY_GSTORE_DICTS_MAX);
+        return -1;
+    }
+    r->gl[r->ngl++] = g;
+    return 0;
+}
+
+int task_glossary_id(req *r, const char *field, const char *id, const langs *lg)
+{
+    fy_glossary_store *st = r->srv->o.glossaries;
+    fy_error err = {0};
+    if (!st) {
+        reply_error(r, 503, "field '%s': this server keeps no glossaries", field);
+        return -1;
+    }
+    if (!lg->tgt[0]) {
+        reply_error(r, 400, "field '%s' needs the target language ('%s')", field, lg->tfield);
+        return -1;
+    }
+    if (lg->src[0]) {
+        fy_glossary *g = fy_glossary_store_get(st, id, lg->src, lg->tgt, &err);
+        if (!g) {
+            reply_error(r, err.code == FY_ENOMEM ? 500 : 400, "field '%s': %s", field, err.msg);
+            return -1;
+        }
+        return task_glossary_take(r, g);
+    }
+    fy_glossary *all[FY_GSTORE_DICTS_MAX];
+    int n = fy_glossary_store_get_into(st, id, lg->tgt, all, FY_GSTORE_DICTS_MAX - r->ngl, &err);
+    if (n <= 0) {
+        if (!n)
+            fy_err(&err, FY_ENOTFOUND, "glossary '%.40s' has no dictionary into %s", id, lg->tgt);
+        reply_error(r, 400, "field '%s': %s", field, err.msg);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) r->gl[r->ngl++] = all[k];
+    return 0;
+}
+
+int task_glossary_inline(req *r, const char *field, json_t *entries, const langs *lg)
+{
+    fy_error err = {0};
+    fy_glossary *g = fy_glossary_new(lg->src, lg->tgt, &err);
+    if (!g) {
+        reply_error(r, 500, "%s", err.msg);
+        return -1;
+    }
+    if (glossary_entries(r, g, field, entries, FY_GLOSSARY_TSV)) {
+        fy_glossary_unref(g);
+        return -1;
+    }
+    if (fy_glossary_compile(g, &err)) {
+        fy_glossary_unref(g);
+        reply_error(r, 500, "%s", err.msg);
+        return -1;
+    }
+    return task_glossary_take(r, g);
+}
+
+/* ---- confidence -------------------------------------------------------------- */
+
+static json_t *real_or_null(float v)
+{
+    return isfinite(v) ? json_real((double)v) : json_null();
+}
+
+json_t *confidence_json(fy_confidence c)
+{
+    return json_pack("{s:o,s:o}", "score", real_or_null(c.score), "margin", real_or_null(c.margin));
+}
+
+json_t *task_scores_json(req *r, size_t i)
+{
+    json_t *list = json_array();
+    for (size_t k = 0; list && k < fy_request_text_sentences(r->q, i); k++)
+        if (json_array_append_new(list, confidence_json(fy_request_confidence(r->q, i, k)))) {
+            json_decref(list);
+            return NULL;
+        }
+    return list;
+}
+
 /* ---- texts --------------------------------------------------------------- */
 
 /* Checks every text's type and the character limit; -1 after a reply. */
@@ -198,7 +287,9 @@ static int make_request(req *r, json_t **texts, size_t n, const char *field, int
                             .deadline_ms = timeout > 0 ? fy_now_ms() + timeout : 0,
                             .placeholders = r->placeholders,
                             .beam = r->beam,
-                            .alternatives = r->alternatives};
+                            .alternatives = r->alternatives,
+                            .glossaries = (const struct fy_glossary *const *)r->gl,
+                            .nglossaries = (size_t)r->ngl};
     fy_error err = {0};
     size_t bad;
     fy_request *q = fy_request_new(r->srv->reg, s, len, n, &o, &bad, &err);

@@ -19,9 +19,11 @@ typedef struct anchor {
 
 typedef struct pspan {
     size_t pos, len;    /* in the engine text */
-    size_t src, srclen; /* source bytes written in its place */
+    size_t src, srclen; /* source bytes written in its place (unless rep) */
     int strict;
-    int kind; /* FY_SPAN_*, 0 for an untouched HTML element */
+    int kind;     /* FY_SPAN_*, 0 for an untouched HTML element */
+    int rep;      /* a glossary term: written as the doc's rep[repat .. + len] */
+    size_t repat; /* (the engine text holds the same bytes) */
 } pspan;
 
 typedef struct ent {
@@ -39,6 +41,8 @@ typedef struct sent {
     size_t e0, ne; /* entity forms */
     int para;      /* first text of its line or block: a paragraph's direction
                       may depend on it (FY_LR_RTL_MARK) */
+    int terms;     /* glossary terms among its spans */
+    int fixed;     /* only glossary terms to translate: no engine needed */
 } sent;
 
 enum { P_LIT, P_VERB, P_SENT };
@@ -71,6 +75,7 @@ struct fy_doc {
     size_t nsp, cap_sp;
     ent *en;
     size_t nen, cap_en;
+    fy_buf rep; /* the glossary terms' output (pspan.repat) */
 };
 
 #endif

@@ -398,6 +398,28 @@ static void put_escaped(fy_buf *b, const fy_doc *d, const sent *s, const char *t
         fy_buf_put(b, t + p, n);
 }
 
+/* What a span writes: its source bytes, or a glossary term's output
+ * (escaped in HTML, where it is text). */
+static void put_span(fy_buf *b, const fy_doc *d, const pspan *p)
+{
+    if (!p->rep) {
+        fy_buf_put(b, d->src + p->src, p->srclen);
+        return;
+    }
+    const char *r = d->rep.p + p->repat;
+    for (size_t i = 0; i < p->len; i++) {
+        const char *e = !d->html      ? NULL
+                        : r[i] == '&' ? "&amp;"
+                        : r[i] == '<' ? "&lt;"
+                        : r[i] == '>' ? "&gt;"
+                                      : NULL;
+        if (e)
+            fy_buf_put(b, e, strlen(e));
+        else
+            fy_buf_putc(b, r[i]);
+    }
+}
+
 static void emit(fy_buf *b, const fy_doc *d, const sent *s, const char *t, size_t l,
                  const size_t *pos, const char *consume)
 {
@@ -417,7 +439,7 @@ static void emit(fy_buf *b, const fy_doc *d, const sent *s, const char *t, size_
             continue;
         }
         if (sentinel_at(t, l, p, s->np, &k)) {
-            fy_buf_put(b, d->src + P[k].src, P[k].srclen);
+            put_span(b, d, &P[k]);
             p += SENTINEL_BYTES;
             continue;
         }
@@ -486,6 +508,7 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     int exact = !t || (tl == s->len && memcmp(t, s->text, tl) == 0);
     if (d->raw) flags |= FY_JOIN_RAW; /* lead + translation + trail, nothing else */
     if (exact) t = s->text, tl = s->len;
+    if (s->fixed) exact = 0; /* glossary terms: a translation, cleaned up for the target */
     loc *L = calloc(np + 1, sizeof *L);
     size_t *spos = malloc((np + 1) * sizeof *spos);
     size_t *pos = malloc((s->na + 1) * sizeof *pos);
@@ -494,7 +517,7 @@ static int render(fy_buf *b, const fy_doc *d, const sent *s, const char *t, int 
     char *txt = NULL;
     int rc = FY_ENOMEM;
     if (!L || !spos || !pos || !consume) goto done;
-    if (exact && d->html) {
+    if (exact && d->html && !s->terms) {
         /* An untranslated HTML sentence comes back exactly as written: its
          * entities, bare characters and inline tags as in the source. */
         fy_buf_put(b, d->src + s->src, s->srclen);

@@ -19,6 +19,7 @@
  * source's own script); raw mode skips all of it: one sentence, as given.
  */
 #include "text/doc_internal.h"
+#include "text/glossary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,8 +112,9 @@ typedef struct splitter {
     fy_doc *d;
     const fy_flat *f;
     const fy_spans *spans;
-    size_t ev;   /* next event to look at */
-    size_t span; /* next span to look at */
+    const fy_glossary *gl; /* the glossary of the FY_SPAN_TERM spans */
+    size_t ev;             /* next event to look at */
+    size_t span;           /* next span to look at */
 } splitter;
 
 static const fy_span *span_starting(splitter *s, size_t i, size_t fb)
@@ -160,7 +162,7 @@ static int build_object(splitter *s, fy_buf *b, const fy_event *ob)
     size_t at = b->n;
     fy_html_text(s->d->src + ob->src, ob->len, b);
     if (b->n == at) return add_anchor(s->d, at, ob->src, ob->len, FY_EV_OTHER);
-    return add_pspan(s->d, (pspan){at, b->n - at, ob->src, ob->len, 1, 0});
+    return add_pspan(s->d, (pspan){at, b->n - at, ob->src, ob->len, 1, 0, 0, 0});
 }
 
 static int build_char(splitter *s, fy_buf *b, sent *st, size_t i, size_t n)
@@ -187,7 +189,30 @@ static int line_start(const fy_flat *f, size_t i)
     return i == 0 || f->text[i - 1] == '\n' || f->text[i - 1] == '\r';
 }
 
-static int build_sentence(splitter *s, size_t fa, size_t fb)
+/* A glossary term: its output (the entry's target in the occurrence's
+ * case) is both the engine text and what the join writes. Inline tags
+ * inside the occurrence come after it (their anchors are at its end). */
+static int build_term(splitter *s, fy_buf *b, const fy_span *sp)
+{
+    fy_doc *d = s->d;
+    const fy_flat *f = s->f;
+    size_t at = d->rep.n;
+    fy_glossary_render(s->gl, sp->term, f->text + sp->start, sp->len, &d->rep);
+    if (d->rep.oom) return FY_ENOMEM;
+    size_t n = d->rep.n - at, e = sp->start + sp->len;
+    pspan p = {b->n,
+               n,
+               fy_flat_src0(f, sp->start),
+               fy_flat_src1(f, e - 1) - fy_flat_src0(f, sp->start),
+               1,
+               FY_SPAN_TERM,
+               1,
+               at};
+    fy_buf_put(b, d->rep.p + at, n);
+    return add_pspan(d, p);
+}
+
+static int build_sentence(splitter *s, size_t fa, size_t fb, int fixed)
 {
     fy_doc *d = s->d;
     const fy_flat *f = s->f;
@@ -196,6 +221,7 @@ static int build_sentence(splitter *s, size_t fa, size_t fb)
     st.srclen = fy_flat_src1(f, fb - 1) - st.src;
     st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
     st.para = line_start(f, fa);
+    st.fixed = fixed;
     fy_buf b = {0};
     int rc = 0;
     while (s->ev < f->nev && f->ev[s->ev].pos <= fa) s->ev++;
@@ -207,9 +233,15 @@ static int build_sentence(splitter *s, size_t fa, size_t fb)
         const fy_span *sp = span_starting(s, i, fb);
         if (sp && !rc) {
             size_t e = sp->start + sp->len;
+            if (sp->kind == FY_SPAN_TERM) {
+                rc = build_term(s, &b, sp);
+                st.terms++;
+                i = e;
+                continue;
+            }
             rc = add_pspan(d, (pspan){b.n, sp->len, fy_flat_src0(f, i),
                                       fy_flat_src1(f, e - 1) - fy_flat_src0(f, i),
-                                      fy_span_is_strict(sp->kind), sp->kind});
+                                      fy_span_is_strict(sp->kind), sp->kind, 0, 0});
             fy_buf_put(&b, f->text + i, sp->len);
             i = e;
             continue;
@@ -257,11 +289,30 @@ static int translatable(const fy_flat *f, const fy_spans *sp, size_t fa, size_t 
     return 0;
 }
 
+/* Does flat[fa..fb) hold a glossary term? */
+static int has_terms(const fy_spans *sp, size_t fa, size_t fb)
+{
+    for (size_t k = 0; k < sp->n && sp->v[k].start < fb; k++)
+        if (sp->v[k].kind == FY_SPAN_TERM && sp->v[k].start >= fa) return 1;
+    return 0;
+}
+
+/* What a text range becomes: verbatim text, a sentence for the engine, or
+ * a fixed one (glossary terms only). */
+enum { R_VERBATIM, R_SENTENCE, R_FIXED };
+
+static int range_kind(const fy_flat *f, const fy_spans *sp, size_t fa, size_t fb, int cls)
+{
+    if (translatable(f, sp, fa, fb, cls)) return R_SENTENCE;
+    return has_terms(sp, fa, fb) ? R_FIXED : R_VERBATIM;
+}
+
 /* Adds the pieces for one text range: the literal bytes since the last
- * one, then verbatim text or a sentence. */
-static int add_text(splitter *s, size_t fa, size_t fb, int han, int glue, size_t *src_end,
+ * one, then verbatim text or a sentence (kind: R_*). */
+static int add_text(splitter *s, size_t fa, size_t fb, int kind, int glue, size_t *src_end,
                     size_t *flat_end)
 {
+    int han = kind != R_VERBATIM;
     fy_doc *d = s->d;
     const fy_flat *f = s->f;
     size_t a = fy_flat_src0(f, fa), e = fy_flat_src1(f, fb - 1);
@@ -271,7 +322,7 @@ static int add_text(splitter *s, size_t fa, size_t fb, int han, int glue, size_t
     size_t n;
     p.first = fy_utf8_get(f->text, fb, fa, &n);
     p.last = fy_utf8_get(f->text, fb, fy_utf8_back(f->text, fb), &n);
-    if (han && build_sentence(s, fa, fb)) return FY_ENOMEM;
+    if (han && build_sentence(s, fa, fb, kind == R_FIXED)) return FY_ENOMEM;
     *src_end = e;
     *flat_end = fb;
     return add_piece(d, p);
@@ -286,20 +337,21 @@ static int spans_in(const fy_spans *all, size_t a, size_t n, fy_spans *out)
         if (v->start < a || v->start + v->len > a + n) continue;
         if (fy_vec_reserve((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v))
             return FY_ENOMEM;
-        out->v[out->n++] = (fy_span){v->start - a, v->len, v->kind};
+        out->v[out->n++] = (fy_span){v->start - a, v->len, v->kind, v->term};
     }
     return 0;
 }
 
 /* Spans with inline markup inside are not protected: the markup must be
- * placed, and a span is replaced as one block. */
+ * placed, and a span is replaced as one block. A glossary term is, its
+ * markup put after it (build_term). */
 static void drop_spans_over_events(const fy_flat *f, fy_spans *sp)
 {
     size_t o = 0, e = 0;
     for (size_t k = 0; k < sp->n; k++) {
         size_t a = sp->v[k].start, z = a + sp->v[k].len;
         while (e < f->nev && f->ev[e].pos <= a) e++;
-        if (e < f->nev && f->ev[e].pos < z) continue;
+        if (e < f->nev && f->ev[e].pos < z && sp->v[k].kind != FY_SPAN_TERM) continue;
         sp->v[o++] = sp->v[k];
     }
     sp->n = o;
@@ -337,7 +389,7 @@ static int add_element_spans(const fy_flat *f, fy_spans *sp)
         }
         if (k < sp->n && sp->v[k].start < c->pos) continue; /* overlaps a span */
         if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v)) goto fail;
-        out.v[out.n++] = (fy_span){o->pos, c->pos - o->pos, FY_SPAN_WORD};
+        out.v[out.n++] = (fy_span){o->pos, c->pos - o->pos, FY_SPAN_WORD, 0};
     }
     for (; k < sp->n; k++) {
         if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v)) goto fail;
@@ -349,6 +401,61 @@ static int add_element_spans(const fy_flat *f, fy_spans *sp)
 fail:
     free(out.v);
     return FY_ENOMEM;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const fy_span *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Do spans x and y overlap? */
+static int overlap(const fy_span *x, const fy_span *y)
+{
+    return x->start < y->start + y->len && y->start < x->start + x->len;
+}
+
+/* Merges the glossary's occurrences in text[0..len) into sp (sorted, not
+ * overlapping): a URL, e-mail address or `code` span wins over a term it
+ * overlaps; a term over a number with a unit, a Latin word or an
+ * element's text. 0 or FY_ENOMEM. */
+static int add_terms(const fy_glossary *g, const char *text, size_t len, fy_spans *sp)
+{
+    fy_term_match *m = NULL;
+    size_t n = 0, cap = 0, k = 0;
+    fy_spans out = {0};
+    int rc = fy_glossary_match(g, text, len, &m, &n, &cap);
+    for (size_t t = 0; t < n && !rc; t++) { /* the terms no hard span overlaps */
+        fy_span term = {m[t].start, m[t].len, FY_SPAN_TERM, m[t].entry};
+        while (k < sp->n && sp->v[k].start + sp->v[k].len <= term.start) k++;
+        int lost = 0;
+        for (size_t j = k; j < sp->n && sp->v[j].start < term.start + term.len; j++)
+            lost |= sp->v[j].kind == FY_SPAN_URL || sp->v[j].kind == FY_SPAN_EMAIL ||
+                    sp->v[j].kind == FY_SPAN_CODE;
+        if (lost) continue;
+        if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v))
+            rc = FY_ENOMEM;
+        else
+            out.v[out.n++] = term;
+    }
+    free(m);
+    size_t nt = out.n, t = 0;
+    for (k = 0; k < sp->n && !rc; k++) { /* the other spans no term overlaps */
+        while (t < nt && out.v[t].start + out.v[t].len <= sp->v[k].start) t++;
+        if (t < nt && overlap(&out.v[t], &sp->v[k])) continue;
+        if (fy_vec_reserve((void **)&out.v, &out.cap, out.n + 1, sizeof *out.v))
+            rc = FY_ENOMEM;
+        else
+            out.v[out.n++] = sp->v[k];
+    }
+    if (rc) {
+        free(out.v);
+        return rc;
+    }
+    qsort(out.v, out.n, sizeof *out.v, span_cmp);
+    free(sp->v);
+    *sp = out;
+    return 0;
 }
 
 /* Stores the token count of the sentence just built from t[0..n): the one
@@ -366,6 +473,7 @@ static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
     int cls = d->src_rules->source, latin_foreign = cls != FY_SRC_ALPHA;
     const char *tsc = d->tgt_rules->script;
     int rc = fy_find_spans_ex(f->text, f->len, latin_foreign, &spans);
+    if (!rc && o->glossary) rc = add_terms(o->glossary, f->text, f->len, &spans);
     if (!rc) drop_spans_over_events(f, &spans);
     /* Tags around a Latin word follow it where the translation keeps it: in
      * non-Latin text, and in a translation into another script (for a Latin
@@ -374,12 +482,14 @@ static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
     if (!rc && d->html && (latin_foreign || (tsc && strcmp(tsc, "Latn"))))
         rc = add_element_spans(f, &spans);
     if (!rc) rc = fy_split_sentences(f->text, f->len, &spans, d->src_rules, &rs);
-    splitter s = {d, f, &spans, 0, 0};
+    splitter s = {d, f, &spans, o->glossary, 0, 0};
     size_t src_end = 0, flat_end = 0;
     for (size_t k = 0; k < rs.n && !rc; k++) {
         size_t fa = rs.v[k].start, fb = fa + rs.v[k].len;
-        if (!translatable(f, &spans, fa, fb, cls)) {
-            rc = add_text(&s, fa, fb, 0, 0, &src_end, &flat_end);
+        int kind = range_kind(f, &spans, fa, fb, cls);
+        if (kind != R_SENTENCE) {
+            rc = add_text(&s, fa, fb, kind, 0, &src_end, &flat_end);
+            if (!rc && kind == R_FIXED) set_tokens(d, o, f->text + fa, fb - fa, 0);
             continue;
         }
         cuts.n = 0;
@@ -389,9 +499,9 @@ static int split_flat(fy_doc *d, const fy_flat *f, const fy_split_options *o)
                              o->count_tokens, o->count_ctx, &local, &cuts);
         for (size_t c = 0; c < cuts.n && !rc; c++) {
             size_t ca = fa + cuts.v[c].start, cb = ca + cuts.v[c].len;
-            int tr = translatable(f, &spans, ca, cb, cls);
-            rc = add_text(&s, ca, cb, tr, cuts.v[c].glue, &src_end, &flat_end);
-            if (!rc && tr) set_tokens(d, o, f->text + ca, cb - ca, cuts.v[c].tokens);
+            int ck = range_kind(f, &spans, ca, cb, cls);
+            rc = add_text(&s, ca, cb, ck, cuts.v[c].glue, &src_end, &flat_end);
+            if (!rc && ck != R_VERBATIM) set_tokens(d, o, f->text + ca, cb - ca, cuts.v[c].tokens);
         }
     }
     if (!rc && d->src_len > src_end)
@@ -408,7 +518,32 @@ static int is_ascii_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-/* Raw mode: lead white space, the one sentence as given, trail. */
+/* The raw sentence's engine text into b, with the glossary's terms of
+ * d->src[a..e) replaced (spans, no anchors). 0 or FY_ENOMEM. */
+static int raw_terms(fy_doc *d, const fy_glossary *g, size_t a, size_t e, fy_buf *b, int *terms)
+{
+    fy_term_match *m = NULL;
+    size_t n = 0, cap = 0, at = a;
+    int rc = fy_glossary_match(g, d->src + a, e - a, &m, &n, &cap);
+    for (size_t k = 0; k < n && !rc; k++) {
+        size_t s0 = a + m[k].start;
+        fy_buf_put(b, d->src + at, s0 - at);
+        size_t r0 = d->rep.n;
+        fy_glossary_render(g, m[k].entry, d->src + s0, m[k].len, &d->rep);
+        size_t rn = d->rep.n - r0;
+        if (d->rep.oom) rc = FY_ENOMEM;
+        if (!rc) rc = add_pspan(d, (pspan){b->n, rn, s0, m[k].len, 1, FY_SPAN_TERM, 1, r0});
+        if (!rc) fy_buf_put(b, d->rep.p + r0, rn);
+        at = s0 + m[k].len;
+        ++*terms;
+    }
+    fy_buf_put(b, d->src + at, e - at);
+    free(m);
+    return rc ? rc : b->oom ? FY_ENOMEM : 0;
+}
+
+/* Raw mode: lead white space, the one sentence as given (glossary terms
+ * replaced), trail. */
 static int split_raw(fy_doc *d, const fy_split_options *o)
 {
     size_t a = 0, e = d->src_len;
@@ -417,17 +552,22 @@ static int split_raw(fy_doc *d, const fy_split_options *o)
     if (a > 0 && add_piece(d, (piece){P_LIT, 0, a, 0, 0, 0, 0, 0})) return FY_ENOMEM;
     if (e > a) {
         sent st = {0};
-        st.text = malloc(e - a + 1);
+        fy_buf b = {0};
+        st.p0 = d->nsp;
+        if (o->glossary && raw_terms(d, o->glossary, a, e, &b, &st.terms)) {
+            fy_buf_free(&b);
+            return FY_ENOMEM;
+        }
+        if (!o->glossary) fy_buf_put(&b, d->src + a, e - a);
+        st.text = fy_buf_take(&b, &st.len);
         if (!st.text || fy_vec_reserve((void **)&d->st, &d->cap_st, d->nst + 1, sizeof *d->st)) {
             free(st.text);
             return FY_ENOMEM;
         }
-        memcpy(st.text, d->src + a, e - a);
-        st.text[e - a] = '\0';
-        st.len = e - a;
         st.src = a;
         st.srclen = e - a;
-        st.a0 = d->nan, st.p0 = d->nsp, st.e0 = d->nen;
+        st.a0 = d->nan, st.e0 = d->nen;
+        st.np = d->nsp - st.p0;
         st.para = 1;
         d->st[d->nst++] = st;
         set_tokens(d, o, st.text, st.len, 0);
@@ -493,6 +633,7 @@ void fy_doc_free(fy_doc *d)
     free(d->sp);
     free(d->en);
     free(d->src);
+    fy_buf_free(&d->rep);
     free(d);
 }
 
@@ -506,6 +647,11 @@ const char *fy_doc_sentence(const fy_doc *d, size_t i, size_t *len)
     if (!d || i >= d->nst) return NULL;
     if (len) *len = d->st[i].len;
     return d->st[i].text;
+}
+
+int fy_doc_sentence_fixed(const fy_doc *d, size_t i)
+{
+    return d && i < d->nst && d->st[i].fixed;
 }
 
 long fy_doc_sentence_tokens(const fy_doc *d, size_t i)

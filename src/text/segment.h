@@ -54,6 +54,21 @@
  * between sentences exactly where it was). A numbered pair wrapping text
  * (<i1>link</i1>) is an inline element whose text is translated.
  *
+ * Glossary (option glossary, text/glossary.h): each occurrence of one of
+ * its source terms is a strict protected span whose engine text is the
+ * entry's target term (in the occurrence's case; a keep-as-is term stays
+ * as it is), so the engine translates the rest of the sentence around a
+ * word it keeps; fy_doc_join finds it in the translation like any strict
+ * span (verbatim, else ignoring spacing and case) and writes the target
+ * term exactly there, or before the final punctuation when the engine
+ * dropped it. Inline tags inside an occurrence (a .docx run boundary)
+ * are put after it. URLs, e-mail addresses and `code` win over a term
+ * they overlap; a term wins over a number with a unit or a Latin word.
+ * A sentence whose only text to translate is glossary terms is "fixed"
+ * (fy_doc_sentence_fixed): its engine text, joined as it is, is its
+ * translation, and no engine need see it. Raw mode applies the glossary
+ * too (the one sentence always goes to the engine).
+ *
  * Every function here is pure: no globals, a fy_doc is read-only after
  * fy_doc_split, so any number of threads may read one doc at the same time.
  */
@@ -82,6 +97,8 @@ typedef struct fy_split_options {
     const char *target; /* language the translations will be in; NULL or "" means "en" */
     int raw;            /* the text is exactly one sentence (see fy_doc_split) */
     int placeholders;   /* keep translation plug-ins' placeholders in place (below) */
+    const struct fy_glossary *glossary; /* terms to enforce (text/glossary.h, compiled; below);
+                                           NULL: none. Borrowed during the split only */
 } fy_split_options;
 
 /* Fills o with the defaults: plain text, max_tokens 128, estimated counts,
@@ -137,6 +154,11 @@ size_t fy_doc_sentence_count(const fy_doc *doc);
  * Borrowed: valid until fy_doc_free. *len (if len non-NULL) receives its
  * length. NULL if i is out of range. */
 const char *fy_doc_sentence(const fy_doc *doc, size_t i, size_t *len);
+
+/* 1 when sentence i is fixed (its only text to translate is glossary
+ * terms, see Glossary above): its engine text is its translation. 0 for
+ * any other sentence or i out of range. */
+int fy_doc_sentence_fixed(const fy_doc *doc, size_t i);
 
 /* Where sentence i came from in the input given to fy_doc_split: byte
  * offset *start and length *len (in HTML mode, the span from its first to

@@ -239,7 +239,7 @@ int fy_find_spans_ex(const char *s, size_t len, int words, fy_spans *out)
         }
         if (fy_vec_reserve((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v))
             return FY_ENOMEM;
-        out->v[out->n++] = (fy_span){i, m, kind};
+        out->v[out->n++] = (fy_span){i, m, kind, 0};
         i += m;
     }
     return 0;

@@ -47,6 +47,11 @@ int fy_cp_joins_next(uint32_t cp);
 /* A letter of a script written without spaces between words: Han, kana,
  * Thai, Lao, Khmer, Myanmar. */
 int fy_cp_is_unspaced(uint32_t cp);
+/* Simple case mapping of the cased scripts in use (case.c): the lower-case
+ * form for comparing without regard to case, and the upper-case form; a
+ * character without one maps to itself. */
+uint32_t fy_cp_fold(uint32_t cp);
+uint32_t fy_cp_upper(uint32_t cp);
 
 /* ---- protected spans --------------------------------------------------- */
 
@@ -56,11 +61,13 @@ enum {
     FY_SPAN_CODE,    /* `code` */
     FY_SPAN_NUMUNIT, /* 3.5GHz, 25°C, 50%, $10 */
     FY_SPAN_WORD,    /* Latin identifier inside Chinese: iPhone, Node.js, GPT-4 (soft) */
+    FY_SPAN_TERM,    /* a glossary's source term (glossary.h): replaced by its target */
 };
 
 typedef struct fy_span {
     size_t start, len;
-    int kind; /* FY_SPAN_* */
+    int kind;      /* FY_SPAN_* */
+    uint32_t term; /* FY_SPAN_TERM: the glossary entry */
 } fy_span;
 
 typedef struct fy_spans {

@@ -1,8 +1,11 @@
 /* alts.c - alternative-translation lists and their one-string form. */
 #include "translate/alts.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "translate/scheduler.h"
 #include "util/buf.h"
 
 size_t fy_alts_count(char *const *list)
@@ -76,4 +79,25 @@ int fy_alts_decode(const char *value, char **best, char ***list)
     *best = b;
     *list = l;
     return 0;
+}
+
+char *fy_cache_entry_encode(const char *value, const fy_confidence *conf)
+{
+    fy_buf b = {0};
+    fy_buf_put(&b, value, strlen(value));
+    fy_buf_printf(&b, "\x1e%.9g %.9g", (double)conf->score, (double)conf->margin);
+    return fy_buf_take(&b, NULL);
+}
+
+void fy_cache_entry_decode(char *entry, fy_confidence *conf)
+{
+    conf->score = NAN;
+    conf->margin = INFINITY;
+    char *mark = strrchr(entry, '\x1e');
+    if (!mark) return;
+    *mark = '\0';
+    char *end;
+    float score = strtof(mark + 1, &end), margin = end > mark + 1 ? strtof(end, &end) : INFINITY;
+    conf->score = score;
+    conf->margin = margin == margin ? margin : INFINITY;
 }

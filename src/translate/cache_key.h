@@ -11,7 +11,7 @@
  *
  * A Redis key is "fanyi:<version>:<cache name>:<first 128 bits of the
  * sentence's sha256, in hex>": bounded in size whatever the sentence, and
- * readable enough that `redis-cli --scan --pattern 'fanyi:2:zh-en:*'` finds
+ * readable enough that `redis-cli --scan --pattern 'fanyi:3:zh-en:*'` finds
  * one direction's entries.
  */
 #ifndef FY_TRANSLATE_CACHE_KEY_H
@@ -25,8 +25,9 @@
 /* Bump when the engine's output for the same model and input changes (a
  * numerics fix, a new clean-up between legs, ...): older entries then
  * stop matching instead of answering with the old output. 2: control
- * characters are dropped from the engine's text (output.c). */
-#define FY_CACHE_KEY_VERSION 2
+ * characters are dropped from the engine's text (output.c). 3: entries end
+ * with the translation's confidence (alts.h). */
+#define FY_CACHE_KEY_VERSION 3
 
 /* "zh-en:" + 32 hex digits, and the NUL. */
 #define FY_CACHE_NAME_MAX 96

@@ -35,7 +35,8 @@ struct fy_docjob {
     atomic_size_t done;
     size_t done_before; /* sentences of the batches already collected */
     int background;
-    size_t share; /* of the queue a batch may take: 1/share */
+    size_t share;               /* of the queue a batch may take: 1/share */
+    const fy_docjob_options *o; /* while fy_docjob_new builds the batches */
 };
 
 /* ---- the source language -------------------------------------------------------- */
@@ -89,7 +90,9 @@ static int build(fy_docjob *j, batch *b, int timeout_ms, int64_t start, fy_error
                              .target = j->target,
                              .html = html,
                              .deadline_ms = deadline,
-                             .background = j->background};
+                             .background = j->background,
+                             .glossaries = j->o ? j->o->glossaries : NULL,
+                             .nglossaries = j->o ? j->o->nglossaries : 0};
     size_t bad;
     b->q = fy_request_new(j->reg, texts, lens, b->n, &ro, &bad, err);
     free(texts);
@@ -180,7 +183,9 @@ fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc
         fy_docjob_options bo = *o;
         bo.source = j->source;
         bo.target = j->target;
+        j->o = &bo;
         rc = make_batches(j, &bo, err);
+        j->o = NULL;
     }
     if (rc) {
         fy_docjob_free(j);

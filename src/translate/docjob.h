@@ -40,6 +40,11 @@ typedef struct fy_docjob_options {
      * fy_docjob_new only. Units are independent, so a document translated
      * in parts comes out as one translated in one go. */
     const unsigned char *done;
+    /* Glossaries to enforce, as fy_request_options.glossaries (one per
+     * direction, compiled); borrowed during fy_docjob_new only (every
+     * batch is built there). */
+    const struct fy_glossary *const *glossaries;
+    size_t nglossaries;
 } fy_docjob_options;
 
 typedef struct fy_docjob_callbacks {

@@ -463,6 +463,8 @@ int fy_jobs_submit(fy_jobs *js, const fy_job_spec *sp, const char *data, size_t 
     if (!r) return fy_err(err, FY_ENOMEM, "out of memory");
     snprintf(r->info.target, sizeof r->info.target, "%s", sp->target ? sp->target : "");
     snprintf(r->info.source, sizeof r->info.source, "%s", sp->source ? sp->source : "");
+    /* Before the docjob is made: its batches take the glossaries. */
+    snprintf(r->info.glossary, sizeof r->info.glossary, "%s", sp->glossary ? sp->glossary : "");
     int rc = random_id(r->id) ? fy_err(err, FY_EIO, "no random numbers for an id") : 0;
     if (!rc) rc = read_doc(js, r, sp, data, len, err);
     if (rc) {

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "text/document.h"
+#include "translate/glossary_store.h"
 #include "translate/jobstore.h"
 #include "translate/models.h"
 #include "translate/scheduler.h"
@@ -58,6 +59,9 @@ typedef enum fy_job_state {
 /* "queued", "translating", "done", "error", "canceled". */
 const char *fy_job_state_name(int state);
 
+/* Bytes of a job's glossary ids (fy_job_spec.glossary) and their NUL. */
+#define FY_JOB_GLOSSARY_MAX (8 * FY_GSTORE_ID_MAX)
+
 typedef struct fy_jobs_options {
     fy_jobstore *store; /* taken (freed by fy_jobs_free, or on failure) */
     fy_doc_limits limits;
@@ -67,6 +71,9 @@ typedef struct fy_jobs_options {
     int scan_ms;        /* how often the store is looked at for jobs to take up and
                            jobs expired (default 1000) */
     size_t batch_chars; /* a batch of a job (0: docjob's default) */
+    /* Where a job's glossary ids (fy_job_spec.glossary) are looked up,
+     * borrowed (must outlive the jobs); NULL: a job with one fails. */
+    fy_glossary_store *glossaries;
     /* A line (no newline) about a job resumed, taken over or failed; NULL:
      * silent. Any thread. */
     void (*log)(void *user, const char *line);
@@ -99,7 +106,10 @@ typedef struct fy_job_spec {
     const char *client;       /* the submitter's tag for fy_jobs_list (may be NULL) */
     const char *key;          /* a secret the job must be asked with (DeepL's
                                  document_key; may be NULL) */
-    const char *glossary;     /* a glossary id, kept with the job (may be NULL) */
+    const char *glossary;     /* glossary ids, comma-separated, kept with the job (may be
+                                 NULL): compiled from fy_jobs_options.glossaries for the
+                                 job's direction whenever it starts (submitted, resumed,
+                                 taken over); an id gone by then fails the job */
     int same_is_error;        /* a document already in the target language is a job
                                  in error ("Source and target language are equal."), as
                                  DeepL answers; 0: it comes back unchanged */
@@ -130,8 +140,8 @@ typedef struct fy_job_info {
     char notes[2048];         /* what the document reported, one note per line */
     char client[80];
     char key[80];
-    char glossary[128];
-    int watched; /* started for a watcher (its own endpoint) */
+    char glossary[FY_JOB_GLOSSARY_MAX]; /* fy_job_spec.glossary */
+    int watched;                        /* started for a watcher (its own endpoint) */
 } fy_job_info;
 
 /* The watcher of a job started by fy_jobs_submit (a waiting request). */
@@ -144,10 +154,12 @@ typedef struct fy_jobs_watch {
 /* Submits data[0..len) (copied). With watch (may be NULL) the job starts
  * at once in this process and reports to it until fy_jobs_unwatch. info
  * (may be NULL) receives the job as stored. Returns 0, or with err:
- * FY_EINVAL (an empty file, a language code, no target), FY_EUNSUPPORTED,
- * FY_EFORMAT, FY_ELIMIT (text/document.h's, fy_docjob's), FY_ENOTFOUND (no
- * model for the pair), FY_ESPACE (the store is full), FY_EIO/FY_ENET (the
- * store failed), FY_ENOMEM. */
+ * FY_EINVAL (an empty file, a language code, no target, glossary ids
+ * without a target), FY_EUNSUPPORTED, FY_EFORMAT, FY_ELIMIT
+ * (text/document.h's, fy_docjob's), FY_ENOTFOUND (no model for the pair; a
+ * glossary id the store does not have, or with no dictionary for the
+ * direction), FY_ESPACE (the store is full), FY_EIO/FY_ENET (the store
+ * failed), FY_ENOMEM. */
 int fy_jobs_submit(fy_jobs *js, const fy_job_spec *spec, const char *data, size_t len,
                    const fy_jobs_watch *watch, fy_job_info *info, fy_error *err);
 

@@ -192,10 +192,63 @@ static int fail(run *r, int code, const char *msg)
 
 /* ---- taking a job up ---------------------------------------------------------------- */
 
+/* One glossary id's dictionaries for the job into g[*n..cap): the one of
+ * its direction when the source was asked, else every one into its target
+ * (the pipeline takes the one of the source it decides), as a request
+ * with glossary_id takes them. */
+static int glossary_add(run *r, const char *id, fy_glossary **g, int *n, int cap, fy_error *err)
+{
+    fy_glossary_store *st = r->js->o.glossaries;
+    const char *src = r->info.source, *tgt = r->info.target;
+    if (!strcmp(src, "auto")) src = "";
+    if (!st)
+        return fy_err(err, FY_ENOTFOUND, "glossary '%.40s': this server keeps no glossaries", id);
+    if (!tgt[0]) return fy_err(err, FY_EINVAL, "glossary '%.40s' needs the target language", id);
+    if (src[0]) {
+        if (*n == cap) return fy_err(err, FY_ELIMIT, "too many glossaries");
+        g[*n] = fy_glossary_store_get(st, id, src, tgt, err);
+        return g[*n] ? (++*n, 0) : err->code;
+    }
+    int got = fy_glossary_store_get_into(st, id, tgt, g + *n, cap - *n, err);
+    if (got < 0) return got;
+    if (!got)
+        return fy_err(err, FY_ENOTFOUND, "glossary '%.40s' has no dictionary into %s", id, tgt);
+    *n += got;
+    return 0;
+}
+
+/* The job's glossaries (info.glossary: ids, comma-separated), compiled
+ * from the store now: a job started, resumed or taken over uses them as
+ * they are then. Returns how many are in g (new references), or an error
+ * (an id gone since the submission fails the job). */
+static int glossaries_get(run *r, fy_glossary **g, int cap, fy_error *err)
+{
+    int n = 0, rc = 0;
+    for (const char *p = r->info.glossary; *p && !rc;) {
+        size_t len = strcspn(p, ",");
+        char id[FY_GSTORE_ID_MAX];
+        if (len >= sizeof id)
+            rc = fy_err(err, FY_ENOTFOUND, "no glossary '%.40s...'", p);
+        else if (len) {
+            memcpy(id, p, len);
+            id[len] = '\0';
+            rc = glossary_add(r, id, g, &n, cap, err);
+        }
+        p += len + (p[len] == ',');
+    }
+    if (!rc) return n;
+    while (n > 0) fy_glossary_unref(g[--n]);
+    fy_err_prefix(err, "glossary_id");
+    return rc;
+}
+
 int run_prepare(run *r, fy_document *doc, const unsigned char *done, fy_error *err)
 {
     fy_jobs *js = r->js;
     r->doc = doc;
+    fy_glossary *g[FY_GSTORE_DICTS_MAX];
+    int ng = glossaries_get(r, g, FY_GSTORE_DICTS_MAX, err);
+    if (ng < 0) return ng;
     fy_docjob_options o = {0};
     o.source = r->info.detected[0] ? r->info.detected : r->info.source;
     o.target = r->info.target;
@@ -203,8 +256,11 @@ int run_prepare(run *r, fy_document *doc, const unsigned char *done, fy_error *e
     o.background = 1;
     o.queue_share = 2 * (size_t)(js->o.parallel > 0 ? js->o.parallel : 1);
     o.done = done;
+    o.glossaries = (const struct fy_glossary *const *)g;
+    o.nglossaries = (size_t)ng;
     fy_docjob_callbacks cb = {run_on_progress, run_on_batch, r, run_on_unit};
     r->dj = fy_docjob_new(js->reg, js->sched, doc, &o, &cb, err);
+    while (ng > 0) fy_glossary_unref(g[--ng]); /* the batches are built */
     if (!r->dj) return err->code;
     size_t pages = fy_document_pages(doc), units = fy_document_units(doc);
     r->page_left = pages ? calloc(pages, sizeof *r->page_left) : NULL;

@@ -18,6 +18,7 @@
 #include "model/discover.h"
 #include "text/segment.h"
 #include "translate/cache_key.h"
+#include "translate/confidence.h"
 #include "util/clock.h"
 #include "util/path.h"
 
@@ -302,7 +303,7 @@ static int load(fy_registry *r, entry *e, fy_error *err)
     }
     e->t = t;
     memcpy(e->cache_name, name, sizeof name);
-    fy_translator_engine(t, e->cache_name, &e->engine);
+    fy_translator_engine_scored(t, e->cache_name, &e->engine);
     e->cost = (size_t)fy_bundle_file_bytes(fy_translator_bundle(t)) + fy_translator_heap_bytes(t) +
               (size_t)r->o.threads * fy_translator_worker_bytes(t);
     e->refs++; /* pinned while the others make room for it */

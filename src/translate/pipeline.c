@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "text/detect.h"
+#include "text/glossary.h"
 #include "text/segment.h"
 
 #define MAX_LEASES 8 /* distinct routes one request may take */
@@ -20,9 +21,10 @@ typedef struct text {
     char *verbatim; /* the text passed through, else NULL */
     size_t len;
     char source[FY_LANG_MAX], target[FY_LANG_MAX];
-    int percent;  /* detection confidence; 100 when given */
-    int lease;    /* index into leases, -1: passed through */
-    size_t first; /* its first sentence in the job */
+    int percent;                             /* detection confidence; 100 when given */
+    int lease;                               /* index into leases, -1: passed through */
+    size_t first;                            /* its first sentence in the job */
+    char glossary[FY_GLOSSARY_HASH_LEN + 1]; /* the hash of its glossary, "" for none */
 } text;
 
 struct fy_request {
@@ -38,8 +40,9 @@ struct fy_request {
     fy_sentence_in *in; /* [nsent] */
     fy_job *job;
     fy_request_callbacks cb;
-    size_t *text_of; /* [nsent] sentence -> its text */
-    char *last;      /* the translation streamed last (for what follows it) */
+    size_t *text_of;     /* [nsent] sentence -> its text */
+    fy_confidence *conf; /* [nsent] as each is delivered */
+    char *last;          /* the translation streamed last (for what follows it) */
 };
 
 /* ---- languages -------------------------------------------------------------- */
@@ -172,6 +175,17 @@ static long count_tokens(void *ctx, const char *s, size_t len)
     return fy_translator_count_tokens(ctx, s, len);
 }
 
+/* The request's glossary for src -> tgt, or NULL. */
+static const fy_glossary *glossary_for(const fy_request *q, const char *src, const char *tgt)
+{
+    for (size_t k = 0; k < q->o.nglossaries; k++) {
+        const fy_glossary *g = q->o.glossaries[k];
+        const char *gs = fy_glossary_source(g), *gt = fy_glossary_target(g);
+        if ((!*gs || !strcmp(gs, src)) && (!*gt || !strcmp(gt, tgt))) return g;
+    }
+    return NULL;
+}
+
 /* Languages, route and document of text i. */
 static int build_text(fy_request *q, size_t i, const char *s, size_t len, fy_error *err)
 {
@@ -203,6 +217,8 @@ static int build_text(fy_request *q, size_t i, const char *s, size_t len, fy_err
     so.target = t->target;
     so.count_tokens = count_tokens;
     so.count_ctx = (void *)fy_lease_first(q->leases[rc]);
+    so.glossary = glossary_for(q, t->source, t->target);
+    if (so.glossary) snprintf(t->glossary, sizeof t->glossary, "%s", fy_glossary_hash(so.glossary));
     if (!(t->doc = fy_doc_split(s, len, &so, err))) return err->code;
     t->first = q->nsent;
     q->nsent += fy_doc_sentence_count(t->doc);
@@ -221,19 +237,25 @@ static int collect(fy_request *q, fy_error *err)
 {
     q->in = calloc(q->nsent ? q->nsent : 1, sizeof *q->in);
     q->text_of = calloc(q->nsent ? q->nsent : 1, sizeof *q->text_of);
-    if (!q->in || !q->text_of) return fy_err(err, FY_ENOMEM, "out of memory");
+    q->conf = calloc(q->nsent ? q->nsent : 1, sizeof *q->conf);
+    if (!q->in || !q->text_of || !q->conf) return fy_err(err, FY_ENOMEM, "out of memory");
     for (size_t i = 0; i < q->n; i++) {
         text *t = &q->t[i];
         if (t->lease < 0) continue;
         const fy_route *route = fy_lease_route(q->leases[t->lease]);
         for (size_t k = 0; k < fy_doc_sentence_count(t->doc); k++) {
+            /* A sentence of glossary terms only is its own translation: no
+             * route, the scheduler passes it through. */
+            int fixed = fy_doc_sentence_fixed(t->doc, k);
             q->in[t->first + k] = (fy_sentence_in){fy_doc_sentence(t->doc, k, NULL),
                                                    fy_doc_sentence_tokens(t->doc, k),
-                                                   route,
+                                                   fixed ? NULL : route,
                                                    q->beam,
                                                    0,
-                                                   q->o.background != 0};
+                                                   q->o.background != 0,
+                                                   t->glossary};
             q->text_of[t->first + k] = i;
+            q->conf[t->first + k] = (fy_confidence){NAN, INFINITY};
         }
     }
     return 0;
@@ -276,6 +298,8 @@ fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const siz
     for (size_t i = 0; i < n && !rc; i++)
         if ((rc = build_text(q, i, texts[i], lens[i], err)) && bad) *bad = i;
     if (!rc) rc = collect(q, err);
+    q->o.glossaries = NULL; /* borrowed for the split only */
+    q->o.nglossaries = 0;
     if (rc) {
         fy_request_free(q);
         return NULL;
@@ -287,9 +311,10 @@ fy_request *fy_request_new(fy_registry *reg, const char *const *texts, const siz
 
 /* Renders sentence index for the stream, with what goes before it. The
  * job calls this in order, so q->last is the previous sentence's. */
-static void on_job_sentence(void *user, size_t index, const char *translation)
+static void on_job_sentence(void *user, size_t index, const char *translation, fy_confidence conf)
 {
     fy_request *q = user;
+    q->conf[index] = conf;
     if (!q->cb.on_sentence) return;
     size_t i = q->text_of[index], k = index - q->t[i].first;
     size_t len = 0, blen = 0;
@@ -361,6 +386,7 @@ void fy_request_free(fy_request *q)
     free(q->t);
     free(q->in);
     free(q->text_of);
+    free(q->conf);
     free(q->last);
     free(q);
 }
@@ -500,6 +526,18 @@ float fy_request_gap(const fy_request *q, size_t i)
         if (v < g) g = v;
     }
     return g;
+}
+
+fy_confidence fy_request_confidence(const fy_request *q, size_t i, size_t k)
+{
+    const text *t = &q->t[i];
+    if (!t->doc || k >= fy_doc_sentence_count(t->doc)) return (fy_confidence){NAN, INFINITY};
+    return q->conf[t->first + k];
+}
+
+const char *fy_request_glossary(const fy_request *q, size_t i)
+{
+    return q->t[i].glossary;
 }
 
 /* ---- alternatives -------------------------------------------------------------- */

@@ -44,6 +44,15 @@ typedef struct fy_request_options {
     int background;      /* background work (a document job): its sentences wait for
                             every interactive one (fy_sentence_in.background) and a
                             stream of it gets no urgent waves */
+    /* Glossaries to enforce (text/glossary.h, compiled), one per direction:
+     * a text takes the first whose source and target are its own ("" matches
+     * any language). Borrowed during fy_request_new only. A text with one is
+     * split with it (fy_split_options.glossary: its terms come out as the
+     * glossary says, on a pivot's last leg too), its sentences are cached
+     * under the glossary's hash (fy_sentence_in.variant), and its sentences
+     * of glossary terms only are not sent to the engine. */
+    const struct fy_glossary *const *glossaries;
+    size_t nglossaries;
 } fy_request_options;
 
 typedef struct fy_request fy_request;
@@ -160,6 +169,16 @@ const char *fy_request_sentence(const fy_request *q, size_t i, size_t k);
 
 /* The smallest logit gap over text i's sentences (INFINITY when unknown). */
 float fy_request_gap(const fy_request *q, size_t i);
+
+/* Sentence k of text i's confidence (scheduler.h, fy_confidence) once it is
+ * translated (inside on_sentence for that sentence, or after the request
+ * is done); {NAN, INFINITY} when unknown (a fixed sentence of glossary
+ * terms, an engine that does not report it). */
+fy_confidence fy_request_confidence(const fy_request *q, size_t i, size_t k);
+
+/* The hash of the glossary text i was split with (text/glossary.h), or ""
+ * for none. */
+const char *fy_request_glossary(const fy_request *q, size_t i);
 
 /* ---- alternatives (valid once the request is done) ---------------------------
  *

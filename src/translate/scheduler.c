@@ -45,11 +45,12 @@ typedef struct item {
     char *text;     /* this leg's input (a trimmed copy) */
     int64_t enqueued_us;
     int tokens;
-    int wave;       /* fy_sentence_in.wave, for every leg */
-    int background; /* fy_sentence_in.background: the lower class */
-    int small;      /* of a small job (FY_SMALL_JOB) or urgent, not background: an express worker
-                       may take it */
-    int state;      /* ITEM_*, under the scheduler lock */
+    int wave;                     /* fy_sentence_in.wave, for every leg */
+    int background;               /* fy_sentence_in.background: the lower class */
+    char variant[FY_VARIANT_MAX]; /* fy_sentence_in.variant, "" for none */
+    int small; /* of a small job (FY_SMALL_JOB) or urgent, not background: an express worker
+                  may take it */
+    int state; /* ITEM_*, under the scheduler lock */
 } item;
 
 struct fy_job {
@@ -61,6 +62,7 @@ struct fy_job {
     char **out;          /* [n] translations, NULL until known */
     char ***alts;        /* [n] their alternatives (fy_alts lists), NULL for none */
     float *gap;          /* [n] */
+    float *score;        /* [n] each one's last leg's score (fy_confidence), NAN unknown */
     item *items;         /* [n] queue entries (text NULL for cache hits) */
     int done, canceled, status;
     unsigned devices; /* bit i: device i translated some of it */
@@ -72,7 +74,7 @@ struct fy_job {
 
 /* The cache's model id of an engine at a beam: its name for greedy, else
  * name@beamN, whose entries hold the translation and its alternatives in
- * their one-string form (alts.h). */
+ * their one-string form (alts.h); "#" + the sentence's variant after it. */
 #define FY_CACHE_MODEL_MAX 160
 
 /* Scratch of one cache lookup of n items (keys, answers, positions). */
@@ -82,6 +84,7 @@ typedef struct lookup_buf {
     size_t *pos;
     char ***alts;                      /* the final legs' alternatives (beam > 1), NULL for none */
     char (*model)[FY_CACHE_MODEL_MAX]; /* keys' model ids at a beam (cache_model) */
+    fy_confidence *conf;               /* what the cache said of each one's legs */
 } lookup_buf;
 
 static int lookup_buf_init(lookup_buf *b, size_t n)
@@ -92,7 +95,8 @@ static int lookup_buf_init(lookup_buf *b, size_t n)
     b->pos = malloc(n * sizeof *b->pos);
     b->alts = calloc(n, sizeof *b->alts);
     b->model = malloc(n * sizeof *b->model);
-    return b->keys && b->vals && b->pos && b->alts && b->model ? 0 : -1;
+    b->conf = malloc(n * sizeof *b->conf);
+    return b->keys && b->vals && b->pos && b->alts && b->model && b->conf ? 0 : -1;
 }
 
 static void lookup_buf_free(lookup_buf *b)
@@ -102,6 +106,7 @@ static void lookup_buf_free(lookup_buf *b)
     free(b->pos);
     free(b->alts);
     free(b->model);
+    free(b->conf);
 }
 
 /* A device's workers and what they did (scheduler lock). */
@@ -129,19 +134,20 @@ typedef struct worker {
     int big;          /* that batch holds a sentence of a job that is not small */
     atomic_int abort; /* set when no one waits for that batch any more (engine's worker_abort) */
     pthread_t thread;
-    item **cand;      /* [4 * max_sent] candidates */
-    item **batch;     /* [max_sent] */
-    const char **src; /* [max_sent] */
-    char **out;       /* [max_sent] */
-    char ***alts;     /* [max_sent] */
-    float *gap;       /* [max_sent] */
-    int *codes;       /* [max_sent] per-sentence error codes */
-    fy_error *errs;   /* [max_sent] and their messages */
-    item **next;      /* [max_sent] items going on to their next leg */
-    char **next_in;   /* [max_sent] their inputs */
-    char **final;     /* [max_sent] what the cache answered for them */
-    lookup_buf lb;    /* [max_sent] */
-    slot *resident;   /* the engine it ran last (scheduler lock) */
+    item **cand;         /* [4 * max_sent] candidates */
+    item **batch;        /* [max_sent] */
+    const char **src;    /* [max_sent] */
+    char **out;          /* [max_sent] */
+    char ***alts;        /* [max_sent] */
+    float *gap;          /* [max_sent] */
+    fy_confidence *conf; /* [max_sent] */
+    int *codes;          /* [max_sent] per-sentence error codes */
+    fy_error *errs;      /* [max_sent] and their messages */
+    item **next;         /* [max_sent] items going on to their next leg */
+    char **next_in;      /* [max_sent] their inputs */
+    char **final;        /* [max_sent] what the cache answered for them */
+    lookup_buf lb;       /* [max_sent] */
+    slot *resident;      /* the engine it ran last (scheduler lock) */
     int started;
 } worker;
 
@@ -235,6 +241,7 @@ static void job_unref(fy_job *j)
     free(j->out);
     free(j->alts);
     free(j->gap);
+    free(j->score);
     free(j->items);
     pthread_mutex_destroy(&j->lock);
     free(j);
@@ -251,7 +258,9 @@ static void job_emit(fy_job *j)
 {
     if (j->done) return;
     while (j->next_emit < j->n && j->out[j->next_emit]) {
-        if (j->cb.on_sentence) j->cb.on_sentence(j->cb.user, j->next_emit, j->out[j->next_emit]);
+        size_t i = j->next_emit;
+        if (j->cb.on_sentence)
+            j->cb.on_sentence(j->cb.user, i, j->out[i], (fy_confidence){j->score[i], j->gap[i]});
         j->next_emit++;
     }
     if (j->next_emit == j->n) {
@@ -393,6 +402,15 @@ float fy_job_gap(fy_job *j, size_t i)
     return g;
 }
 
+fy_confidence fy_job_confidence(fy_job *j, size_t i)
+{
+    pthread_mutex_lock(&j->lock);
+    fy_confidence c = {NAN, INFINITY};
+    if (i < j->next_emit) c = (fy_confidence){j->score[i], j->gap[i]};
+    pthread_mutex_unlock(&j->lock);
+    return c;
+}
+
 const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count)
 {
     pthread_mutex_lock(&j->lock);
@@ -426,10 +444,14 @@ static char *trim_copy(const char *text)
     return strndup(text, len);
 }
 
-static const char *cache_model(const fy_engine *e, int beam, char *buf)
+static const char *cache_model(const fy_engine *e, int beam, const char *variant, char *buf)
 {
-    if (beam <= 1) return e->name;
-    snprintf(buf, FY_CACHE_MODEL_MAX, "%s@beam%d", e->name, beam);
+    if (beam <= 1 && !*variant) return e->name;
+    int n = snprintf(buf, FY_CACHE_MODEL_MAX, "%s", e->name);
+    if (beam > 1 && n >= 0 && n < FY_CACHE_MODEL_MAX)
+        n += snprintf(buf + n, FY_CACHE_MODEL_MAX - (size_t)n, "@beam%d", beam);
+    if (*variant && n >= 0 && n < FY_CACHE_MODEL_MAX)
+        snprintf(buf + n, FY_CACHE_MODEL_MAX - (size_t)n, "#%s", variant);
     return buf;
 }
 
@@ -474,8 +496,10 @@ static void skip_cached(fy_scheduler *s, item **its, char **texts, char **final,
                         lookup_buf *b, int64_t deadline_ms)
 {
     size_t m = n; /* items still undecided, their indexes in b->pos */
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         b->pos[k] = k, final[k] = NULL, its[k]->text = NULL, b->alts[k] = NULL;
+        b->conf[k] = (fy_confidence){NAN, INFINITY};
+    }
     /* Each pass finishes an item or moves it one leg on: a route has at
      * most FY_ROUTE_MAX legs, so FY_ROUTE_MAX + 1 passes decide every one. */
     for (int pass = 0; m && pass <= FY_ROUTE_MAX; pass++) {
@@ -487,7 +511,8 @@ static void skip_cached(fy_scheduler *s, item **its, char **texts, char **final,
                 final[k] = texts[k];
                 continue;
             }
-            const char *model = cache_model(it->route.legs[it->leg], it->beam, b->model[q]);
+            const char *model =
+                cache_model(it->route.legs[it->leg], it->beam, it->variant, b->model[q]);
             b->keys[q] = (fy_cache_key){model, texts[k]};
             b->pos[q++] = k;
         }
@@ -504,6 +529,10 @@ static void skip_cached(fy_scheduler *s, item **its, char **texts, char **final,
             }
             free(texts[k]);
             texts[k] = b->vals[j];
+            fy_confidence c;
+            fy_cache_entry_decode(texts[k], &c);
+            b->conf[k].score = c.score;
+            if (c.margin < b->conf[k].margin) b->conf[k].margin = c.margin;
             if (it->beam > 1 && take_alts(&texts[k], &b->alts[k])) continue; /* out of memory */
             if (++it->leg < it->route.n) { /* a first leg's alternatives are not the answer's */
                 fy_alts_free(b->alts[k]);
@@ -533,8 +562,10 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
     for (size_t i = 0; i < j->n && !oom; i++) {
         item *it = &j->items[i];
         j->gap[i] = INFINITY;
+        j->score[i] = NAN;
         it->job = j;
         it->background = in[i].background != 0;
+        if (in[i].variant) snprintf(it->variant, sizeof it->variant, "%s", in[i].variant);
         it->wave = in[i].wave > 0 && !it->background ? in[i].wave : 0;
         it->beam = in[i].beam > 1 ? in[i].beam : 1;
         it->small = (j->n <= FY_SMALL_JOB || it->wave > 0) && !it->background;
@@ -552,9 +583,11 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
     long misses = 0;
     for (size_t k = 0; k < m; k++) {
         item *it = its[k];
+        j->gap[it - j->items] = b.conf[k].margin;
         if (final[k]) {
             j->out[it - j->items] = final[k];
             j->alts[it - j->items] = b.alts[k];
+            j->score[it - j->items] = b.conf[k].score;
             continue;
         }
         if (!it->text) oom = 1;
@@ -596,8 +629,9 @@ fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
     j->out = calloc(n ? n : 1, sizeof *j->out);
     j->alts = calloc(n ? n : 1, sizeof *j->alts);
     j->gap = calloc(n ? n : 1, sizeof *j->gap);
+    j->score = calloc(n ? n : 1, sizeof *j->score);
     j->items = calloc(n ? n : 1, sizeof *j->items);
-    if (!j->out || !j->alts || !j->gap || !j->items) goto nomem;
+    if (!j->out || !j->alts || !j->gap || !j->score || !j->items) goto nomem;
     long misses = job_prepare(s, j, in);
     if (misses < 0) goto nomem;
 
@@ -797,17 +831,22 @@ static size_t wait_batch(fy_scheduler *s, worker *w)
     return 0;
 }
 
+/* An unknown confidence. */
+#define NO_CONF ((fy_confidence){NAN, INFINITY})
+
 /* Stores one sentence's final result (taking translation and its
  * alternatives) or its failure into its job. Returns 1 when this failed
  * the job. */
-static int deliver(item *it, char *translation, char **alts, float gap, int code, const char *msg)
+static int deliver(item *it, char *translation, char **alts, fy_confidence c, int code,
+                   const char *msg)
 {
     fy_job *j = it->job;
     int failed = 0;
     size_t i = (size_t)(it - j->items);
     pthread_mutex_lock(&j->lock);
-    if (gap < j->gap[i]) j->gap[i] = gap;
+    if (c.margin < j->gap[i]) j->gap[i] = c.margin;
     if (!j->done && translation) {
+        j->score[i] = c.score;
         j->out[i] = translation;
         j->alts[i] = alts;
         translation = NULL;
@@ -871,14 +910,21 @@ static int requeue(fy_scheduler *s, item *it)
 }
 
 /* One engine call for n sentences from i0 with beam (the engine's beam
- * search when it has one). */
+ * search when it has one), their confidence in w->conf. */
 static int engine_call(const fy_engine *e, void *state, worker *w, size_t i0, size_t n, int beam,
                        fy_error *err)
 {
+    if (e->translate_scored)
+        return e->translate_scored(e->ctx, state, &w->src[i0], n, beam, &w->out[i0], &w->alts[i0],
+                                   &w->conf[i0], err);
+    int rc;
     if (beam > 1 && e->translate_beam)
-        return e->translate_beam(e->ctx, state, &w->src[i0], n, beam, &w->out[i0], &w->alts[i0],
-                                 &w->gap[i0], err);
-    return e->translate(e->ctx, state, &w->src[i0], n, &w->out[i0], &w->gap[i0], err);
+        rc = e->translate_beam(e->ctx, state, &w->src[i0], n, beam, &w->out[i0], &w->alts[i0],
+                               &w->gap[i0], err);
+    else
+        rc = e->translate(e->ctx, state, &w->src[i0], n, &w->out[i0], &w->gap[i0], err);
+    for (size_t i = i0; i < i0 + n; i++) w->conf[i].margin = w->gap[i];
+    return rc;
 }
 
 static void clear_result(worker *w, size_t i)
@@ -897,7 +943,10 @@ static void clear_result(worker *w, size_t i)
 static int translate_batch(const fy_engine *e, void *state, worker *w, size_t n, int beam,
                            fy_error *err)
 {
-    for (size_t i = 0; i < n; i++) w->out[i] = NULL, w->alts[i] = NULL, w->gap[i] = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        w->out[i] = NULL, w->alts[i] = NULL, w->gap[i] = INFINITY;
+        w->conf[i] = (fy_confidence){NAN, INFINITY};
+    }
     int rc = engine_call(e, state, w, 0, n, beam, err);
     if (rc >= 0) {
         for (size_t i = 0; i < n; i++) {
@@ -986,6 +1035,7 @@ static int run_engine(fy_scheduler *s, worker *w, slot *p, size_t n, int beam, f
         w->out[i] = NULL;
         w->alts[i] = NULL;
         w->gap[i] = INFINITY;
+        w->conf[i] = (fy_confidence){NAN, INFINITY};
         w->codes[i] = err->code ? err->code : FY_ENOMEM;
         w->errs[i] = *err;
     }
@@ -1092,17 +1142,20 @@ static void record_batch(fy_scheduler *s, slot *p, size_t n, long tokens)
 static void store_batch(fy_scheduler *s, worker *w, const fy_engine *e, size_t n, int beam)
 {
     if (!s->o.cache) return;
-    const char *model = cache_model(e, beam, w->lb.model[0]);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (!w->out[i]) continue;
-        char *v = beam > 1 ? fy_alts_encode(w->out[i], w->alts[i]) : w->out[i];
+        char *alts = beam > 1 ? fy_alts_encode(w->out[i], w->alts[i]) : NULL;
+        char *v =
+            beam <= 1 || alts ? fy_cache_entry_encode(alts ? alts : w->out[i], &w->conf[i]) : NULL;
+        free(alts);
         if (!v) continue; /* out of memory: not stored */
+        const char *model = cache_model(e, beam, w->batch[i]->variant, w->lb.model[m]);
         w->lb.keys[m] = (fy_cache_key){model, w->src[i]};
         w->lb.vals[m++] = v;
     }
     fy_cache_put_many(s->o.cache, w->lb.keys, (const char *const *)w->lb.vals, m);
-    for (size_t k = 0; beam > 1 && k < m; k++) free(w->lb.vals[k]);
+    for (size_t k = 0; k < m; k++) free(w->lb.vals[k]);
 }
 
 /* Delivers the batch's last legs and failures; the items with a leg to go
@@ -1121,20 +1174,20 @@ static size_t deliver_batch(worker *w, size_t n, int *failed)
             pthread_mutex_unlock(&j->lock);
         }
         if (!w->out[i]) {
-            *failed += deliver(it, NULL, alts, INFINITY, w->codes[i], w->errs[i].msg);
+            *failed += deliver(it, NULL, alts, NO_CONF, w->codes[i], w->errs[i].msg);
         } else if (it->leg + 1 >= it->route.n) {
-            deliver(it, w->out[i], alts, w->gap[i], 0, NULL);
+            deliver(it, w->out[i], alts, w->conf[i], 0, NULL);
         } else {
             fy_alts_free(alts); /* a first leg's alternatives are not the answer's */
             char *next = advance(it, w->out[i]);
             if (next) {
-                note_gap(it, w->gap[i]);
+                note_gap(it, w->conf[i].margin);
                 w->next[m] = it;
                 w->next_in[m++] = next;
                 continue; /* still holds its reference */
             }
             *failed +=
-                deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+                deliver(it, NULL, NULL, NO_CONF, FY_ENOMEM, "out of memory between two legs");
         }
         job_unref(j);
     }
@@ -1152,14 +1205,14 @@ static void next_legs(fy_scheduler *s, worker *w, size_t m, int *failed)
         int rc = w->final[k] || !it->text ? -1 : requeue(s, it);
         if (rc == 1) continue; /* queued: still holds its reference */
         if (w->final[k])
-            deliver(it, w->final[k], w->lb.alts[k], INFINITY, 0, NULL);
+            deliver(it, w->final[k], w->lb.alts[k], w->lb.conf[k], 0, NULL);
         else if (rc == 0) /* its job is over already, or the scheduler stopping */
-            deliver(it, NULL, NULL, INFINITY, FY_ECANCELED, "the server is shutting down");
+            deliver(it, NULL, NULL, NO_CONF, FY_ECANCELED, "the server is shutting down");
         else if (rc == -2)
-            *failed += deliver(it, NULL, NULL, INFINITY, FY_EDEVICE, it->slot->why);
+            *failed += deliver(it, NULL, NULL, NO_CONF, FY_EDEVICE, it->slot->why);
         else
             *failed +=
-                deliver(it, NULL, NULL, INFINITY, FY_ENOMEM, "out of memory between two legs");
+                deliver(it, NULL, NULL, NO_CONF, FY_ENOMEM, "out of memory between two legs");
         job_unref(j);
     }
 }
@@ -1278,14 +1331,15 @@ static int worker_init(fy_scheduler *s, worker *w, int index, device *dev, int e
     w->out = calloc(m, sizeof *w->out);
     w->alts = calloc(m, sizeof *w->alts);
     w->gap = calloc(m, sizeof *w->gap);
+    w->conf = calloc(m, sizeof *w->conf);
     w->codes = calloc(m, sizeof *w->codes);
     w->errs = calloc(m, sizeof *w->errs);
     w->next = calloc(m, sizeof *w->next);
     w->next_in = calloc(m, sizeof *w->next_in);
     w->final = calloc(m, sizeof *w->final);
     int lb = lookup_buf_init(&w->lb, m);
-    if (!w->cand || !w->batch || !w->src || !w->out || !w->alts || !w->gap || !w->codes ||
-        !w->errs || !w->next || !w->next_in || !w->final || lb)
+    if (!w->cand || !w->batch || !w->src || !w->out || !w->alts || !w->gap || !w->conf ||
+        !w->codes || !w->errs || !w->next || !w->next_in || !w->final || lb)
         return fy_err(err, FY_ENOMEM, "scheduler: out of memory");
     if (pthread_create(&w->thread, NULL, worker_main, w))
         return fy_err(err, FY_ENOMEM, "scheduler: cannot start a worker thread");
@@ -1393,6 +1447,7 @@ void fy_scheduler_free(fy_scheduler *s)
         free(w->out);
         free(w->alts);
         free(w->gap);
+        free(w->conf);
         free(w->codes);
         free(w->errs);
         free(w->next);

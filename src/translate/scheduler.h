@@ -73,6 +73,27 @@ typedef int (*fy_batch_fn)(void *ctx, void *worker, const char *const *src, size
  * first, each different from out[i] and from the others. */
 typedef int (*fy_beam_fn)(void *ctx, void *worker, const char *const *src, size_t n, int beam,
                           char **out, char ***alts, float *gap, fy_error *err);
+
+/* How sure the engine was of a translation, as its search scored it
+ * (translate/translator.h): score, the best hypothesis' path score divided
+ * by its length (fy_hypothesis.score: with the reference's skip-cost, the
+ * mean of the output layer's raw logits of its tokens, EOS included;
+ * comparable only between translations by one model); margin, the smallest
+ * best-minus-second-best difference of a decision (fy_translate_info.min_gap:
+ * greedy decoding's top-1 minus top-2 logit at a step, which is
+ * ln(p1 / p2) of the model's softmax whatever the logits' offset). NAN and
+ * INFINITY when unknown. A translation through two engines has its last
+ * leg's score and the smaller margin. */
+typedef struct fy_confidence {
+    float score;
+    float margin;
+} fy_confidence;
+
+/* Greedy decoding (beam 1) and beam search in one, with each sentence's
+ * confidence into conf[i] (pre-set to {NAN, INFINITY}); alts as fy_beam_fn
+ * (only for beam > 1). */
+typedef int (*fy_scored_fn)(void *ctx, void *worker, const char *const *src, size_t n, int beam,
+                            char **out, char ***alts, fy_confidence *conf, fy_error *err);
 /* Creates / frees one worker thread's state for an engine on device (the
  * fy_sched_device.dev of the worker's device; NULL: the default, the CPU).
  * A state that cannot be made on a device (FY_ENOMEM: the model does not
@@ -100,6 +121,9 @@ typedef struct fy_engine {
      * goes on to another engine's batch, so that a thread keeps one engine's
      * scratch resident however many engines it serves */
     void (*worker_trim)(void *worker);
+    /* optional: translates every batch, greedy or beam, with the sentences'
+     * confidence (translate and translate_beam are then not called) */
+    fy_scored_fn translate_scored;
 } fy_engine;
 
 #define FY_ROUTE_MAX 2
@@ -130,7 +154,13 @@ typedef struct fy_sentence_in {
                               interactive sentence waits for the worker, in batches of
                               background sentences only, never by an express worker; 0:
                               interactive. Give it with wave 0. */
+    const char *variant;   /* copied; NULL or "": none. Names what else decided the text (a
+                              glossary's hash): cached under model#variant, so a sentence
+                              translated for one variant never answers another. At most
+                              FY_VARIANT_MAX - 1 bytes (longer ones are cut) */
 } fy_sentence_in;
+
+#define FY_VARIANT_MAX 24
 
 /* A device the workers compute on (fy_scheduler_options.devices). */
 typedef struct fy_sched_device {
@@ -188,8 +218,9 @@ struct fy_engine_stats;
 void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, struct fy_engine_stats *final);
 
 typedef struct fy_job_callbacks {
-    /* Sentence index is translated; called in index order, once each. */
-    void (*on_sentence)(void *user, size_t index, const char *translation);
+    /* Sentence index is translated, with conf (see fy_confidence); called in
+     * index order, once each. */
+    void (*on_sentence)(void *user, size_t index, const char *translation, fy_confidence conf);
     /* The job finished: 0, or FY_ETIMEOUT, FY_ECANCELED, or the engine's
      * error code (message via fy_job_status). Called exactly once, unless the
      * job was cancelled with fy_job_cancel first. */
@@ -198,10 +229,12 @@ typedef struct fy_job_callbacks {
 } fy_job_callbacks;
 
 /* Submits n sentences (texts copied; each is trimmed of surrounding white
- * space before the cache and the engine see it; an empty one, or one with
- * an empty route, translates to ""). The cache is asked for (model, beam,
- * sentence): a beam above 1 keys as the engine's name + "@beam" + N, and
- * its entry holds the translation and its alternatives. deadline_ms: fy_now_ms() time after
+ * space before the cache and the engine see it; an empty one translates to
+ * "", one with an empty route to itself). The cache is asked for (model,
+ * beam, variant, sentence): a beam above 1 keys as the engine's name +
+ * "@beam" + N, and its entry holds the translation and its alternatives; a
+ * variant adds "#" + variant; every entry ends with its confidence
+ * (translate/alts.h). deadline_ms: fy_now_ms() time after
  * which the job fails with FY_ETIMEOUT (0: none). Returns the job (the
  * caller owns one reference and must fy_job_release it), or NULL with
  * FY_EBUSY when the queue cannot take the job's uncached sentences,
@@ -232,8 +265,13 @@ const char *fy_job_result(fy_job *j, size_t i);
 const char *const *fy_job_alternatives(fy_job *j, size_t i, size_t *count);
 
 /* Sentence i's smallest logit gap over its legs (INFINITY when unknown:
- * cached, empty, or the engine does not report it). */
+ * empty, cached by an engine that did not report it, or the engine does
+ * not report it). */
 float fy_job_gap(fy_job *j, size_t i);
+
+/* Sentence i's confidence once delivered (see fy_confidence; cached with
+ * the translation), else {NAN, INFINITY}. */
+fy_confidence fy_job_confidence(fy_job *j, size_t i);
 
 /* The devices whose workers translated some of the job's sentences: bit i
  * for device i (fy_scheduler_device_name); 0 when the cache answered all. */

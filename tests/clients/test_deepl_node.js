@@ -1,8 +1,10 @@
 // test_deepl_node.js - DeepL's official Node client (deepl-node, pinned in
 // package-lock.json) pointed at `fanyi serve` with serverUrl, unchanged:
 // translateText and its options, TextResult fields, usage, languages,
-// glossaries (not supported: DeepL's error shape, deepl-node's errors; documents:
-// test_deepl_node_documents.js),
+// glossaries (v2: createGlossary, createGlossaryWithCsv, listGlossaries,
+// getGlossary, getGlossaryEntries, translateText with { glossary },
+// deleteGlossary, getGlossaryLanguagePairs; v3 through DeepLClient: the
+// multilingual glossary calls; documents: test_deepl_node_documents.js),
 // auth with the key, and errors as deepl-node's own error classes.
 'use strict';
 
@@ -75,8 +77,8 @@ async function translate(s, models) {
   T.ok(e instanceof deepl.DeepLError && /Bad request.*formality/.test(e.message),
     `formality 'more': DeepLError Bad request: ${e && e.message}`);
   e = await T.throws(() => t.translateText(EN, 'en', 'zh', { glossary: 'abc' }), 'glossary_id');
-  T.ok(e && /Bad request.*glossaries are not supported/.test(e.message),
-    `glossary: Bad request naming it: ${e && e.message}`);
+  T.ok(e && /Bad request.*no glossary 'abc'/.test(e.message),
+    `an unknown glossary: Bad request naming it: ${e && e.message}`);
   e = await T.throws(() => t.translateText(EN, null, 'ja'), 'unsupported pair');
   T.ok(e instanceof deepl.DeepLError && /Bad request.*zh->en/.test(e.message),
     `no model for ja: DeepLError listing the pairs: ${e && e.message}`);
@@ -95,7 +97,9 @@ async function languages(s) {
     const r = await t.translateText(l.code.startsWith('en') ? ZH : EN, null, l.code);
     T.ok(typeof r.text === 'string' && r.text.length > 0, `every listed target works: ${l.code}`);
   }
-  T.eq(await t.getGlossaryLanguagePairs(), [], 'getGlossaryLanguagePairs: none');
+  T.eq(await t.getGlossaryLanguagePairs(),
+    [{ sourceLang: 'en', targetLang: 'zh' }, { sourceLang: 'zh', targetLang: 'en' }],
+    'getGlossaryLanguagePairs: the pairs this server translates');
 }
 
 async function usage(s) {
@@ -110,33 +114,91 @@ async function usage(s) {
   T.ok(/Characters: \d+ of \d+/.test(after.toString()), `Usage.toString ${after}`);
 }
 
+// How often each of words occurs in text.
+const counts = (text, words) => words.map((w) => text.split(w).length - 1);
+
 async function glossaries(s) {
   const t = client(s.url);
-  for (const [what, fn] of [
-    ['listGlossaries', () => t.listGlossaries()],
-    ['createGlossary', () => t.createGlossary('g', 'en', 'zh', new deepl.GlossaryEntries({
-      entries: { hello: '你好' } }))],
-    ['getGlossary', () => t.getGlossary('0123')],
-    ['deleteGlossary', () => t.deleteGlossary('0123')],
-  ]) {
-    const e = await T.throws(fn, what);
-    T.ok(e instanceof deepl.DeepLError && /glossaries are not supported/.test(e.message),
-      `${what}: DeepLError saying glossaries are not supported: ${e && e.message}`);
-  }
+  const entries = new deepl.GlossaryEntries({ entries: { 天气: 'WEATHER-T', 公园: 'PARK-T' } });
+  const g = await t.createGlossary('Weather', 'zh', 'en', entries);
+  T.eq([g.name, g.ready, g.sourceLang, g.targetLang, g.entryCount],
+    ['Weather', true, 'zh', 'en', 2], 'createGlossary: a GlossaryInfo');
+  T.ok(/^[0-9a-f-]{36}$/.test(g.glossaryId) && !Number.isNaN(g.creationTime.getTime()),
+    `an id and a creation time: ${g.glossaryId} ${g.creationTime}`);
+  T.ok((await t.listGlossaries()).some((x) => x.glossaryId === g.glossaryId), 'listGlossaries');
+  T.eq((await t.getGlossary(g.glossaryId)).name, 'Weather', 'getGlossary');
+  T.eq((await t.getGlossaryEntries(g)).entries(), { 天气: 'WEATHER-T', 公园: 'PARK-T' },
+    'getGlossaryEntries: the TSV back');
+  let r = await t.translateText(ZH, 'zh', 'en-US', { glossary: g });
+  T.eq(counts(r.text, ['WEATHER-T', 'PARK-T', '天气']), [1, 1, 0],
+    `translateText with { glossary }: each term once: ${r.text}`);
+  r = await t.translateText([ZH, ZH2], 'zh', 'en-GB', { glossary: g.glossaryId });
+  T.eq(counts(r[0].text, ['WEATHER-T']), [1], `a glossary id, a list of texts: ${r[0].text}`);
+  const csv = await t.createGlossaryWithCsv('CSV', 'zh', 'en', Buffer.from('天气,"W, T"\n'));
+  r = await t.translateText('天气很好。', 'zh', 'en-US', { glossary: csv });
+  T.ok(csv.entryCount === 1 && r.text.includes('W, T'), `createGlossaryWithCsv: ${r.text}`);
+  let e = await T.throws(() => t.translateText(ZH, null, 'en-US', { glossary: g }), 'no source');
+  T.ok(e instanceof deepl.DeepLError, `a glossary needs sourceLang (deepl-node says): ${e}`);
+  // What deepl-node would not send, refused by the server in DeepL's shape.
+  const form = (body) => fetch(`${s.url}/v2/glossaries`, { method: 'POST', body,
+    headers: { Authorization: `DeepL-Auth-Key ${KEY}`,
+      'Content-Type': 'application/x-www-form-urlencoded' } });
+  let res = await form('name=d&source_lang=zh&target_lang=en&entries=a%09b%0Aa%09c');
+  T.eq([res.status, (await res.json()).message],
+    [400, "field 'entries': line 2: duplicate source term 'a' (already in entry 1)"],
+    'a duplicate entry: 400 naming the line');
+  res = await form('name=d&source_lang=zh&target_lang=en&entries=a');
+  T.eq([res.status, (await res.json()).message],
+    [400, "field 'entries': line 1: no tab between the source and the target term"],
+    'an entry without a tab');
+  await t.deleteGlossary(g);
+  e = await T.throws(() => t.getGlossary(g.glossaryId), 'a deleted glossary');
+  T.ok(e instanceof deepl.GlossaryNotFoundError, `then GlossaryNotFoundError: ${e}`);
+  await t.deleteGlossary(csv);
+
+  // v3: multilingual glossaries (DeepLClient).
   const dc = new deepl.DeepLClient(KEY, { serverUrl: s.url, maxRetries: 0, minTimeout: 600000 });
-  const e = await T.throws(() => dc.listMultilingualGlossaries(), 'v3 glossaries');
-  T.ok(e && /glossaries are not supported/.test(e.message), `v3 glossaries: ${e && e.message}`);
+  const dict = (src, tgt, terms) => ({ sourceLangCode: src, targetLangCode: tgt,
+    entries: new deepl.GlossaryEntries({ entries: terms }) });
+  const mg = await dc.createMultilingualGlossary('Both ways',
+    [dict('zh', 'en', { 天气: 'WEATHER-T' }), dict('en', 'zh', { weather: '气候' })]);
+  T.eq(mg.dictionaries.map((d) => [d.sourceLangCode, d.targetLangCode, d.entryCount]),
+    [['zh', 'en', 1], ['en', 'zh', 1]], 'createMultilingualGlossary: two dictionaries');
+  T.ok((await dc.listMultilingualGlossaries()).some((x) => x.glossaryId === mg.glossaryId),
+    'listMultilingualGlossaries');
+  T.eq((await dc.getMultilingualGlossary(mg.glossaryId)).name, 'Both ways', 'getMultilingualGlossary');
+  const got = await dc.getMultilingualGlossaryDictionaryEntries(mg, 'zh', 'en');
+  T.eq(got.entries.entries(), { 天气: 'WEATHER-T' }, 'getMultilingualGlossaryDictionaryEntries');
+  r = await dc.translateText(ZH, 'zh', 'en-US', { glossary: mg });
+  T.eq(counts(r.text, ['WEATHER-T']), [1], `zh -> en with the multilingual glossary: ${r.text}`);
+  r = await dc.translateText('The weather is nice.', 'en', 'zh', { glossary: mg });
+  T.eq(counts(r.text, ['气候']), [1], `en -> zh with the same glossary: ${r.text}`);
+  let upd = await dc.updateMultilingualGlossaryDictionary(mg, dict('zh', 'en', { 公园: 'PARK-T' }));
+  T.eq(upd.dictionaries.find((d) => d.sourceLangCode === 'zh').entryCount, 2,
+    'updateMultilingualGlossaryDictionary merges');
+  const rep = await dc.replaceMultilingualGlossaryDictionary(mg, dict('zh', 'en', { 公园: 'P2' }));
+  T.eq([rep.sourceLangCode, rep.entryCount], ['zh', 1], 'replaceMultilingualGlossaryDictionary');
+  upd = await dc.updateMultilingualGlossaryName(mg, 'Renamed');
+  T.eq(upd.name, 'Renamed', 'updateMultilingualGlossaryName');
+  await dc.deleteMultilingualGlossaryDictionary(mg, 'en', 'zh');
+  T.eq((await dc.getMultilingualGlossary(mg.glossaryId)).dictionaries.length, 1,
+    'deleteMultilingualGlossaryDictionary');
+  await dc.deleteMultilingualGlossary(mg);
+  e = await T.throws(() => dc.getMultilingualGlossary(mg.glossaryId), 'deleted v3');
+  T.ok(e instanceof deepl.GlossaryNotFoundError, `deleteMultilingualGlossary: ${e}`);
 }
 
-async function auth(models) {
-  const s = await serve(['--threads', '1', '--api-token', KEY], { models });
+async function auth(models, data) {
+  const s = await serve(['--threads', '1', '--api-token', KEY, '--data-dir', data], { models });
   const r = await client(s.url).translateText(ZH, null, 'en-US');
   T.eq(r.text, await native(s.url, ZH, 'en', { headers: { Authorization: `Bearer ${KEY}` } }),
     'the DeepL-Auth-Key header carries the token');
   const usage = await client(s.url).getUsage();
   T.ok(usage.character.count >= [...ZH].length, 'getUsage with the key');
   for (const [what, fn] of [['translateText', (t) => t.translateText(ZH, null, 'en-US')],
-    ['getUsage', (t) => t.getUsage()]]) {
+    ['getUsage', (t) => t.getUsage()], ['listGlossaries', (t) => t.listGlossaries()],
+    ['createGlossary', (t) => t.createGlossary('g', 'zh', 'en',
+      new deepl.GlossaryEntries({ entries: { a: 'b' } }))]]) {
     const e = await T.throws(() => fn(client(s.url, 'wrong-key')), `${what}, wrong key`);
     T.ok(e instanceof deepl.AuthorizationError, `${what}, wrong key: AuthorizationError (${e})`);
   }
@@ -149,7 +211,9 @@ async function auth(models) {
 
 (async () => {
   const models = makeModels();
-  const s = await serve(['--threads', '1'], { models });
+  const data = require('node:fs').mkdtempSync(require('node:path').join(require('node:os').tmpdir(),
+    'fanyi-deepl-data-'));
+  const s = await serve(['--threads', '1', '--data-dir', data], { models });
   try {
     await translate(s, models);
     await languages(s);
@@ -158,8 +222,9 @@ async function auth(models) {
   } finally {
     await s.stop(T);
   }
-  await auth(models);
+  await auth(models, data);
   require('node:fs').rmSync(models, { recursive: true, force: true });
+  require('node:fs').rmSync(data, { recursive: true, force: true });
   T.finish();
 })().catch((e) => {
   console.error(e);

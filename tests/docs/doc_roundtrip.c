@@ -3,7 +3,8 @@
  * casing the ASCII letters of each sentence the real splitter finds (the
  * real join puts them back, tags and all), writes OUT.
  *
- *   doc_roundtrip IN OUT      -> "units=N chars=M", exit 0
+ *   doc_roundtrip IN OUT [GLOSSARY.tsv]  -> "units=N chars=M", exit 0
+ *   (with an en -> de glossary: its terms enforced, as the pipeline does)
  *   on a refused document     -> "error CODE: message" on stdout, exit 2
  *
  * The document tests (test_documents.py) make files with the real
@@ -16,7 +17,10 @@
 #include <string.h>
 
 #include "text/document.h"
+#include "text/glossary.h"
 #include "text/segment.h"
+
+static fy_glossary *glossary; /* argv[3], or NULL */
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -61,6 +65,7 @@ static char *translate_unit(const char *text, size_t len, int html, fy_error *er
     o.html = html;
     o.source = "en";
     o.target = "de";
+    o.glossary = glossary;
     fy_doc *d = fy_doc_split(text, len, &o, err);
     if (!d) return NULL;
     size_t n = fy_doc_sentence_count(d);
@@ -84,17 +89,27 @@ static int fail(fy_error *err)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: doc_roundtrip IN OUT\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: doc_roundtrip IN OUT [GLOSSARY.tsv]\n");
         return 1;
     }
     size_t len;
+    fy_error err = {0};
+    if (argc == 4) {
+        char *tsv = read_file(argv[3], &len);
+        glossary = tsv ? fy_glossary_new("en", "de", &err) : NULL;
+        if (!glossary || fy_glossary_parse(glossary, tsv, len, FY_GLOSSARY_TSV, &err) ||
+            fy_glossary_compile(glossary, &err)) {
+            fprintf(stderr, "%s: %s\n", argv[3], tsv ? err.msg : "cannot read");
+            return 1;
+        }
+        free(tsv);
+    }
     char *data = read_file(argv[1], &len);
     if (!data) {
         perror(argv[1]);
         return 1;
     }
-    fy_error err = {0};
     int fmt = fy_docfmt_detect(argv[1], NULL, data, len, &err);
     fy_document *d = fmt < 0 ? NULL : fy_document_read(fmt, data, len, NULL, &err);
     free(data);
@@ -128,5 +143,6 @@ int main(int argc, char **argv)
     }
     fclose(f);
     free(out);
+    fy_glossary_unref(glossary);
     return 0;
 }

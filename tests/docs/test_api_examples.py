@@ -17,11 +17,14 @@ exactly, except where the engine or the moment decides it: translations
 loaded yet, and numbers (type only). Language codes, field names, codes, event names and
 flags are compared exactly: a documented "zh" where the server answers
 "zh-Hans" fails. Streams (server-sent events, NDJSON) are compared event by
-event. Examples without an answer still have to answer 2xx."""
+event. Examples without an answer still have to answer 2xx. An id the
+server chose ("id", "glossary_id" of an answer) stands, in the commands of
+later examples, for the id the document shows there."""
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +39,9 @@ ANY = object()
 # Keys whose values the engine, the clock or the moment decide: compared by type.
 VARIABLE = {"translation", "translatedText", "text", "trans", "content", "data", "alternatives",
             "id", "created", "url", "translatedFileUrl", "version", "message", "loaded", "result",
-            "document_id", "document_key"}
+            "document_id", "document_key", "glossary_id", "creation_time"}
+# Ids the server chose: documented id -> the one it gave (see remember_ids).
+IDS = {}
 # Places without a key that hold a translation: Google's positional answer.
 VARIABLE_PATHS = [re.compile(r"answer\[0\]\[0\]\[0\]$")]
 
@@ -243,8 +248,23 @@ def make_docx(path):
     d.save(path)
 
 
+def remember_ids(doc, got):
+    """The ids of got (an answer) in place of those doc shows, for later commands."""
+    if isinstance(doc, dict) and isinstance(got, dict):
+        for k, v in doc.items():
+            if k in ("id", "glossary_id") and isinstance(v, str) and ELLIPSIS not in v and \
+                    isinstance(got.get(k), str):
+                IDS[v] = got[k]
+            remember_ids(v, got.get(k))
+    elif isinstance(doc, list) and isinstance(got, list):
+        for d, g in zip(doc, got):
+            remember_ids(d, g)
+
+
 def run(cmd, port, cwd):
     cmd = cmd.replace("localhost:8989", f"127.0.0.1:{port}")
+    for documented_id, real in IDS.items():
+        cmd = cmd.replace(documented_id, real)
     r = subprocess.run(["bash", "-c", cmd + " -w '\\n%{http_code}'"], cwd=cwd,
                        capture_output=True, timeout=120)
     out = r.stdout.decode("utf-8", "replace")
@@ -268,6 +288,7 @@ def check(line, cmd, answer, port, cwd):
     try:
         if kind == "json":
             problems = compare(doc, json.loads(body), "answer", None, [])
+            remember_ids(doc, json.loads(body))
         elif kind == "sse":
             got = sse(body)
             problems = [] if [e for e, _ in got] == [e for e, _ in doc] else \
@@ -290,7 +311,9 @@ for name, src in {"zh-en": "tiny-int8-sl", "en-zh": "firefox-en-zh"}.items():
     os.symlink(os.path.join(M, src), os.path.join(root, name))
 cwd = tempfile.mkdtemp(prefix="fanyi-docs-cwd-")
 make_docx(os.path.join(cwd, "report.docx"))
-with Server([], models=root) as s:
+data = tempfile.mkdtemp(prefix="fanyi-docs-data-")  # glossaries the examples make
+with Server(["--data-dir", data], models=root) as s:
     for line, cmd, answer in found:
         check(line, cmd, answer, s.port, cwd)
+shutil.rmtree(data)
 T.finish()

@@ -71,7 +71,8 @@ def endpoints(s):
                  ("/documents/{id}", "delete"), ("/documents/{id}/result", "get"),
                  ("/v2/document/{document_id}", "post"),
                  ("/v2/document/{document_id}/result", "post"),
-                 ("/hcfy", "post")]:
+                 ("/hcfy", "post"), ("/glossaries", "post"), ("/glossaries/{id}", "patch"),
+                 ("/glossaries/{id}/entries", "put"), ("/v3/glossaries", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
     refs = []
 
@@ -92,6 +93,7 @@ def endpoints(s):
     T.eq(sorted(paths), sorted(["/translate", "/translate/stream", "/languages", "/detect",
                                 "/v2/translate", "/v2/languages", "/deeplx",
                                 "/v2/usage", "/v2/glossaries", "/v2/glossaries/{glossary_id}",
+                                "/glossaries", "/glossaries/{id}", "/glossaries/{id}/entries",
                                 "/v2/glossary-language-pairs", "/v3/glossaries", "/v2/document",
                                 "/v1/translate", "/language/translate/v2/detect",
                                 "/translate_a/single",
@@ -163,8 +165,10 @@ def endpoints(s):
     T.eq(st, 200, "libre multipart status")
     T.eq(b.get("translatedText"), s.translate(ZH[0]), "libre multipart")
     st, _, b = s.get("/languages")
-    T.eq((st, b), (200, [{"code": "en", "name": "English", "targets": []},
-                         {"code": "zh-Hans", "name": "Chinese", "targets": ["en"]}]), "/languages")
+    T.eq((st, b), (200, [{"code": "en", "name": "English", "native": "English", "dir": "ltr",
+                          "targets": []},
+                         {"code": "zh-Hans", "name": "Chinese", "native": "简体中文", "dir": "ltr",
+                          "targets": ["en"]}]), "/languages")
     st, _, b = s.post("/detect", {"q": ZH[2]})
     T.eq((st, [d["language"] for d in b][:1]), (200, ["zh-Hans"]), "/detect zh-Hans")
     T.ok(all(0 <= d["confidence"] <= 100 for d in b), "/detect confidences are percentages")
@@ -217,12 +221,14 @@ def endpoints(s):
     T.eq((st, h.get("allow"), b["error"]["status"], b["error"]["errors"][0]["reason"]),
          (405, "GET, HEAD, POST, OPTIONS", "INVALID_ARGUMENT", "httpMethodNotAllowed"),
          "google 405: both methods allowed, Google's shape")
-    # DeepL routes by prefix, any method: glossaries refused.
-    for method, path in [("GET", "/v2/glossaries"), ("DELETE", "/v2/glossaries/abc"),
-                         ("GET", "/v2/glossaries/abc/entries"), ("POST", "/v3/glossaries")]:
+    # DeepL routes by prefix, any method: glossaries answer in DeepL's
+    # shape (test_glossary.py, client_deepl_node).
+    for method, path, status in [("DELETE", "/v2/glossaries/abc", 404),
+                                 ("GET", "/v2/glossaries/abc/entries", 404),
+                                 ("POST", "/v3/glossaries", 400), ("PUT", "/v2/glossaries", 405)]:
         st, _, b = s.request(method, path, b"" if method != "GET" else None)
-        T.ok(st == 400 and list(b) == ["message"] and "not supported" in b["message"],
-             f"{method} {path}: 400 not supported in DeepL's shape ({st} {b})")
+        T.ok(st == status and list(b) == ["message"], f"{method} {path}: {status} in DeepL's shape "
+             f"({st} {b})")
     # Documents (tests/clients/test_deepl_node_documents.js): DeepL's shape.
     st, _, b = s.request("POST", "/v2/document", b"")
     T.ok(st == 400 and list(b) == ["message"] and "missing file" in b["message"],

@@ -363,11 +363,11 @@ static void test_redis_key(void)
     const char *model = "zh-en:0123456789abcdef0123456789abcdef";
     int n = fy_cache_redis_key(model, "你好。", k1);
     CHECK(n == (int)strlen(k1) && n == 8 + 38 + 1 + 32);
-    CHECK(!strncmp(k1, "fanyi:2:zh-en:0123456789abcdef0123456789abcdef:", 47));
+    CHECK(!strncmp(k1, "fanyi:3:zh-en:0123456789abcdef0123456789abcdef:", 47));
     CHECK(is_hex(k1 + 47, 32));
     /* sha256("abc") starts ba7816bf8f01cfea414140de5dae2223: a known vector. */
     CHECK(fy_cache_redis_key("m", "abc", k2) > 0 &&
-          !strcmp(k2, "fanyi:2:m:ba7816bf8f01cfea414140de5dae2223"));
+          !strcmp(k2, "fanyi:3:m:ba7816bf8f01cfea414140de5dae2223"));
     CHECK(fy_cache_redis_key(model, "你好。", k2) == n && !strcmp(k1, k2));
     CHECK(fy_cache_redis_key(model, "你好!", k2) == n && strcmp(k1, k2));
     CHECK(fy_cache_redis_key("zh-en:0123456789abcdef0123456789abcdee", "你好。", k2) == n &&

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "../check.h"
 
 /* user (and system) must be recognised as client's, with text, target
@@ -194,6 +196,56 @@ static void test_refusals(void)
           "Immersive and Kiss codes");
 }
 
+/* The glossary a prompt carries, as "term=target;" items in order. */
+static void expect_glossary(const char *what, const char *system, const char *user,
+                            const char *want)
+{
+    prompt p;
+    char why[512] = "", got[512] = "";
+    int rc = prompt_parse(system, user, strlen(user), &p, why, sizeof why);
+    check(rc == 0, "%s: recognised (%s)", what, why);
+    if (rc) return;
+    const char *k;
+    json_t *v;
+    json_object_foreach(p.glossary, k, v)
+    {
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s=%s;", k, json_string_value(v));
+    }
+    check(!strcmp(got, want), "%s: glossary [%s], want [%s]", what, got, want);
+    prompt_free(&p);
+}
+
+static void test_glossaries(void)
+{
+    expect_glossary("kiss batch JSON", "Act as a translation API.",
+                    "{\"targetLanguage\":\"zh-CN\",\"segments\":[{\"id\":1,\"text\":\"A React "
+                    "component.\"}],\"glossary\":{\"component\":\"组件\",\"React\":\"\"}}",
+                    "component=组件;React=;");
+    const char *kiss = "# Context\nTitle: \nDescription: \nSummary: \nTone: \n\n# Glossary:\n"
+                       "- power plant: 发电厂\n- React: \n- a: b: c\n\n# Task\nTranslate the "
+                       "Source Text below to Simplified Chinese.\n1. Use the Context to ensure "
+                       "accuracy.\n\nSource Text: # Glossary:\n- not: this\n\nTranslated Text:";
+    expect_glossary("kiss Glossary block (not the text's)",
+                    "You are a professional, authentic "
+                    "machine translation engine.",
+                    kiss, "power plant=发电厂;React=;a=b: c;");
+    expect("kiss block text", NULL, kiss, "kiss-translator", "# Glossary:\n- not: this", "zh", NULL,
+           1);
+    const char *imme = "You are a professional English native translator.\n\nRequired "
+                       "Terminology: You MUST use the following terms during translation, If "
+                       "'source':'target', source == target, keep the source term unchanged."
+                       "\n\n Terms -> \n\n '发电厂[Energy]': 'power plant', 'API': 'API', "
+                       "'a\\`b': 'c, d'";
+    expect_glossary("immersive terms_prompt", imme,
+                    "Translate to English (output translation only):\n\n发电厂的API",
+                    "发电厂=power plant;API=;a`b=c, d;");
+    expect_glossary("immersive Chinese UI",
+                    "规则\n\n必需术语：翻译时必须使用以下术语。\n\n 术语 -> "
+                    "\n\n '北京': 'Beijing'\n\n## 输入输出格式示例",
+                    "翻译成 English：\n\n北京", "北京=Beijing;");
+    expect_glossary("no glossary", NULL, "Translate to English:\n\n你好", "");
+}
+
 int main(void)
 {
     test_immersive();
@@ -201,6 +253,7 @@ int main(void)
     test_openai_translator();
     test_pot_bob();
     test_refusals();
+    test_glossaries();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -161,8 +161,8 @@ with RedisServer() as r:
         T.eq(sum(a1[LOOKUPS % ("redis", x)] - a0[LOOKUPS % ("redis", x)]
                  for x in ("hit", "miss", "error")), 0.0, "... without asking Redis")
         direction = a.get("/version")[2]["models"][0]["direction"]
-        keys = r.command("KEYS", "fanyi:2:*")
-        T.ok(len(keys) >= 2 and all(k.startswith(f"fanyi:2:{direction}:".encode()) for k in keys),
+        keys = r.command("KEYS", "fanyi:3:*")
+        T.ok(len(keys) >= 2 and all(k.startswith(f"fanyi:3:{direction}:".encode()) for k in keys),
              f"keys name the direction: {keys[:2]}")
         ttls = [r.command("TTL", k) for k in keys]
         T.ok(any(0 < t <= 3600 for t in ttls), f"--redis-ttl applies: {ttls}")

@@ -202,7 +202,7 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     f->open = open;
     f->close = close;
     f->engine = (fy_engine){fake_translate, fake_worker_new,   fake_worker_free, NULL, f, name,
-                            NULL,           fake_worker_abort, fake_worker_trim};
+                            NULL,           fake_worker_abort, fake_worker_trim, NULL};
     f->route = (fy_route){{&f->engine}, 1, NULL};
 }
 
@@ -252,10 +252,10 @@ typedef struct waiter {
     atomic_int calls_after_cancel;
 } waiter;
 
-static void on_sentence(void *user, size_t i, const char *t)
+static void on_sentence(void *user, size_t i, const char *t, fy_confidence conf)
 {
     waiter *w = user;
-    (void)t;
+    (void)t, (void)conf;
     pthread_mutex_lock(&w->lock);
     if (i != w->next) w->order_ok = 0;
     w->next = i + 1;
@@ -297,7 +297,7 @@ static fy_job *submit_in(fy_scheduler *s, const fy_route *route, const char *con
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
     for (size_t i = 0; i < n; i++)
-        in[i] = (fy_sentence_in){src[i], 0, route, beam, waves ? waves[i] : 0, 0};
+        in[i] = (fy_sentence_in){src[i], 0, route, beam, waves ? waves[i] : 0, 0, NULL};
     return fy_scheduler_submit(s, in, n, deadline, &cb, err);
 }
 
@@ -306,7 +306,8 @@ static fy_job *submit_background(fy_scheduler *s, const char *const *src, size_t
 {
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
-    for (size_t i = 0; i < n; i++) in[i] = (fy_sentence_in){src[i], 0, &current->route, 1, 0, 1};
+    for (size_t i = 0; i < n; i++)
+        in[i] = (fy_sentence_in){src[i], 0, &current->route, 1, 0, 1, NULL};
     return fy_scheduler_submit(s, in, n, 0, &cb, NULL);
 }
 
@@ -1312,6 +1313,72 @@ static void test_device_cannot_place(void)
     fy_scheduler_free(s);
 }
 
+/* An engine with scores: each sentence's score is minus its length, its
+ * margin 1.5 (beam search: "[src]" and no alternatives). */
+static int fake_scored(void *ctx, void *worker, const char *const *src, size_t n, int beam,
+                       char **out, char ***alts, fy_confidence *conf, fy_error *err)
+{
+    (void)beam, (void)alts;
+    float gap[64];
+    int rc = fake_translate(ctx, worker, src, n, out, gap, err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        conf[i] = (fy_confidence){-(float)strlen(src[i]), 1.5f};
+    return rc;
+}
+
+static fy_job *submit_variant(fy_scheduler *s, const fy_route *route, const char *text,
+                              const char *variant, waiter *w)
+{
+    fy_job_callbacks cb = {on_sentence, on_done, w};
+    fy_sentence_in in = {text, 0, route, 1, 0, 0, variant};
+    return fy_scheduler_submit(s, &in, 1, 0, &cb, NULL);
+}
+
+/* Confidence from the engine and back from the cache; a variant (a
+ * glossary) keys its own entries. */
+static void test_variant_confidence(void)
+{
+    fake f;
+    fake_init(&f);
+    f.engine.translate_scored = fake_scored;
+    fy_cache *cache = fy_cache_lru_new(1 << 20, NULL);
+    fy_scheduler *s = open_sched(&f, 1, 100, cache);
+    waiter w[4];
+    fy_job *j[4];
+    const char *variants[4] = {NULL, "g1", "g1", ""};
+    for (int k = 0; k < 4; k++) {
+        waiter_init(&w[k]);
+        j[k] = submit_variant(s, &f.route, "一二", variants[k], &w[k]);
+        CHECK(j[k] && waiter_wait(&w[k]) == 0 && !strcmp(fy_job_result(j[k], 0), "[一二]"));
+        fy_confidence c = fy_job_confidence(j[k], 0);
+        CHECK(c.score == -6.0f && c.margin == 1.5f);
+        CHECK(fy_job_gap(j[k], 0) == 1.5f);
+    }
+    /* The engine ran for "" and for "g1" once each; the second "g1" and
+     * the last "" came from the cache, with their confidence. */
+    CHECK(atomic_load(&f.calls) == 2);
+    fy_cache_stats cs;
+    fy_cache_tier_stats(cache, &cs, 1);
+    CHECK(cs.entries == 2 && cs.hits == 2);
+    for (int k = 0; k < 4; k++) fy_job_release(j[k]);
+    fy_scheduler_free(s);
+    fy_cache_free(cache);
+}
+
+/* The cache entry's form: the value, U+001E, the confidence. */
+static void test_entry_form(void)
+{
+    fy_confidence c = {-1.25f, INFINITY}, back;
+    char *e = fy_cache_entry_encode("a\nb", &c);
+    CHECK(e && !strcmp(e, "a\nb\x1e-1.25 inf"));
+    fy_cache_entry_decode(e, &back);
+    CHECK(!strcmp(e, "a\nb") && back.score == -1.25f && isinf(back.margin));
+    free(e);
+    char old[] = "an entry without one";
+    fy_cache_entry_decode(old, &back);
+    CHECK(!strcmp(old, "an entry without one") && isnan(back.score) && isinf(back.margin));
+}
+
 int main(void)
 {
     test_order();
@@ -1339,6 +1406,8 @@ int main(void)
     test_device_lost();
     test_all_devices_lost();
     test_device_cannot_place();
+    test_variant_confidence();
+    test_entry_form();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
