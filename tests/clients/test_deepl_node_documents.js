@@ -4,7 +4,8 @@
 // reads, PDF included, each file equal to what the native jobs API makes of
 // it; the three calls one by one (uploadDocument, getDocumentStatus while it
 // translates, downloadDocument before it is done and after; then the
-// document is gone); and DeepL's refusals as deepl-node's errors: a wrong
+// document is gone); translateDocument with { glossary } (a glossary made
+// with createGlossary, enforced on every paragraph); and DeepL's refusals as deepl-node's errors: a wrong
 // key, output_format another format, a glossary id the server does not
 // have, formality 'more', a file of no known format, a document already in
 // the target language (status error), a wrong API key.
@@ -129,6 +130,23 @@ async function refusals(s, dir) {
   `already English: DocumentTranslationError, as DeepL says (${same && same.message})`);
 }
 
+async function withGlossary(s, dir) {
+  const t = client(s.url);
+  const src = path.join(dir, 'glossary.txt');
+  fs.writeFileSync(src, '今天天气很好。我们去公园吧。\n\n天气预报说明天下雨。\n');
+  const g = await t.createGlossary('Doc', 'zh', 'en',
+    new deepl.GlossaryEntries({ entries: { 天气: 'WEATHER-T' } }));
+  const out = path.join(dir, 'glossary.en.txt'), plain = path.join(dir, 'plain.en.txt');
+  const st = await t.translateDocument(src, out, 'zh', 'en-US', { glossary: g });
+  const text = fs.readFileSync(out, 'utf8');
+  T.ok(st.done() && text.split('WEATHER-T').length - 1 === 2 && !text.includes('天气'),
+    `translateDocument with { glossary }: the term in each paragraph (${text})`);
+  await t.translateDocument(src, plain, 'zh', 'en-US');
+  const without = fs.readFileSync(plain, 'utf8');
+  T.ok(!without.includes('WEATHER-T') && without !== text, `without it: no term (${without})`);
+  await t.deleteGlossary(g);
+}
+
 async function auth(models, dir) {
   const s = await serve(['--threads', '1', '--api-token', KEY], { models });
   const st = await client(s.url).translateDocument(path.join(dir, 'doc.md'),
@@ -148,6 +166,7 @@ async function auth(models, dir) {
   try {
     await everyFormat(s, dir);
     await threeCalls(s, dir);
+    await withGlossary(s, dir);
     await refusals(s, dir);
   } finally {
     await s.stop(T);

@@ -3,7 +3,9 @@
 killed with SIGKILL in the middle of a PDF job (after a checkpoint was
 stored), started again on the same --data-dir, takes the job up from its
 checkpoints (not from the start) and finishes it; the translated file is
-byte for byte the one an uninterrupted server makes.
+byte for byte the one an uninterrupted server makes. A job with a
+glossary_id compiles its glossary when it is taken up: one whose glossary
+was deleted meanwhile fails with an error naming it.
 
 The PDF is tests/docs/make_pdfs.py's generated English report of 3
 pages, translated en->de by the synthetic tiny-en-de model with no cache
@@ -97,6 +99,35 @@ with Server(ARGS + SMALL + ["--data-dir", data], model=MODEL) as s2:
          f"taken up from its checkpoints, not from the start: {m and m.group(0)}")
     T.eq(s2.metrics().get('fanyi_document_job_events_total{event="resumed"}'), 1.0,
          "counted as resumed")
+
+# A job with a glossary, killed the same way; its glossary deleted while no
+# server runs: the job taken up fails, naming the glossary.
+data = os.path.join(tmp, "data-glossary")
+s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL).start()
+st, _, g = s.post("/glossaries", {"name": "g", "source": "en", "target": "de",
+                                  "entries": {"report": "Bericht"}})
+gid = g.get("id", "") if isinstance(g, dict) else ""
+T.eq(st, 201, f"glossary created: {g}")
+st, _, j = s.post(f"/documents?{QUERY}&glossary_id={gid}", pdf, {"Content-Type": "application/pdf"})
+T.eq(st, 202, f"submitted with glossary_id: {j}")
+jid = j.get("id", "")
+units = os.path.join(data, "jobs", jid, "units.jsonl")
+until = time.monotonic() + 600
+while time.monotonic() < until and not (os.path.exists(units) and os.path.getsize(units) > 0):
+    time.sleep(0.005)
+s.proc.send_signal(signal.SIGKILL)
+s.proc.wait()
+s.errf.close()
+os.unlink(s.stderr_path)
+state = open(os.path.join(data, "jobs", jid, "state.json")).read()
+T.ok('"state":"translating"' in state and f'"glossary":"{gid}"' in state,
+     f"killed half way, the glossary id in its stored state: {state[:300]}")
+os.unlink(os.path.join(data, "glossaries", f"{gid}.glossary"))
+with Server(ARGS + SMALL + ["--data-dir", data], model=MODEL) as s3:
+    j = finish(s3, jid)
+    err = j.get("error") or {}
+    T.ok(j.get("state") == "error" and f"glossary_id: no glossary '{gid}'" in err.get("message", ""),
+         f"taken up without its glossary: the job fails naming it ({j.get('state')} {err})")
 
 import shutil  # noqa: E402
 shutil.rmtree(tmp, ignore_errors=True)
