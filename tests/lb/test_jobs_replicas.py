@@ -46,6 +46,9 @@ def request(port, method, path, body=None, headers=None):
         c.close()
 
 
+WHY = {}  # path -> why native() has no file: the job's end, for the failure's message
+
+
 def native(port, path):
     """The file a replica makes of path through the native jobs API."""
     name = os.path.basename(path)
@@ -55,6 +58,8 @@ def native(port, path):
         time.sleep(0.05)
         st, job = request(port, "GET", f"/documents/{job['id']}")
     st, data = request(port, "GET", f"/documents/{job['id']}/result")
+    if st != 200:
+        WHY[path] = f"native job: {st} {str(job)[:600]}"
     return data if st == 200 else None
 
 
@@ -115,8 +120,9 @@ with RedisServer() as redis:
             T.eq(seen.get(f, {}).get("status"), "done", f"translateDocument {f} through nginx")
             with open(os.path.join(d, f"lb.{f}"), "rb") as fh:
                 got = fh.read()
-            T.ok(got == native(p2, os.path.join(d, f"doc.{f}")),
-                 f"{f}: the same bytes as a replica's own job")
+            want = native(p2, os.path.join(d, f"doc.{f}"))
+            T.ok(got == want, f"{f}: the same bytes as a replica's own job ({len(got)} and "
+                 f"{len(want or b'')} bytes{'; ' + WHY.get(os.path.join(d, f'doc.{f}'), '')})")
         # The three calls: both replicas answer some of them.
         since = [log_size(r) for r in reps]
         seen = client(lb_port, d, "calls")
