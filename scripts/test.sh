@@ -76,14 +76,17 @@ stage "portable kernels (FANYI_KERNEL=ref)"
 # shaders do not use the CPU kernels; test_nn_gemm covers every CPU path),
 # readme (the README's
 # commands from a fresh copy: scripts and CLI, not kernels), conformance_harness (the
-# reference engine only),
+# reference engine only), conformance_output_scale (which of a file's scales
+# the model reader picks, 40 lines through the reference for 8 models each
+# run: 5 minutes here for what the tiny-int8 variants already prove of the
+# portable int8 path),
 # portability_qemu / portability_isa_audit (they set their own kernels or
 # read the binary), and the beam-search conformance tests (the search is the
 # same C code on every kernel; the greedy variants prove the kernels' logits).
 # Measured: +8 min on the shared 2-core machine, 490 CPU s
 # (docs/reliability.md, "Portability").
 (cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt|readme|gpu)$' \
-    -E '^(conformance_harness|portability_qemu|portability_isa_audit|conformance_beam4_.*|beam_eos_model)$')
+    -E '^(conformance_harness|conformance_output_scale|portability_qemu|portability_isa_audit|conformance_beam4_.*|beam_eos_model)$')
 
 stage "sanitizer build (ASan + UBSan)"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DFANYI_SANITIZE=ON

@@ -239,7 +239,7 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
     double t0 = fy_now_s(), cpu0 = cpu_seconds();
     size_t submitted = 0;
     for (; !rc && submitted < in->n; submitted++) {
-        fy_sentence_in src = {in->v[submitted], 0, &route, beam, 0, NULL};
+        fy_sentence_in src = {in->v[submitted], 0, &route, beam, 0, 0, NULL};
         if (!(jobs[submitted] = fy_scheduler_submit(s, &src, 1, 0, &cb, err))) rc = err->code;
     }
     pthread_mutex_lock(&wt.mu);

@@ -4,7 +4,10 @@
  * flight, up to 10 s) and exit 0. With --model the model is loaded before
  * the ready line; with --models each loads on its first request. The
  * sentence cache is the memory LRU (--cache-mb), Redis (--redis), or both
- * as tiers: memory first. */
+ * as tiers: memory first. What users store lives in one data directory
+ * (--data-dir): document jobs in DIR/jobs, or in Redis with --redis (shared
+ * by the replicas; the unfinished ones of an earlier run are resumed), and
+ * glossaries in DIR/glossaries (and Redis with --redis). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include "translate/cache.h"
 #include "translate/cache_redis.h"
 #include "translate/glossary_store.h"
+#include "translate/jobs.h"
 #include "translate/scheduler.h"
 #include "translate/models.h"
 #include "translate/translator.h"
@@ -40,8 +44,9 @@ static void usage(FILE *out)
             "                   [--request-memory MB] [--tls-cert FILE --tls-key FILE]\n"
             "                   [--redis URL] [--redis-ttl S] [--redis-timeout-ms MS]\n"
             "                   [--max-document-mb N] [--max-document-chars N]\n"
-            "                   [--download-ttl S] [--download-store-mb N]\n"
-            "                   [--openai-models any|strict] [--data-dir DIR] [--quiet]\n\n"
+            "                   [--data-dir DIR] [--jobs-store-mb N] [--jobs-parallel N]\n"
+            "                   [--jobs-lease-s S] [--jobs-batch-chars N] [--download-ttl S]\n"
+            "                   [--openai-models any|strict] [--quiet]\n\n"
             "Runs the HTTP translation service (native, LibreTranslate, DeepL, DeepLX,\n"
             "Google v2, Immersive Translate and Kiss Translator APIs; see docs/api.md).\n\n"
             "  --models DIR         directory of model directories named SRC-TGT (zh-en,\n"
@@ -118,16 +123,28 @@ static void usage(FILE *out)
             "                       /translate/document) (FANYI_MAX_DOCUMENT_MB; 20)\n"
             "  --max-document-chars N  characters of text in one document\n"
             "                       (FANYI_MAX_DOCUMENT_CHARS; 500000)\n"
-            "  --download-ttl S     keep translated files for GET /download_file this long\n"
-            "                       (FANYI_DOWNLOAD_TTL; 600)\n"
-            "  --download-store-mb N  memory for those files, oldest dropped first\n"
-            "                       (FANYI_DOWNLOAD_STORE_MB; 256)\n"
+            "  --data-dir DIR       where the server keeps what users store: document jobs\n"
+            "                       in DIR/jobs (uploads, checkpoints, translated files, so\n"
+            "                       that a restarted server resumes them; with --redis they\n"
+            "                       are kept in Redis instead) and glossaries in\n"
+            "                       DIR/glossaries (with --redis, in Redis as well)\n"
+            "                       (FANYI_DATA_DIR; ~/.local/share/fanyi)\n"
+            "  --jobs-store-mb N    the most the document jobs' store holds; a document that\n"
+            "                       does not fit gets 507 (FANYI_JOBS_STORE_MB; 1024; the older\n"
+            "                       name --download-store-mb works too)\n"
+            "  --jobs-parallel N    document jobs translated at once by this server, at a\n"
+            "                       lower priority than requests (FANYI_JOBS_PARALLEL; 2)\n"
+            "  --jobs-lease-s S     with --redis: a running job's lease; a replica that dies\n"
+            "                       loses its jobs to the others this long after\n"
+            "                       (FANYI_JOBS_LEASE_S; 30)\n"
+            "  --jobs-batch-chars N a document job's batch (and checkpoint), in characters of\n"
+            "                       text (FANYI_JOBS_BATCH_CHARS; 4000)\n"
+            "  --download-ttl S     keep a finished document (its translated file) this long,\n"
+            "                       then delete it (FANYI_DOWNLOAD_TTL; 86400)\n"
             "  --openai-models any|strict  any: a model name the OpenAI-compatible API does\n"
             "                       not know (gpt-4o-mini...) is served as \"fanyi\", the\n"
             "                       prompt saying the direction; strict: 404 for it\n"
             "                       (FANYI_OPENAI_MODELS; any)\n"
-            "  --data-dir DIR       where the server keeps what users store: glossaries in\n"
-            "                       DIR/glossaries (FANYI_DATA_DIR; ~/.local/share/fanyi)\n"
             "  --quiet              no per-request log lines on stderr\n");
 }
 
@@ -143,7 +160,7 @@ typedef struct serve_config {
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
-    long doc_mb, doc_chars, download_ttl, download_mb;
+    long doc_mb, doc_chars, download_ttl, jobs_mb, jobs_parallel, jobs_lease_s, jobs_batch;
     int quiet;
 } serve_config;
 
@@ -266,8 +283,12 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--redis-timeout-ms", "FANYI_REDIS_TIMEOUT_MS", 1, 60000, &c->redis_timeout_ms},
         {"--max-document-mb", "FANYI_MAX_DOCUMENT_MB", 1, 4096, &c->doc_mb},
         {"--max-document-chars", "FANYI_MAX_DOCUMENT_CHARS", 1, 100000000, &c->doc_chars},
-        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 604800, &c->download_ttl},
-        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 20, &c->download_mb},
+        {"--download-ttl", "FANYI_DOWNLOAD_TTL", 1, 31 * 86400, &c->download_ttl},
+        {"--download-store-mb", "FANYI_DOWNLOAD_STORE_MB", 1, 1 << 24, &c->jobs_mb},
+        {"--jobs-store-mb", "FANYI_JOBS_STORE_MB", 1, 1 << 24, &c->jobs_mb},
+        {"--jobs-parallel", "FANYI_JOBS_PARALLEL", 1, 64, &c->jobs_parallel},
+        {"--jobs-lease-s", "FANYI_JOBS_LEASE_S", 1, 3600, &c->jobs_lease_s},
+        {"--jobs-batch-chars", "FANYI_JOBS_BATCH_CHARS", 100, 1000000, &c->jobs_batch},
         {"--gpu-threads", "FANYI_GPU_THREADS", 1, 64, &c->gpu_threads},
         {"--device-memory", "FANYI_DEVICE_MEMORY", 0, 1 << 24, &c->device_mb},
     };
@@ -406,19 +427,74 @@ static fy_cache *make_cache(const serve_config *c, fy_error *err)
     return fy_cache_tiers_new(tiers, 2, err);
 }
 
+static void jobs_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "fanyi serve: %s\n", line);
+}
+
+/* DATA_DIR/sub: DATA_DIR is --data-dir, $FANYI_DATA_DIR or
+ * ~/.local/share/fanyi. -1 without one (no HOME) or when it does not fit. */
+static int data_path(const serve_config *c, const char *sub, char *out, size_t cap)
+{
+    const char *home = getenv("HOME");
+    int n = c->data_dir     ? snprintf(out, cap, "%s/%s", c->data_dir, sub)
+            : home && *home ? snprintf(out, cap, "%s/.local/share/fanyi/%s", home, sub)
+                            : -1;
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* The document jobs: their store in Redis (--redis) or in DATA_DIR/jobs,
+ * the document limits of the server, their glossary ids looked up in
+ * glossaries. NULL with err (FY_EIO: no place to keep them). */
+static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler *sched,
+                          fy_glossary_store *glossaries, fy_error *err)
+{
+    fy_jobs_options jo;
+    fy_jobs_options_default(&jo);
+    uint64_t max = (uint64_t)c->jobs_mb << 20;
+    if (c->redis) {
+        fy_redis_options ro;
+        fy_redis_options_default(&ro);
+        if (fy_redis_parse_url(c->redis, &ro, err)) return NULL;
+        ro.timeout_ms = (int)c->redis_timeout_ms;
+        jo.store = fy_jobstore_redis_open(&ro, max, err);
+    } else {
+        char dir[4096];
+        if (data_path(c, "jobs", dir, sizeof dir)) {
+            fy_err(err, c->data_dir ? FY_EINVAL : FY_EIO,
+                   c->data_dir ? "--data-dir: the path is too long"
+                               : "no --data-dir and no HOME: no place to keep document jobs");
+            return NULL;
+        }
+        jo.store = fy_jobstore_dir_open(dir, max, err);
+    }
+    if (!jo.store) return NULL;
+    jo.limits.max_bytes = (size_t)c->doc_mb << 20;
+    jo.limits.max_chars = (size_t)c->doc_chars;
+    jo.ttl_s = (int)c->download_ttl;
+    jo.parallel = (int)c->jobs_parallel;
+    jo.lease_ms = (int)c->jobs_lease_s * 1000;
+    jo.batch_chars = (size_t)c->jobs_batch;
+    jo.log = jobs_log;
+    jo.glossaries = glossaries;
+    return fy_jobs_open(reg, sched, &jo, err);
+}
+
 /* The glossary store in DATA_DIR/glossaries (memory only without a data
  * directory), shared through Redis with --redis. NULL with err. */
 static fy_glossary_store *make_glossaries(const serve_config *c, fy_error *err)
 {
     char dir[4096] = "";
-    const char *home = getenv("HOME");
-    if (c->data_dir)
-        snprintf(dir, sizeof dir, "%s/glossaries", c->data_dir);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.local/share/fanyi/glossaries", home);
-    else
+    if (data_path(c, "glossaries", dir, sizeof dir)) {
+        if (c->data_dir) {
+            fy_err(err, FY_EINVAL, "--data-dir: the path is too long");
+            return NULL;
+        }
+        dir[0] = '\0';
         fprintf(stderr, "fanyi serve: no --data-dir and no HOME: glossaries are kept in memory "
                         "only\n");
+    }
     fy_redis_options ro;
     fy_redis_options_default(&ro);
     if (c->redis && fy_redis_parse_url(c->redis, &ro, err)) return NULL;
@@ -474,6 +550,7 @@ static int run(const serve_config *c, const char *root)
     fy_server *srv = NULL;
     fy_scheduler *sched = NULL;
     fy_registry *reg = NULL;
+    fy_jobs *jobs = NULL;
     fy_glossary_store *glossaries = NULL;
     fy_cache *cache = make_cache(c, &err);
     if (!cache || !(glossaries = make_glossaries(c, &err))) goto out;
@@ -513,6 +590,19 @@ static int run(const serve_config *c, const char *root)
         rc = no_model(c->model ? c->model : root, err.msg);
         goto quiet;
     }
+    jobs = make_jobs(c, reg, sched, glossaries, &err);
+    /* The default place may be unusable (a read-only home in a container):
+     * the server goes on without documents. A place given is a promise. */
+    if (!jobs && !c->data_dir && !c->redis && err.code == FY_EIO) {
+        fprintf(stderr,
+                "fanyi serve: warning: %s; documents are refused (503) until "
+                "--data-dir DIR (FANYI_DATA_DIR) names a writable place\n",
+                err.msg);
+    } else if (!jobs) {
+        fprintf(stderr, "fanyi serve: document jobs: %s\n", err.msg);
+        rc = 2;
+        goto quiet;
+    }
 
     fy_server_options o;
     fy_server_options_default(&o);
@@ -532,8 +622,7 @@ static int run(const serve_config *c, const char *root)
     o.quiet = c->quiet;
     o.max_document_bytes = (size_t)c->doc_mb << 20;
     o.max_document_chars = (size_t)c->doc_chars;
-    o.download_ttl_s = (int)c->download_ttl;
-    o.download_store_bytes = (size_t)c->download_mb << 20;
+    o.jobs = jobs;
     o.tls_cert = c->tls_cert;
     o.tls_key = c->tls_key;
     o.openai_strict = c->openai_models && !strcmp(c->openai_models, "strict");
@@ -578,6 +667,7 @@ out:
     if (rc) fprintf(stderr, "fanyi serve: %s\n", err.msg);
 quiet:
     fy_server_free(srv);
+    fy_jobs_free(jobs); /* before the models: its jobs hold them */
     fy_registry_free(reg);
     fy_scheduler_free(sched);
     fy_nn_devices_close(devs, ndevs);
@@ -616,8 +706,11 @@ int cmd_serve(int argc, char **argv)
                       .redis_timeout_ms = 50,
                       .doc_mb = 20,
                       .doc_chars = 500000,
-                      .download_ttl = 600,
-                      .download_mb = 256,
+                      .download_ttl = 86400,
+                      .jobs_mb = 1024,
+                      .jobs_parallel = 2,
+                      .jobs_lease_s = 30,
+                      .jobs_batch = 4000,
                       .device = "auto",
                       .gpu_threads = 2};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -33,7 +33,37 @@ typedef struct wait_batch {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* on CLOCK_MONOTONIC: progress ticks while waiting */
     int done;
+    /* A paged document (PDF): paragraphs still to translate on each page,
+     * and pages with none left (the step's thread only). */
+    const fy_document *doc;
+    size_t *page_left, pages, pages_done;
 } wait_batch;
+
+/* A paragraph is translated: counted on its page. */
+static void unit_done(void *user, size_t i, const char *text, size_t len)
+{
+    (void)text, (void)len;
+    wait_batch *w = user;
+    size_t p = fy_document_unit_page(w->doc, i);
+    if (p && p <= w->pages && w->page_left[p - 1] && !--w->page_left[p - 1]) w->pages_done++;
+}
+
+/* The pages of d and their paragraphs (none for formats without pages). 0
+ * or -1 when out of memory. */
+static int count_pages(wait_batch *w, const fy_document *d)
+{
+    w->doc = d;
+    w->pages = fy_document_pages(d);
+    if (!w->pages) return 0;
+    w->page_left = calloc(w->pages, sizeof *w->page_left);
+    if (!w->page_left) return -1;
+    for (size_t i = 0; i < fy_document_units(d); i++) {
+        size_t p = fy_document_unit_page(d, i);
+        if (p && p <= w->pages) w->page_left[p - 1]++;
+    }
+    for (size_t p = 0; p < w->pages; p++) w->pages_done += !w->page_left[p];
+    return 0;
+}
 
 static void batch_over(void *user, int status)
 {
@@ -175,7 +205,21 @@ static int write_out(const char *path, const char *data, size_t len, int force)
     return rc;
 }
 
-/* Runs the job batch by batch, waiting for each, drawing progress. */
+/* One progress line: pages too for a paged document. */
+static void draw(cli_progress *pg, const wait_batch *w, const fy_docjob *j, const char *in)
+{
+    size_t done = fy_docjob_done(j), total = fy_docjob_total(j);
+    int pct = total ? (int)(done * 100 / total) : 100;
+    if (w->pages)
+        cli_progress_draw(pg, 0, CMD ": %s: %zu of %zu pages, %zu of %zu sentences (%d%%), %.0f s",
+                          in, w->pages_done, w->pages, done, total, pct, cli_progress_elapsed(pg));
+    else
+        cli_progress_draw(pg, 0, CMD ": %s: %zu of %zu sentences (%d%%), %.0f s", in, done, total,
+                          pct, cli_progress_elapsed(pg));
+}
+
+/* Runs the job batch by batch, waiting for each, drawing progress (at
+ * least once a batch, then every tick). */
 static int run_job(fy_docjob *j, wait_batch *w, const char *in, fy_error *err)
 {
     cli_progress pg;
@@ -187,14 +231,11 @@ static int run_job(fy_docjob *j, wait_batch *w, const char *in, fy_error *err)
         pthread_mutex_unlock(&w->mu);
         if ((rc = fy_docjob_step(j, err)) != 0) break;
         pthread_mutex_lock(&w->mu);
-        while (!w->done) {
+        do {
+            draw(&pg, w, j, in);
             struct timespec tick = fy_timespec_us(fy_now_us() + 100000);
-            pthread_cond_timedwait(&w->cv, &w->mu, &tick);
-            size_t done = fy_docjob_done(j), total = fy_docjob_total(j);
-            cli_progress_draw(&pg, 0, CMD ": %s: %zu of %zu sentences (%d%%), %.0f s", in, done,
-                              total, total ? (int)(done * 100 / total) : 100,
-                              cli_progress_elapsed(&pg));
-        }
+            if (!w->done) pthread_cond_timedwait(&w->cv, &w->mu, &tick);
+        } while (!w->done);
         pthread_mutex_unlock(&w->mu);
     }
     cli_progress_done(&pg);
@@ -220,12 +261,16 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w.cv, &ca);
     pthread_condattr_destroy(&ca);
-    fy_docjob_options o = {fo->from, fo->to, 0, 0, &fo->glossary, fo->glossary ? 1 : 0};
-    fy_docjob_callbacks cb = {NULL, batch_over, &w};
+    fy_docjob_options o = {.source = fo->from,
+                           .target = fo->to,
+                           .glossaries = &fo->glossary,
+                           .nglossaries = fo->glossary ? 1 : 0};
+    fy_docjob_callbacks cb = {NULL, batch_over, &w, unit_done};
     fy_error err = {0};
     char path[4096], *result = NULL;
     size_t rlen = 0;
-    fy_docjob *j = fy_docjob_new(reg, sched, d, &o, &cb, &err);
+    fy_docjob *j = count_pages(&w, d) ? NULL : fy_docjob_new(reg, sched, d, &o, &cb, &err);
+    if (!j && !err.code) fy_err(&err, FY_ENOMEM, "out of memory");
     int rc = j ? 0 : 1;
     if (j) {
         if (fo->out)
@@ -243,14 +288,17 @@ static int translate_doc(const cli_file_options *fo, fy_document *d, fy_schedule
                 errno == EEXIST ? " (it appeared meanwhile; give --force to replace it)" : "");
         rc = 1;
     } else if (!rc) {
-        fprintf(stderr, CMD ": %s -> %s (%s, %zu paragraphs, %zu sentences)\n", fo->in, path,
-                fy_docjob_direction(j)[0] ? fy_docjob_direction(j) : "unchanged",
+        char pages[48] = "";
+        if (w.pages) snprintf(pages, sizeof pages, "%zu page%s, ", w.pages, w.pages > 1 ? "s" : "");
+        fprintf(stderr, CMD ": %s -> %s (%s, %s%zu paragraphs, %zu sentences)\n", fo->in, path,
+                fy_docjob_direction(j)[0] ? fy_docjob_direction(j) : "unchanged", pages,
                 fy_document_units(d), fy_docjob_total(j));
     }
     for (size_t i = 0; i < fy_document_notes(d); i++)
         fprintf(stderr, CMD ": %s: %s\n", fo->in, fy_document_note(d, i));
     free(result);
     fy_docjob_free(j);
+    free(w.page_left);
     pthread_cond_destroy(&w.cv);
     return rc;
 }

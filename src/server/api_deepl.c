@@ -7,7 +7,7 @@
  *   GET  /v2/languages   ?type=source|target (targets with supports_formality)
  *   GET  /v2/usage       characters translated since the server started
  *   glossaries: api_deepl_glossary.c (glossary_id and glossary_ids here)
- *   documents: a 400 saying they are not supported.
+ * Documents (/v2/document...): api_deepl_document.c, registered before this.
  * Errors: {"message": "..."}. Codes are DeepL's: upper case (ZH, EN,
  * EN-US, ZH-HANT). */
 #include "server/internal.h"
@@ -391,13 +391,6 @@ static enum MHD_Result api_deepl_usage(req *r)
                                 (json_int_t)1000000000000LL));
 }
 
-static enum MHD_Result api_deepl_document(req *r)
-{
-    return reply_error(r, 400,
-                       "document translation is not supported by this server's DeepL API; "
-                       "send the text to /v2/translate");
-}
-
 /* ---- the dialect ---------------------------------------------------------------- */
 
 static json_t *deepl_error(int status, const char *msg)
@@ -422,7 +415,6 @@ static const route deepl_routes[] = {
      NULL},
     {"*", "/v2/glossaries/*", "deepl_glossaries", 1, 0, api_deepl_glossaries_v2, NULL},
     {"*", "/v3/glossaries/*", "deepl_glossaries", 1, 0, api_deepl_glossaries_v3, NULL},
-    {"*", "/v2/document/*", "deepl_document", 0, 0, api_deepl_document, NULL},
 };
 
 /* DeepL's clients read a 403 as "check auth_key": a missing key is one too. */

@@ -30,6 +30,8 @@ const char *http_code_name(int status)
         return "not_found";
     case 405:
         return "method_not_allowed";
+    case 409:
+        return "conflict";
     case 411:
         return "length_required";
     case 413:
@@ -42,6 +44,8 @@ const char *http_code_name(int status)
         return "unavailable";
     case 504:
         return "timeout";
+    case 507:
+        return "insufficient_storage";
     default:
         return "internal_error";
     }

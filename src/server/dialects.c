@@ -10,10 +10,12 @@ static const dialect *const dialects[] = {
     &dialect_ops,       /* /, /health, /ready, /metrics, /version, /openapi.json */
     &dialect_native,    /* /translate, /translate/stream */
     &dialect_libre,     /* /languages, /detect, /frontend/settings, /suggest, /spec */
+    &dialect_deepl_doc, /* /v2/document... (ahead of DeepL's /v2 routes) */
     &dialect_deepl,     /* /v2/... */
     &dialect_deeplx,    /* /deeplx, /v1/translate */
     &dialect_google,    /* /language/translate/v2..., /translate_a/single */
     &dialect_documents, /* /translate_file, /download_file/..., /translate/document */
+    &dialect_jobs,      /* /documents... */
     &dialect_imme,      /* /imme */
     &dialect_kiss,      /* /kiss */
     &dialect_hcfy,      /* /hcfy */
@@ -64,15 +66,29 @@ int route_exists(const char *method, const char *path)
 
 const char *route_allow(const route *rt)
 {
-    int get = 0, post = 0;
+    /* By the methods the path has: bit 0 GET, 1 POST, 2 DELETE. */
+    static const char *const allow[8] = {"OPTIONS",
+                                         "GET, HEAD, OPTIONS",
+                                         "POST, OPTIONS",
+                                         "GET, HEAD, POST, OPTIONS",
+                                         "DELETE, OPTIONS",
+                                         "GET, HEAD, DELETE, OPTIONS",
+                                         "POST, DELETE, OPTIONS",
+                                         "GET, HEAD, POST, DELETE, OPTIONS"};
+    unsigned m = 0;
     for (int k = 0; k < NDIALECTS; k++) {
         for (size_t i = 0; i < dialects[k]->nroutes; i++) {
             const route *o = &dialects[k]->routes[i];
             if (strcmp(o->path, rt->path)) continue;
-            if (!strcmp(o->method, "*")) return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
-            get |= !strcmp(o->method, "GET");
-            post |= !strcmp(o->method, "POST");
+            if (!strcmp(o->method, "*")) {
+                if (m) continue; /* a catch-all behind real routes answers 405 */
+                return "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+            }
+            m |= !strcmp(o->method, "GET")      ? 1u
+                 : !strcmp(o->method, "POST")   ? 2u
+                 : !strcmp(o->method, "DELETE") ? 4u
+                                                : 0u;
         }
     }
-    return get && post ? "GET, HEAD, POST, OPTIONS" : get ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
+    return allow[m];
 }

@@ -15,6 +15,7 @@
 #include "server/server.h"
 #include "text/glossary.h"
 #include "text/segment.h"
+#include "translate/jobs.h"
 #include "translate/glossary_store.h"
 #include "translate/pipeline.h"
 #include "util/buf.h"
@@ -61,7 +62,7 @@ struct dialect {
 
 extern const dialect dialect_ops, dialect_native, dialect_libre, dialect_deepl, dialect_deeplx,
     dialect_google, dialect_imme, dialect_kiss, dialect_hcfy, dialect_openai, dialect_documents,
-    dialect_glossary;
+    dialect_jobs, dialect_deepl_doc, dialect_glossary;
 
 /* dialects.c: the registered dialects. The route of method + url (HEAD as
  * GET) and the dialect that answers it (*d); *path_route the first route of
@@ -241,7 +242,8 @@ struct fy_server {
     atomic_ullong chars_translated; /* characters of requests translated (DeepL /v2/usage) */
     char *tls_cert, *tls_key;       /* PEM text; NULL: plain HTTP */
     struct metrics *metrics;
-    struct docs *docs; /* translated documents to download, document metrics */
+    struct docs *docs;    /* the document metrics */
+    struct fy_jobs *jobs; /* the document jobs (o.jobs); NULL: documents answer 503 */
 };
 
 /* reply.c */
@@ -490,25 +492,66 @@ const char *deepl_code(const char *tag, char *buf, size_t cap);
 /* api_document.c: the body limit of a document route (--max-document-bytes
  * plus room for the form), 0 for any other route. */
 size_t doc_body_limit(const fy_server *s, const route *rt);
-/* Frees r's document state (cancelling its job) and counts it. */
+/* Frees r's document state (a job it waits for is unwatched, and deleted
+ * when unfinished: nobody can ask for it any more) and counts it. */
 void doc_req_free(req *r);
+
+/* ---- what the document endpoints share (api_document.c) -----------------
+ * The views that answer when a document is translated (/translate_file,
+ * /translate/document), the jobs API (api_jobs.c) and DeepL's
+ * (api_deepl_document.c) all submit document jobs (translate/jobs.h). */
+
+/* An upload: the file and every other form field (strings, in fields). */
+typedef struct upload {
+    fy_buf file;
+    int has_file;
+    char filename[256], ctype[128];
+    json_t *fields; /* field name -> string (the last of a repeated one) */
+} upload;
+/* Reads r's upload: multipart/form-data (the part `file`, whose file name
+ * is the file's unless a `filename` field says otherwise), or with
+ * allow_raw the raw body as the file; query arguments fill the fields the
+ * form lacks. -1 after the reply (a 400 naming what is missing or wrong). */
+int upload_read(req *r, upload *u, int allow_raw);
+void upload_free(upload *u);
+/* Field key of u, or NULL when absent (borrowed). */
+const char *upload_field(const upload *u, const char *key);
+/* The HTTP status of a document error (FY_E* code): 415, 413, 400, 404,
+ * 503, 504, 507, 500. */
+int doc_status(int code);
+/* Submits u as a document job (spec's filename and content type from u);
+ * watch may be NULL. -1 after the error reply in r's dialect (with the
+ * server's limits named in a 413). Requires r->srv->jobs. */
+int doc_submit(req *r, const upload *u, fy_job_spec *spec, const fy_jobs_watch *watch,
+               fy_job_info *info);
+/* want (may be NULL or ""): the output format asked; the translated file is
+ * always in the upload's own format. -1 after a 400 naming both when want
+ * is another format (DeepL's docx -> pdf), else 0. */
+int doc_output_format(req *r, const upload *u, const char *want);
+/* The upload's glossary_id (the store must have it for lg's direction)
+ * into spec->glossary (borrowed from u). 0, or -1 after a 400/503. */
+int doc_glossary(req *r, const upload *u, const langs *lg, fy_job_spec *spec);
+/* -1 after a 503 when the server has no document jobs, else 0. */
+int doc_available(req *r);
+/* "http://HOST" as the client reached us (the Host header when sane). */
+void doc_base_url(req *r, fy_buf *b);
+/* Percent-encodes s for a URL path or an RFC 5987 parameter. */
+void doc_pct(fy_buf *b, const char *s);
+/* Answers 200 with a file: its Content-Type, Content-Disposition
+ * (attachment, the name in ASCII and UTF-8). Takes data. */
+enum MHD_Result doc_reply_file(req *r, char *data, size_t len, const char *mime, const char *name);
+/* The route handlers whose bodies are documents (their body limit). */
+enum MHD_Result api_jobs_submit(req *r);
+enum MHD_Result api_deepl_document(req *r);
 /* ops.c: the OpenAPI document (also LibreTranslate's /spec). */
 enum MHD_Result op_openapi(req *r);
 
-/* docstore.c: results kept for download and the document metrics. */
-struct docs *docs_new(size_t cap_bytes, int ttl_s);
+/* docstore.c: the document metrics (and the job store's gauges). */
+struct docs *docs_new(void);
 void docs_free(struct docs *d);
-/* Stores data (taken on success) as name; a fresh id (32 hex digits) in
- * id. -1 when it cannot fit (bigger than the store) or out of memory. */
-int docs_put(struct docs *d, char *data, size_t len, const char *name, const char *mime,
-             char id[33]);
-/* A copy of the live result id (named name unless name is NULL): 1, 0 not
- * found (or expired), -1 out of memory. */
-int docs_get(struct docs *d, const char *id, const char *name, char **data, size_t *len, char *mime,
-             size_t mime_cap);
 /* Counts a document by format and final status, and its bytes. */
 void docs_count(struct docs *d, const char *format, int status, size_t in, size_t out);
-void docs_render(struct docs *d, fy_buf *b);
+void docs_render(struct docs *d, struct fy_jobs *jobs, fy_buf *b);
 
 /* metrics.c */
 struct metrics *metrics_new(void);

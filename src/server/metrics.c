@@ -341,7 +341,7 @@ char *metrics_render(fy_server *s, size_t *len)
     render_scheduler(&b, s);
     render_devices(&b, s);
     render_models(&b, s);
-    docs_render(s->docs, &b);
+    docs_render(s->docs, s->jobs, &b);
     render_cache(&b, s->cache);
     pthread_mutex_lock(&s->lock);
     size_t live = s->nlive;

@@ -158,7 +158,7 @@ enum MHD_Result reply_options(req *r, const route *rt)
     MHD_add_response_header(resp, "Allow", rt ? route_allow(rt) : "OPTIONS");
     if (r->cors) {
         MHD_add_response_header(resp, "Access-Control-Allow-Methods",
-                                rt ? route_allow(rt) : "GET, POST, OPTIONS");
+                                rt ? route_allow(rt) : "GET, POST, DELETE, OPTIONS");
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                 "Content-Type, Authorization, X-API-Token, X-Request-Id");
         MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");

@@ -51,8 +51,6 @@ void fy_server_options_default(fy_server_options *o)
     o->version = "";
     o->max_document_bytes = (size_t)20 << 20;
     o->max_document_chars = 500000;
-    o->download_ttl_s = 600;
-    o->download_store_bytes = (size_t)256 << 20;
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -324,9 +322,8 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     s->linger = linger_new();
     if (!s->o.max_document_bytes) s->o.max_document_bytes = (size_t)20 << 20;
     if (!s->o.max_document_chars) s->o.max_document_chars = 500000;
-    if (s->o.download_ttl_s <= 0) s->o.download_ttl_s = 600;
-    if (!s->o.download_store_bytes) s->o.download_store_bytes = (size_t)256 << 20;
-    s->docs = docs_new(s->o.download_store_bytes, s->o.download_ttl_s);
+    s->docs = docs_new();
+    s->jobs = o->jobs;
     if (!s->host || !s->version || !s->metrics || !s->linger || !s->docs) goto nomem;
     if (tls_setup(s, o, err)) goto fail;
     if (o->api_token && *o->api_token && !s->token) goto nomem;
@@ -408,8 +405,12 @@ int fy_server_drain(fy_server *s, int timeout_ms)
 {
     if (!s || !s->d) return 0;
     atomic_store(&s->draining, 1);
+    /* New connections are refused at once (shutdown stops the listening),
+     * but the descriptor is closed only after MHD_stop_daemon: its threads
+     * may still be taking it out of their epoll sets (libmicrohttpd's rule
+     * for MHD_quiesce_daemon; closing it earlier is a race TSan reports). */
     MHD_socket fd = MHD_quiesce_daemon(s->d);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
+    if (fd != MHD_INVALID_SOCKET) shutdown(fd, SHUT_RDWR);
     int flush = flush_ms(timeout_ms);
     int64_t end = fy_now_ms() + (timeout_ms > flush ? timeout_ms : flush);
     wait_idle(s, end - flush);
@@ -421,6 +422,7 @@ int fy_server_drain(fy_server *s, int timeout_ms)
     watcher_stop(s);
     MHD_stop_daemon(s->d);
     s->d = NULL;
+    if (fd != MHD_INVALID_SOCKET) close(fd);
     return cut;
 }
 

@@ -42,8 +42,8 @@ typedef struct fy_server_options {
     const char *version;              /* program version */
     size_t max_document_bytes;        /* a document's size (default 20 MiB) */
     size_t max_document_chars;        /* characters of text in a document (default 500,000) */
-    int download_ttl_s;               /* translated files kept for download (default 600) */
-    size_t download_store_bytes;      /* all of them together (default 256 MiB) */
+    struct fy_jobs *jobs;             /* the document jobs (translate/jobs.h), borrowed: must
+                                       * outlive the server; NULL: document routes answer 503 */
     int quiet;                        /* no per-request log lines */
     struct fy_nn_dev *const *devices; /* the devices the scheduler's workers compute on (borrowed,
                                        * outliving the server), for /health and /metrics; NULL: the

@@ -15,6 +15,7 @@
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,10 +278,41 @@ static int pdf_target(fy_document *d, fy_error *err)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
+/* MuPDF gives every save a new instance id (the second string of the
+ * trailer's /ID, which by the PDF specification changes with the
+ * contents) from the clock, so the same document translated twice would
+ * differ. It becomes the MD5 of the file itself (that string zeroed
+ * first): the output is a function of the input and its translations (a
+ * job resumed after a restart writes what an uninterrupted one does). A
+ * file that had no permanent id (the first string, which MuPDF then makes
+ * up) gets the same one. */
+static void stable_id(unsigned char *b, size_t n, int had_id)
+{
+    static const char key[] = "/ID[<";
+    size_t k = sizeof key - 1, at = n; /* the last /ID: the trailer's */
+    for (size_t i = 0; i + k + 68 <= n; i++)
+        if (!memcmp(b + i, key, k)) at = i + k;
+    if (at == n || b[at + 32] != '>' || b[at + 33] != '<' || b[at + 66] != '>') return;
+    for (int i = 0; i < 32; i++)
+        if (!isxdigit(b[at + i]) || !isxdigit(b[at + 34 + i])) return;
+    memset(b + at + 34, '0', 32);
+    if (!had_id) memset(b + at, '0', 32);
+    unsigned char d[16];
+    fz_md5 md5;
+    fz_md5_init(&md5);
+    fz_md5_update(&md5, b, n);
+    fz_md5_final(&md5, d);
+    char hex[33];
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02X", d[i]);
+    memcpy(b + at + 34, hex, 32);
+    if (!had_id) memcpy(b + at, hex, 32);
+}
+
 static void save(pdfdoc *p, void *arg)
 {
     (void)arg;
     fz_context *ctx = p->ctx;
+    p->had_id = pdf_dict_get(ctx, pdf_trailer(ctx, p->doc), PDF_NAME(ID)) != NULL;
     pdf_write_options o = pdf_default_write_options;
     o.do_garbage = 1;  /* the replaced content streams go */
     o.do_compress = 1; /* the new content streams are deflated */
@@ -315,6 +347,7 @@ static int pdf_write(fy_document *d, fy_buf *out, fy_error *err)
     if (!rc) {
         unsigned char *bytes;
         size_t n = fz_buffer_storage(p->ctx, p->out, &bytes);
+        stable_id(bytes, n, p->had_id);
         fy_buf_put(out, bytes, n);
         if (out->oom) rc = fy_err(err, FY_ENOMEM, "out of memory");
     }

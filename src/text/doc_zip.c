@@ -237,6 +237,8 @@ char *zipdoc_read(zipdoc *z, size_t i, size_t *len, fy_error *err)
 
 int zipdoc_replace(zipdoc *z, size_t i, char *data, size_t len, fy_error *err)
 {
+    zip_stat_t st;
+    int keep = !zip_stat_index(z->za, i, 0, &st) && (st.valid & ZIP_STAT_MTIME);
     zip_source_t *s = zip_source_buffer(z->za, data, len, 1);
     if (!s) {
         free(data);
@@ -246,6 +248,9 @@ int zipdoc_replace(zipdoc *z, size_t i, char *data, size_t len, fy_error *err)
         zip_source_free(s);
         return fy_err(err, FY_EFORMAT, "%s: %s", zipdoc_name(z, i), zip_strerror(z->za));
     }
+    /* The entry keeps its time: a document translated twice, or in two
+     * parts (a resumed job), is the same file byte for byte. */
+    if (keep) zip_file_set_mtime(z->za, i, st.mtime, 0);
     return 0;
 }
 

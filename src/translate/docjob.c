@@ -33,7 +33,9 @@ struct fy_docjob {
     int in_flight; /* b[next - 1] is submitted and not yet collected */
     size_t total;  /* sentences */
     atomic_size_t done;
-    size_t done_before;         /* sentences of the batches already collected */
+    size_t done_before; /* sentences of the batches already collected */
+    int background;
+    size_t share;               /* of the queue a batch may take: 1/share */
     const fy_docjob_options *o; /* while fy_docjob_new builds the batches */
 };
 
@@ -88,6 +90,7 @@ static int build(fy_docjob *j, batch *b, int timeout_ms, int64_t start, fy_error
                              .target = j->target,
                              .html = html,
                              .deadline_ms = deadline,
+                             .background = j->background,
                              .glossaries = j->o ? j->o->glossaries : NULL,
                              .nglossaries = j->o ? j->o->nglossaries : 0};
     size_t bad;
@@ -108,8 +111,8 @@ static int add_batch(fy_docjob *j, size_t first, size_t n, size_t queue_max, int
     int rc = build(j, b, timeout_ms, start, err);
     if (rc) return rc;
     size_t sent = fy_request_sentences(b->q);
-    /* A batch takes at most half the queue, so that other requests still fit. */
-    if (queue_max && sent > queue_max / 2 && n > 1) {
+    /* A batch takes at most its share of the queue, so that other requests still fit. */
+    if (queue_max && sent > queue_max / j->share && n > 1) {
         fy_request_free(b->q);
         size_t half = n / 2;
         rc = add_batch(j, first, half, queue_max, timeout_ms, start, err);
@@ -127,7 +130,7 @@ static int add_batch(fy_docjob *j, size_t first, size_t n, size_t queue_max, int
     return 0;
 }
 
-/* Consecutive units of one kind, up to the character budget. */
+/* Consecutive units of one kind still to translate, up to the character budget. */
 static int make_batches(fy_docjob *j, const fy_docjob_options *o, fy_error *err)
 {
     fy_scheduler_stats st;
@@ -135,13 +138,18 @@ static int make_batches(fy_docjob *j, const fy_docjob_options *o, fy_error *err)
     size_t budget = o->batch_chars ? o->batch_chars : 4000;
     int64_t start = fy_now_ms();
     size_t n = fy_document_units(j->doc);
+    const unsigned char *done = o->done;
     for (size_t i = 0; i < n;) {
+        if (done && done[i]) {
+            i++;
+            continue;
+        }
         size_t len, chars = 0, k = i;
         int html, h;
         fy_document_unit(j->doc, i, &len, &html);
         while (k < n && k - i < BATCH_UNITS && (k == i || chars < budget)) {
             fy_document_unit(j->doc, k, &len, &h);
-            if (h != html) break;
+            if (h != html || (done && done[k])) break;
             chars += len;
             k++;
         }
@@ -163,6 +171,8 @@ fy_docjob *fy_docjob_new(fy_registry *reg, fy_scheduler *sched, fy_document *doc
     j->reg = reg;
     j->sched = sched;
     j->doc = doc;
+    j->background = o->background;
+    j->share = o->queue_share > 1 ? o->queue_share : 2;
     if (cb) j->cb = *cb;
     int rc = decide_languages(j, o, err);
     /* No letters, or already in the target: the document stays as it is. */
@@ -212,6 +222,7 @@ static int collect(fy_docjob *j, batch *b, fy_error *err)
         char *t = fy_request_text(b->q, k, &len, NULL, err);
         if (!t) return err->code;
         int rc = fy_document_set(j->doc, b->first + k, t, len, err);
+        if (!rc && j->cb.on_unit) j->cb.on_unit(j->cb.user, b->first + k, t, len);
         free(t);
         if (rc) return fy_err_prefix(err, "paragraph %zu", b->first + k + 1);
     }

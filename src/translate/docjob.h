@@ -31,6 +31,15 @@ typedef struct fy_docjob_options {
     const char *target; /* language tag; NULL or "": the pipeline's default */
     int timeout_ms;     /* per batch: a document of B batches has B x this; 0: none */
     size_t batch_chars; /* characters per batch (0: 4000) */
+    int background;     /* background work: its sentences wait for interactive ones
+                           (fy_request_options.background) */
+    size_t queue_share; /* a batch takes at most 1/queue_share of the queue (0: 2), so
+                           that this many documents leave the other half to requests */
+    /* Units already translated and set in the document (a job resumed from
+     * its checkpoints): done[i] != 0 is skipped. NULL: none. Borrowed for
+     * fy_docjob_new only. Units are independent, so a document translated
+     * in parts comes out as one translated in one go. */
+    const unsigned char *done;
     /* Glossaries to enforce, as fy_request_options.glossaries (one per
      * direction, compiled); borrowed during fy_docjob_new only (every
      * batch is built there). */
@@ -46,6 +55,10 @@ typedef struct fy_docjob_callbacks {
      * call fy_docjob_step from another thread, never from here. */
     void (*on_batch)(void *user, int status);
     void *user;
+    /* Optional: unit i's translation text[0..len) was set in the document
+     * (borrowed for the call), from fy_docjob_step, on its thread, in unit
+     * order: what a job checkpoints. */
+    void (*on_unit)(void *user, size_t i, const char *text, size_t len);
 } fy_docjob_callbacks;
 
 typedef struct fy_docjob fy_docjob;
@@ -73,7 +86,8 @@ const char *fy_docjob_source(const fy_docjob *j);
 const char *fy_docjob_target(const fy_docjob *j);
 const char *fy_docjob_direction(const fy_docjob *j);
 
-/* Sentences in all batches, and translated so far. */
+/* Sentences in all batches, and translated so far (units skipped as
+ * done are in neither). */
 size_t fy_docjob_total(const fy_docjob *j);
 size_t fy_docjob_done(const fy_docjob *j);
 

@@ -252,6 +252,7 @@ static int collect(fy_request *q, fy_error *err)
                                                    fixed ? NULL : route,
                                                    q->beam,
                                                    0,
+                                                   q->o.background != 0,
                                                    t->glossary};
             q->text_of[t->first + k] = i;
             q->conf[t->first + k] = (fy_confidence){NAN, INFINITY};
@@ -354,7 +355,7 @@ int fy_request_submit(fy_request *q, fy_scheduler *sched, const fy_request_callb
                       "(--queue): send it in smaller requests",
                       q->nsent, st.queue_max);
     if (cb) q->cb = *cb;
-    if (q->cb.on_sentence) mark_waves(q);
+    if (q->cb.on_sentence && !q->o.background) mark_waves(q);
     fy_job_callbacks jc = {on_job_sentence, on_job_done, q};
     q->job = fy_scheduler_submit(sched, q->in, q->nsent, q->o.deadline_ms, &jc, err);
     return q->job ? 0 : err->code;

@@ -41,6 +41,9 @@ typedef struct fy_request_options {
                             max beam - 1; N > 0 makes the beam at least N + 1 */
     int placeholders;    /* plug-ins' placeholders ({0}, <b0></b0>) stay in place
                             (fy_split_options.placeholders) */
+    int background;      /* background work (a document job): its sentences wait for
+                            every interactive one (fy_sentence_in.background) and a
+                            stream of it gets no urgent waves */
     /* Glossaries to enforce (text/glossary.h, compiled), one per direction:
      * a text takes the first whose source and target are its own ("" matches
      * any language). Borrowed during fy_request_new only. A text with one is
@@ -76,7 +79,8 @@ typedef struct fy_request_callbacks {
      * text, sentence by sentence), once each, on a scheduler thread (or in
      * fy_request_submit). Both strings are borrowed for the call. A
      * request with this callback is a stream: its first sentences are
-     * scheduled first, in small batches (FY_REQUEST_WAVES). */
+     * scheduled first, in small batches (FY_REQUEST_WAVES), unless it is
+     * background work. */
     void (*on_sentence)(void *user, size_t text, size_t sentence, const char *before,
                         size_t before_len, const char *rendered, size_t len);
     /* Every sentence is done (0) or the request failed: FY_ETIMEOUT,

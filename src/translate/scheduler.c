@@ -46,8 +46,10 @@ typedef struct item {
     int64_t enqueued_us;
     int tokens;
     int wave;                     /* fy_sentence_in.wave, for every leg */
+    int background;               /* fy_sentence_in.background: the lower class */
     char variant[FY_VARIANT_MAX]; /* fy_sentence_in.variant, "" for none */
-    int small; /* of a small job (FY_SMALL_JOB) or urgent: an express worker may take it */
+    int small; /* of a small job (FY_SMALL_JOB) or urgent, not background: an express worker
+                  may take it */
     int state; /* ITEM_*, under the scheduler lock */
 } item;
 
@@ -562,10 +564,11 @@ static long job_prepare(fy_scheduler *s, fy_job *j, const fy_sentence_in *in)
         j->gap[i] = INFINITY;
         j->score[i] = NAN;
         it->job = j;
+        it->background = in[i].background != 0;
         if (in[i].variant) snprintf(it->variant, sizeof it->variant, "%s", in[i].variant);
-        it->wave = in[i].wave > 0 ? in[i].wave : 0;
+        it->wave = in[i].wave > 0 && !it->background ? in[i].wave : 0;
         it->beam = in[i].beam > 1 ? in[i].beam : 1;
-        it->small = j->n <= FY_SMALL_JOB || it->wave > 0;
+        it->small = (j->n <= FY_SMALL_JOB || it->wave > 0) && !it->background;
         if (in[i].route) it->route = *in[i].route;
         char *t = trim_copy(in[i].text ? in[i].text : "");
         if (!t) oom = 1;
@@ -696,29 +699,32 @@ static int takes(const worker *w, const item *it)
     return (!w->express || it->small) && it->slot->state[w->index] != STATE_CANNOT;
 }
 
-/* The sentence a batch forms around, among those w takes (NULL: none). A
- * stream's urgent waves first: the oldest of the lowest wave. Otherwise the
- * oldest sentence of the job that has had the fewest taken into batches so
- * far: a small request does not wait behind the big ones queued before it,
- * and big ones take turns; their sentences still fill the batches around
- * other anchors, oldest first, so none starves. Lock held. */
+/* Does it go before best (both queued, it younger)? Interactive before
+ * background; then a stream's urgent waves: the lowest wave; otherwise the
+ * job that has had the fewest sentences taken into batches so far. */
+static int goes_before(const fy_scheduler *s, const item *it, const item *best)
+{
+    if (it->background != best->background) return !it->background;
+    if (s->urgent) return it->wave > 0 && (best->wave == 0 || it->wave < best->wave);
+    return it->job->taken < best->job->taken;
+}
+
+/* The sentence a batch forms around, among those w takes (NULL: none):
+ * the oldest of those nothing goes before (goes_before). A small request
+ * does not wait behind the big ones queued before it, big ones take turns,
+ * and background work waits for a worker no interactive sentence wants;
+ * their sentences still fill the batches of their class around other
+ * anchors, oldest first, so none starves within its class. Lock held. */
 static item *pick_anchor(fy_scheduler *s, const worker *w)
 {
     item *best = NULL;
-    for (item *it = s->head; it; it = it->next) {
-        if (!takes(w, it)) continue;
-        if (!best)
-            best = it;
-        else if (s->urgent)
-            best = it->wave > 0 && (best->wave == 0 || it->wave < best->wave) ? it : best;
-        else if (it->job->taken < best->job->taken)
-            best = it;
-    }
+    for (item *it = s->head; it; it = it->next)
+        if (takes(w, it) && (!best || goes_before(s, it, best))) best = it;
     return best;
 }
 
 /* Picks a batch around the anchor sentence, from the sentences waiting for
- * the same engine, beam and wave: among the first candidates sorted by
+ * the same engine, beam, wave and class (background or not): among the first candidates sorted by
  * length, grow a run of neighbours of similar length while the padded cost
  * (count x longest) stays within the token budget. Scheduler lock held;
  * the chosen items leave the queue. Returns the batch size. */
@@ -732,7 +738,7 @@ static size_t pick_batch(fy_scheduler *s, worker *w, item *anchor)
     w->cand[nc++] = anchor;
     for (item *it = s->head; it && nc < 4 * max_sent; it = it->next)
         if (it != anchor && it->slot == anchor->slot && it->beam == anchor->beam &&
-            it->wave == anchor->wave && takes(w, it))
+            it->wave == anchor->wave && it->background == anchor->background && takes(w, it))
             w->cand[nc++] = it;
     qsort(w->cand, nc, sizeof *w->cand, cmp_tokens);
     size_t p = 0;

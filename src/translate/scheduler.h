@@ -20,9 +20,19 @@
  * had the fewest sentences taken so far (a stream's first sentences before
  * anything), so a one-sentence request does not wait behind the hundreds of
  * sentences of big requests queued before it, and big ones take turns;
- * batches fill up with the oldest other sentences, so none starves. Express
+ * batches fill up with the oldest other sentences, so none starves.
+ * Priority: background sentences (fy_sentence_in.background: document
+ * jobs) are a lower class. A worker takes them only when no interactive
+ * sentence it may take is waiting, and a batch is of one class, so an
+ * interactive sentence is taken before every one of them and never rides
+ * in a batch made longer by them (it may still wait for a worker to end a
+ * background batch: express workers take the small requests meanwhile);
+ * among themselves the same fairness holds.
+ * Background work fills what interactive work leaves of the workers (it
+ * can starve while interactive work never lets up: by design). Express
  * workers (fy_scheduler_options.express) take only small jobs and a
- * stream's first sentences, while a big job's batch holds a regular worker:
+ * stream's first sentences (never background ones), while a big job's
+ * batch (a background batch counts as big) holds a regular worker:
  * the operating system shares the cores with them at once instead of after
  * that batch's 100-300 ms. With small jobs alone they stay idle.
  *
@@ -140,6 +150,10 @@ typedef struct fy_sentence_in {
                               every sentence of wave 0 or of a later wave, without the batching
                               window, in a batch of its wave's sentences only, so a small wave
                               comes back in one small, quick batch */
+    int background;        /* 1: background work (a document job): taken only when no
+                              interactive sentence waits for the worker, in batches of
+                              background sentences only, never by an express worker; 0:
+                              interactive. Give it with wave 0. */
     const char *variant;   /* copied; NULL or "": none. Names what else decided the text (a
                               glossary's hash): cached under model#variant, so a sentence
                               translated for one variant never answers another. At most

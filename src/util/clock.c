@@ -1,4 +1,4 @@
-/* clock.c - CLOCK_MONOTONIC in the units callers want. */
+/* clock.c - CLOCK_MONOTONIC in the units callers want, and the wall clock for stored times. */
 #include "util/clock.h"
 
 int64_t fy_now_us(void)
@@ -24,4 +24,11 @@ struct timespec fy_timespec_us(int64_t us)
 {
     struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
     return ts;
+}
+
+int64_t fy_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

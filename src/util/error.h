@@ -31,6 +31,7 @@ enum {
     FY_EDEVICE = -13,     /* a compute device failed (a GPU lost, hung or refusing): the
                              work can run again elsewhere */
     FY_EDEVMEM = -14,     /* a compute device ran out of its own memory */
+    FY_ESPACE = -15,      /* a store is full (the document jobs' disk or Redis) */
 };
 
 /* Formats the message into err (if non-NULL), stores code, returns code. */

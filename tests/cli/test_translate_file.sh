@@ -80,4 +80,26 @@ fi
 run T --file ro
 expect_status 1
 expect_err "^fanyi translate: cannot read ro: it is a directory$"
+
+# A PDF (tests/docs/make_pdfs.py: three English pages; the tiny en-de
+# model): on a terminal (script(1) gives one) the progress counts pages too;
+# the summary names them; an output that exists is kept unless --force.
+/usr/bin/python3 "$FANYI_SOURCE_DIR/tests/docs/make_pdfs.py" pdf --pages 3 >/dev/null
+ENDE="$(dirname "$M")/tiny-en-de"
+FANYI_PROGRESS_MS=0 script -qec "'$FANYI_BIN' translate --model '$ENDE' --file pdf/long.pdf" \
+    /dev/null >tty.txt </dev/null
+grep -aq "long.pdf: [0-9]* of 3 pages, [0-9]* of 42 sentences" tty.txt && ok ||
+    bad "no page count in the progress: $(tr '\r' '\n' <tty.txt | head -3)"
+grep -aq "long.pdf -> pdf/long.de.pdf (en-de, 3 pages, 21 paragraphs, 42 sentences)" tty.txt && ok ||
+    bad "the summary: $(tr '\r' '\n' <tty.txt | tail -2)"
+head -c 4 pdf/long.de.pdf | grep -q '%PDF' && ok || bad "long.de.pdf is no PDF"
+cp pdf/long.de.pdf kept.pdf
+echo "mine" >pdf/long.de.pdf
+run "$FANYI_BIN" translate --model "$ENDE" --file pdf/long.pdf
+expect_status 1
+expect_err "^fanyi translate: pdf/long.de.pdf exists; give --force to replace it, or -o OUT$"
+[ "$(cat pdf/long.de.pdf)" = mine ] && ok || bad "long.de.pdf was overwritten"
+run "$FANYI_BIN" translate --model "$ENDE" --file pdf/long.pdf --force
+expect_status 0
+cmp -s pdf/long.de.pdf kept.pdf && ok || bad "--force: not the same translation"
 finish

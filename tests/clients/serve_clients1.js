@@ -97,8 +97,11 @@ function serve(args = [], { models } = {}) {
   const dir = models || makeModels();
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FANYI_')) env[k] = v;
+  // Document jobs are kept under a data directory of its own, removed with it.
+  const data = args.includes('--data-dir') ? null
+    : fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-data-'));
   const proc = spawn(BIN, ['serve', '--port', '0', '--models', dir, '--timeout-ms', '600000',
-    ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    ...(data ? ['--data-dir', data] : []), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stderr.on('data', (d) => { log += d; });
   return new Promise((resolve, reject) => {
@@ -122,6 +125,7 @@ function serve(args = [], { models } = {}) {
             if (!T.eq([code, sig], [0, null], 'fanyi serve exit status after SIGTERM'))
               console.error(log.slice(-3000));
             if (!models) fs.rmSync(dir, { recursive: true, force: true });
+            if (data) fs.rmSync(data, { recursive: true, force: true });
             done();
           });
           proc.kill('SIGTERM');

@@ -66,8 +66,9 @@ async function serve({ args = [], directions = DEFAULT_DIRECTIONS } = {}) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FANYI_') || k === 'FANYI_KERNEL') env[k] = v;
   // Sanitizer builds translate slowly: a generous deadline.
+  // Document jobs under a data directory of its own (removed with the models).
   const all = ['serve', '--models', root, '--host', '127.0.0.1', '--port', '0', '--threads', '2',
-    '--timeout-ms', '600000', ...args];
+    '--timeout-ms', '600000', '--data-dir', path.join(root, '.data'), ...args];
   const proc = spawn(BIN, all, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '', out = '';
   proc.stderr.on('data', (d) => { log += d; });

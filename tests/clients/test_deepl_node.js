@@ -4,7 +4,7 @@
 // glossaries (v2: createGlossary, createGlossaryWithCsv, listGlossaries,
 // getGlossary, getGlossaryEntries, translateText with { glossary },
 // deleteGlossary, getGlossaryLanguagePairs; v3 through DeepLClient: the
-// multilingual glossary calls), documents (not supported),
+// multilingual glossary calls; documents: test_deepl_node_documents.js),
 // auth with the key, and errors as deepl-node's own error classes.
 'use strict';
 
@@ -186,9 +186,6 @@ async function glossaries(s) {
   await dc.deleteMultilingualGlossary(mg);
   e = await T.throws(() => dc.getMultilingualGlossary(mg.glossaryId), 'deleted v3');
   T.ok(e instanceof deepl.GlossaryNotFoundError, `deleteMultilingualGlossary: ${e}`);
-  const d = await T.throws(() => t.uploadDocument(Buffer.from('hello'), 'en', 'zh',
-    { filename: 'a.txt' }), 'uploadDocument');
-  T.ok(d && /document translation is not supported/.test(d.message), `documents: ${d && d.message}`);
 }
 
 async function auth(models, data) {

@@ -24,8 +24,13 @@
 // Reference outputs are cached in --cache-dir (default
 // $FANYI_BUILD_DIR/conformance-cache) under a key hashing the model, shortlist
 // and vocabulary bytes, the precision, the input lines, the beam (when above 1)
-// and the harness version, so reruns only pay for our engine; a clean build
-// dir computes them.
+// and the harness version, so reruns only pay for our engine. A clean build
+// dir takes them from the outputs committed in tests/conformance/reference/
+// (the same files, for the fixture's synthetic models: they are deterministic)
+// after running the reference on SPOT_CHECK of the lines and finding the
+// same outputs (a committed file the reference disagrees with fails the
+// variant: regenerate it, README.md); without a committed file for the key
+// (other models, lines or precision) the reference translates every line.
 //
 // --beam N (default 1) compares beam search: the reference runs with
 // beam-size N (and returns the best of its n-best list), fanyi with --beam N;
@@ -55,6 +60,9 @@ const MIN_IDENTICAL = 0.995;
 const MIN_LINES = 500;
 // bergamot wraps sentences at max-length-break = 128 tokens including EOS.
 const MAX_SOURCE_PIECES = 127;
+// Committed reference outputs, and how many of their lines every use checks.
+const COMMITTED_DIR = path.join(__dirname, 'reference');
+const SPOT_CHECK = 12;
 
 const USAGE = 'usage: node conformance.js --variant NAME --model DIR [--lines N] [--wmt-lines N]\n' +
               '                           [--subset N] [--reference-only] [--cache-dir DIR]\n' +
@@ -305,19 +313,8 @@ function readCache(entry, n) {
     return null;
 }
 
-// The reference outputs of lines[i] for each i of picked: from the cache of
-// the full line set when it is there, else from the cache of (or a reference
-// run on) just the picked lines.
-async function referenceOutputs(o, files, precision, allLines, picked) {
-    const full = readCache(cacheFileFor(o, files, precision, allLines), allLines.length);
-    if (full)
-        return {...full, outputs: picked.map(i => full.outputs[i])};
-    const lines = picked.map(i => allLines[i]);
-    const entry = cacheFileFor(o, files, precision, lines);
-    const hit = readCache(entry, lines.length);
-    if (hit)
-        return hit;
-    const {key, file: cacheFile} = entry;
+// Runs the reference on lines (one call per line); outputs and timings.
+async function runReference(o, precision, lines) {
     const t0 = process.hrtime.bigint();
     const c0 = process.cpuUsage();  // the whole process: the worker thread is the reference
     const ref = await Reference.open({workDir: o.workDir});
@@ -329,14 +326,56 @@ async function referenceOutputs(o, files, precision, allLines, picked) {
     } finally {
         await ref.close();
     }
-    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const c1 = process.cpuUsage(c0);
-    const cpuSeconds = (c1.user + c1.system) / 1e6;
-    fs.mkdirSync(o.cacheDir, {recursive: true});
-    const tmp = `${cacheFile}.tmp.${process.pid}`;
-    fs.writeFileSync(tmp, JSON.stringify({key, seconds, cpuSeconds, outputs}));
-    fs.renameSync(tmp, cacheFile);
-    return {outputs, cached: false, lines: lines.length, seconds, cpuSeconds};
+    return {outputs, seconds: Number(process.hrtime.bigint() - t0) / 1e9,
+            cpuSeconds: (c1.user + c1.system) / 1e6};
+}
+
+function writeCache(file, key, run) {
+    fs.mkdirSync(path.dirname(file), {recursive: true});
+    const tmp = `${file}.tmp.${process.pid}`;
+    fs.writeFileSync(tmp, JSON.stringify({key, seconds: run.seconds, cpuSeconds: run.cpuSeconds,
+                                          outputs: run.outputs}));
+    fs.renameSync(tmp, file);
+}
+
+// The committed outputs of the full line set, once the reference gives the
+// same on SPOT_CHECK of them (then copied into the build's cache); null
+// when nothing is committed for this key.
+async function committedOutputs(o, precision, allLines, entry) {
+    const committed = readCache({key: entry.key, file: path.join(COMMITTED_DIR, path.basename(entry.file))},
+                                allLines.length);
+    if (!committed)
+        return null;
+    const spot = subsetIndices(allLines.length, SPOT_CHECK);
+    const run = await runReference(o, precision, spot.map(i => allLines[i]));
+    spot.forEach((at, k) => {
+        if (run.outputs[k] !== committed.outputs[at])
+            throw new Error(`tests/conformance/reference/${path.basename(entry.file)}: line ${at + 1} is ` +
+                            `${JSON.stringify(committed.outputs[at].slice(0, 80))} there but the reference says ` +
+                            `${JSON.stringify(run.outputs[k].slice(0, 80))}: regenerate it (tests/conformance/README.md)`);
+    });
+    writeCache(entry.file, entry.key, committed);
+    return {...committed, committed: spot.length};
+}
+
+// The reference outputs of lines[i] for each i of picked: from the cache of
+// the full line set when it is there (the build's, else the committed one),
+// else from the cache of (or a reference run on) just the picked lines.
+async function referenceOutputs(o, files, precision, allLines, picked) {
+    const fullEntry = cacheFileFor(o, files, precision, allLines);
+    const full = readCache(fullEntry, allLines.length) ||
+                 await committedOutputs(o, precision, allLines, fullEntry);
+    if (full)
+        return {...full, outputs: picked.map(i => full.outputs[i])};
+    const lines = picked.map(i => allLines[i]);
+    const entry = cacheFileFor(o, files, precision, lines);
+    const hit = readCache(entry, lines.length);
+    if (hit)
+        return hit;
+    const run = await runReference(o, precision, lines);
+    writeCache(entry.file, entry.key, run);
+    return {...run, cached: false, lines: lines.length};
 }
 
 // Parses `fanyi translate --raw --min-gap` output: one record per input line,
@@ -419,8 +458,10 @@ async function main() {
         console.log(`${o.label}: comparing a subset of ${lines.length} of the ${corpus.lines.length} lines ` +
                     '(--subset / FANYI_CONFORMANCE_LINES)');
     const ref = await referenceOutputs(o, files, precision, corpus.lines, picked);
-    console.log(`${o.label}: reference ${ref.cached ? 'from cache' : 'computed'} ` +
-                `(${ref.seconds.toFixed(1)} s wall, ${ref.cpuSeconds === undefined ? '-' : ref.cpuSeconds.toFixed(1)} s CPU, ` +
+    const whence = ref.committed ? `from tests/conformance/reference (the reference gave the same on ${ref.committed} of its lines)`
+                 : ref.cached ? 'from cache' : 'computed';
+    console.log(`${o.label}: reference ${whence} ` +
+                `(${ref.committed ? 'when computed: ' : ''}${ref.seconds.toFixed(1)} s wall, ${ref.cpuSeconds === undefined ? '-' : ref.cpuSeconds.toFixed(1)} s CPU, ` +
                 `${(ref.lines / ref.seconds).toFixed(2)} lines/s one per call, ${ref.lines} lines)`);
     if (o.referenceOnly)
         return 0;

@@ -39,7 +39,7 @@ ANY = object()
 # Keys whose values the engine, the clock or the moment decide: compared by type.
 VARIABLE = {"translation", "translatedText", "text", "trans", "content", "data", "alternatives",
             "id", "created", "url", "translatedFileUrl", "version", "message", "loaded", "result",
-            "glossary_id", "creation_time"}
+            "document_id", "document_key", "glossary_id", "creation_time"}
 # Ids the server chose: documented id -> the one it gave (see remember_ids).
 IDS = {}
 # Places without a key that hold a translation: Google's positional answer.

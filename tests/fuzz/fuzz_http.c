@@ -31,6 +31,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -50,6 +52,7 @@
 #include "server/server.h"
 #include "text/spm.h"
 #include "translate/cache.h"
+#include "translate/jobs.h"
 #include "translate/models.h"
 #include "translate/scheduler.h"
 #include "translate/translator.h"
@@ -61,8 +64,9 @@
 static fy_registry *registry;
 static fy_scheduler *sched;
 static fy_cache *cache;
+static fy_jobs *jobs;         /* the servers' document jobs, in jobsdir */
 static fy_server *servers[2]; /* [0] open, [1] token + CORS */
-static char tmpdir[64];
+static char tmpdir[64], jobsdir[64];
 static size_t body_max; /* the servers' body limit */
 
 static void fail_at(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -152,6 +156,25 @@ static void remove_model(void)
 /* Statuses seen (structured and raw answers), printed at exit. */
 static unsigned long seen[600];
 
+/* Deletes the directory path and everything in it (a temporary store). */
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[512];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        if (!lstat(p, &st) && S_ISDIR(st.st_mode))
+            remove_tree(p);
+        else
+            unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+}
+
 static void stop_all(void)
 {
     fprintf(stderr, "fuzz_http: statuses seen:");
@@ -159,6 +182,8 @@ static void stop_all(void)
         if (seen[i]) fprintf(stderr, " %d x%lu", i, seen[i]);
     fprintf(stderr, "\n");
     for (int i = 0; i < 2; i++) fy_server_free(servers[i]);
+    fy_jobs_free(jobs);
+    remove_tree(jobsdir);
     fy_registry_free(registry);
     fy_scheduler_free(sched);
     fy_cache_free(cache);
@@ -195,6 +220,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (!l) die("model", err.msg);
     fy_lease_release(l);
     remove_model();
+    /* Documents are jobs: a store of their own, removed at exit. */
+    snprintf(jobsdir, sizeof jobsdir, "/tmp/fuzz_http_jobs.XXXXXX");
+    if (!mkdtemp(jobsdir)) die("mkdtemp", strerror(errno));
+    fy_jobs_options jo;
+    fy_jobs_options_default(&jo);
+    jo.store = fy_jobstore_dir_open(jobsdir, (uint64_t)64 << 20, &err);
+    if (!jo.store) die("job store", err.msg);
+    jobs = fy_jobs_open(registry, sched, &jo, &err);
+    if (!jobs) die("jobs", err.msg);
     for (int i = 0; i < 2; i++) {
         fy_server_options o;
         fy_server_options_default(&o);
@@ -207,6 +241,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         o.conn_timeout_s = 5;
         o.version = "fuzz";
         o.quiet = 1;
+        o.jobs = jobs;
         if (i == 1) {
             o.api_token = TOKEN;
             o.cors_origin = "https://example.com";

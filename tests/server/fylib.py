@@ -12,9 +12,11 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 BIN = os.environ.get("FANYI_BIN")
@@ -72,6 +74,12 @@ class Server:
 
     def __init__(self, args=(), env=None, model=MODEL, models=None):
         self.args = list(args)
+        # Document jobs are kept under a data directory: each server gets
+        # its own (removed with it) unless the test names one.
+        self.data_dir = None
+        if "--data-dir" not in self.args and "FANYI_DATA_DIR" not in (env or {}):
+            self.data_dir = tempfile.mkdtemp(prefix="fanyi-data-")
+            self.args += ["--data-dir", self.data_dir]
         # Sanitizer builds translate slowly: a generous deadline unless the
         # test is about deadlines.
         if "--timeout-ms" not in self.args and "FANYI_TIMEOUT_MS" not in (env or {}):
@@ -118,6 +126,8 @@ class Server:
             self.proc.kill()
             rc = self.proc.wait()
         self.errf.close()
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
         return rc
 
     def log(self):

@@ -67,6 +67,10 @@ def endpoints(s):
                  ("/health", "get"), ("/ready", "get"), ("/metrics", "get"), ("/version", "get"),
                  ("/openapi.json", "get"), ("/translate_file", "post"),
                  ("/download_file/{file}", "get"), ("/translate/document", "post"),
+                 ("/documents", "post"), ("/documents", "get"), ("/documents/{id}", "get"),
+                 ("/documents/{id}", "delete"), ("/documents/{id}/result", "get"),
+                 ("/v2/document/{document_id}", "post"),
+                 ("/v2/document/{document_id}/result", "post"),
                  ("/hcfy", "post"), ("/glossaries", "post"), ("/glossaries/{id}", "patch"),
                  ("/glossaries/{id}/entries", "put"), ("/v3/glossaries", "post")]:
         T.ok(m in paths.get(p, {}), f"openapi documents {m.upper()} {p}")
@@ -97,7 +101,9 @@ def endpoints(s):
                                 "/imme", "/frontend/settings", "/suggest", "/spec",
                                 "/v1/chat/completions", "/v1/responses", "/v1/models",
                                 "/translate_file", "/download_file/{file}",
-                                "/translate/document",
+                                "/translate/document", "/documents", "/documents/{id}",
+                                "/documents/{id}/result", "/v2/document/{document_id}",
+                                "/v2/document/{document_id}/result",
                                 "/kiss", "/hcfy", "/health", "/ready", "/metrics", "/version",
                                 "/openapi.json", "/"]), "OpenAPI paths are exactly the server's")
     st, h, page = s.get("/")
@@ -215,18 +221,21 @@ def endpoints(s):
     T.eq((st, h.get("allow"), b["error"]["status"], b["error"]["errors"][0]["reason"]),
          (405, "GET, HEAD, POST, OPTIONS", "INVALID_ARGUMENT", "httpMethodNotAllowed"),
          "google 405: both methods allowed, Google's shape")
-    # DeepL routes by prefix, any method: documents refused; glossaries
-    # answer in DeepL's shape (test_glossary.py, client_deepl_node).
-    for method, path in [("POST", "/v2/document"), ("GET", "/v2/document/ID")]:
-        st, _, b = s.request(method, path, b"" if method != "GET" else None)
-        T.ok(st == 400 and list(b) == ["message"] and "not supported" in b["message"],
-             f"{method} {path}: 400 not supported in DeepL's shape ({st} {b})")
+    # DeepL routes by prefix, any method: glossaries answer in DeepL's
+    # shape (test_glossary.py, client_deepl_node).
     for method, path, status in [("DELETE", "/v2/glossaries/abc", 404),
                                  ("GET", "/v2/glossaries/abc/entries", 404),
                                  ("POST", "/v3/glossaries", 400), ("PUT", "/v2/glossaries", 405)]:
         st, _, b = s.request(method, path, b"" if method != "GET" else None)
         T.ok(st == status and list(b) == ["message"], f"{method} {path}: {status} in DeepL's shape "
              f"({st} {b})")
+    # Documents (tests/clients/test_deepl_node_documents.js): DeepL's shape.
+    st, _, b = s.request("POST", "/v2/document", b"")
+    T.ok(st == 400 and list(b) == ["message"] and "missing file" in b["message"],
+         f"POST /v2/document without a file: 400 in DeepL's shape ({st} {b})")
+    st, h, b = s.request("GET", "/v2/document/ID")
+    T.ok(st == 405 and list(b) == ["message"] and h.get("allow") == "POST, OPTIONS",
+         f"GET /v2/document/ID: 405 in DeepL's shape ({st} {h.get('allow')} {b})")
     st, _, b = s.get("/v2/glossariesX")
     T.eq(st, 404, "a prefix route matches whole path segments only")
 

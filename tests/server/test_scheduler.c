@@ -1,8 +1,8 @@
 /* test_scheduler.c - the scheduler with injected fake engines: order,
  * batching across concurrent jobs, queue limit, deadlines, cancellation,
  * failures, the cache, shutdown, several engines in one pool, pivot routes,
- * forgetting an engine, a stream's urgent waves, and beams (batches of one beam, alternatives,
- * their cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
+ * forgetting an engine, a stream's urgent waves, background priority, and beams (batches of one
+ * beam, alternatives, their cache entries). Also run under TSan (-DFANYI_TSAN=ON). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -297,8 +297,18 @@ static fy_job *submit_in(fy_scheduler *s, const fy_route *route, const char *con
     fy_job_callbacks cb = {on_sentence, on_done, w};
     fy_sentence_in in[16];
     for (size_t i = 0; i < n; i++)
-        in[i] = (fy_sentence_in){src[i], 0, route, beam, waves ? waves[i] : 0, NULL};
+        in[i] = (fy_sentence_in){src[i], 0, route, beam, waves ? waves[i] : 0, 0, NULL};
     return fy_scheduler_submit(s, in, n, deadline, &cb, err);
+}
+
+/* n background sentences of one job (fy_sentence_in.background). */
+static fy_job *submit_background(fy_scheduler *s, const char *const *src, size_t n, waiter *w)
+{
+    fy_job_callbacks cb = {on_sentence, on_done, w};
+    fy_sentence_in in[16];
+    for (size_t i = 0; i < n; i++)
+        in[i] = (fy_sentence_in){src[i], 0, &current->route, 1, 0, 1, NULL};
+    return fy_scheduler_submit(s, in, n, 0, &cb, NULL);
 }
 
 static fy_job *submit_waves(fy_scheduler *s, const fy_route *route, const char *const *src,
@@ -959,6 +969,79 @@ static void test_express(void)
     fy_scheduler_free(s);
 }
 
+/* Priority: an interactive sentence queued after a background job's goes
+ * into the next batch, alone (a batch is of one class); background work
+ * runs when nothing else waits, and its fairness among itself holds. */
+static void test_background(void)
+{
+    fake f;
+    fake_init(&f);
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched_ex(&f, 1, 0, 4, 100, NULL);
+    const char *b[] = {"B0", "B1", "B2", "B3", "B4", "B5", "B6", "B7"};
+    const char *c[] = {"C0", "C1"};
+    const char *a[] = {"A0"};
+    waiter wa, wb, wc;
+    waiter_init(&wa);
+    waiter_init(&wb);
+    waiter_init(&wc);
+    fy_job *jb = submit_background(s, b, 8, &wb);
+    CHECK(wait_entered(&f, 1)); /* background alone: the worker takes it */
+    fy_job *jc = submit_background(s, c, 2, &wc);
+    fy_job *ja = submit(s, a, 1, 0, &wa, NULL);
+    CHECK(ja && jb && jc);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wa) == 0 && waiter_wait(&wb) == 0 && waiter_wait(&wc) == 0);
+    CHECK(wb.order_ok && wb.next == 8 && !strcmp(fy_job_result(jb, 7), "[B7]"));
+    /* A0 next and alone, though C has had none taken; the rest are the
+     * background sentences, four then two. */
+    const char *want = "B0,B1,B2,B3|A0|";
+    pthread_mutex_lock(&f.lock);
+    const char *rest = f.log + strlen(want);
+    int ok = !strncmp(f.log, want, strlen(want)) && strlen(rest) == 18 && !strchr(rest, 'A') &&
+             strchr(rest, '|') == rest + 11;
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "log %s\n", f.log);
+    pthread_mutex_unlock(&f.lock);
+    fy_job_release(ja);
+    fy_job_release(jb);
+    fy_job_release(jc);
+    fy_scheduler_free(s);
+}
+
+/* An express worker never takes background work, even a job small enough
+ * to be "small", while it answers a small interactive one. */
+static void test_background_express(void)
+{
+    fake f;
+    fake_init(&f);
+    f.gate_only = 'X';
+    fake_gate(&f, 1);
+    fy_scheduler *s = open_sched_ex(&f, 1, 1, 0, 100, NULL);
+    const char *x[] = {"X0", "X1", "X2", "X3", "X4", "X5"};
+    const char *b[] = {"b0", "b1"};
+    const char *q[] = {"s0"};
+    waiter wx, wb, wq;
+    waiter_init(&wx);
+    waiter_init(&wb);
+    waiter_init(&wq);
+    fy_job *jx = submit(s, x, 6, 0, &wx, NULL);
+    CHECK(wait_entered(&f, 1)); /* the regular worker holds X at the gate */
+    fy_job *jb = submit_background(s, b, 2, &wb);
+    fy_job *jq = submit(s, q, 1, 0, &wq, NULL);
+    CHECK(jx && jb && jq);
+    CHECK(waiter_wait(&wq) == 0 && !strcmp(fy_job_result(jq, 0), "[s0]"));
+    pthread_mutex_lock(&wb.lock);
+    CHECK(!wb.done && wb.next == 0); /* left for the regular worker */
+    pthread_mutex_unlock(&wb.lock);
+    fake_gate(&f, 0);
+    CHECK(waiter_wait(&wx) == 0 && waiter_wait(&wb) == 0);
+    fy_job_release(jx);
+    fy_job_release(jb);
+    fy_job_release(jq);
+    fy_scheduler_free(s);
+}
+
 /* A batch no one waits for any more (its only job cancelled) is told to
  * stop; the next batch starts with the flag clear. */
 static void test_abort(void)
@@ -1247,7 +1330,7 @@ static fy_job *submit_variant(fy_scheduler *s, const fy_route *route, const char
                               const char *variant, waiter *w)
 {
     fy_job_callbacks cb = {on_sentence, on_done, w};
-    fy_sentence_in in = {text, 0, route, 1, 0, variant};
+    fy_sentence_in in = {text, 0, route, 1, 0, 0, variant};
     return fy_scheduler_submit(s, &in, 1, 0, &cb, NULL);
 }
 
@@ -1314,6 +1397,8 @@ int main(void)
     test_waves();
     test_fair();
     test_express();
+    test_background();
+    test_background_express();
     test_abort();
     test_beams();
     test_beam_pivot();

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""test_jobs_resume.py - a document job survives its server: `fanyi serve`
+killed with SIGKILL in the middle of a PDF job (after a checkpoint was
+stored), started again on the same --data-dir, takes the job up from its
+checkpoints (not from the start) and finishes it; the translated file is
+byte for byte the one an uninterrupted server makes. A job with a
+glossary_id compiles its glossary when it is taken up: one whose glossary
+was deleted meanwhile fails with an error naming it.
+
+The PDF is tests/docs/make_pdfs.py's generated English report of 3
+pages, translated en->de by the synthetic tiny-en-de model with no cache
+(every sentence is translated, one worker); the interrupted server takes it
+in batches of 500 characters (--jobs-batch-chars), a checkpoint each, the
+reference in the default 4,000: the file does not depend on the batches."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+from fylib import BUILD, T, Server
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(BUILD, "models", "tiny-en-de")
+ARGS = ["--threads", "1", "--express-threads", "0", "--cache-mb", "0", "--jobs-parallel", "1"]
+PAGES = 3
+
+tmp = tempfile.mkdtemp(prefix="fanyi-resume-")
+subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "docs", "make_pdfs.py"), tmp,
+                "--pages", str(PAGES)], check=True)
+pdf = open(os.path.join(tmp, "long.pdf"), "rb").read()
+QUERY = "filename=long.pdf&source=en&target=de"
+
+
+def job(s, jid):
+    return s.get(f"/documents/{jid}")[2]
+
+
+def finish(s, jid, timeout=600):
+    until = time.monotonic() + timeout
+    j = job(s, jid)
+    while j.get("state") in ("queued", "translating") and time.monotonic() < until:
+        time.sleep(0.1)
+        j = job(s, jid)
+    return j
+
+
+def result(s, jid):
+    st, _, _ = s.get(f"/documents/{jid}")
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=600)
+    c.request("GET", f"/documents/{jid}/result")
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data
+
+
+# The uninterrupted run.
+with Server(ARGS, model=MODEL) as s:
+    st, _, j = s.post(f"/documents?{QUERY}", pdf, {"Content-Type": "application/pdf"})
+    T.eq(st, 202, f"submitted: {j}")
+    j = finish(s, j["id"])
+    T.eq((j["state"], j["progress"]["pages"], j["progress"]["pages_done"]), ("done", PAGES, PAGES),
+         f"uninterrupted: done, every page ({j['state']} {j['progress']})")
+    st, want = result(s, j["id"])
+    T.ok(st == 200 and want.startswith(b"%PDF"), "uninterrupted: a PDF")
+
+# Killed half way.
+data = os.path.join(tmp, "data")
+SMALL = ["--jobs-batch-chars", "500"]
+s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL).start()
+st, _, j = s.post(f"/documents?{QUERY}", pdf, {"Content-Type": "application/pdf"})
+jid = j["id"]
+units = os.path.join(data, "jobs", jid, "units.jsonl")
+until = time.monotonic() + 600
+while time.monotonic() < until and not (os.path.exists(units) and os.path.getsize(units) > 0):
+    time.sleep(0.005)
+s.proc.send_signal(signal.SIGKILL)
+s.proc.wait()
+s.errf.close()
+os.unlink(s.stderr_path)
+with open(units, "rb") as f:
+    checkpointed = len([line for line in f.read().split(b"\n") if line])
+state = open(os.path.join(data, "jobs", jid, "state.json")).read()
+T.ok('"state":"translating"' in state and 0 < checkpointed < j["progress"]["total"],
+     f"killed half way: translating, {checkpointed} paragraphs checkpointed of more")
+
+# Started again on the same data directory: taken up, finished, the same bytes.
+with Server(ARGS + SMALL + ["--data-dir", data], model=MODEL) as s2:
+    j = finish(s2, jid)
+    T.eq((j["state"], j["progress"]["pages_done"]), ("done", PAGES), f"resumed: done ({j})")
+    st, got = result(s2, jid)
+    T.ok(st == 200 and got == want, f"the same bytes as the uninterrupted run "
+                                    f"({len(got)} and {len(want)} bytes)")
+    m = re.search(r"document job %s taken up: (\d+) of (\d+) paragraphs" % jid, s2.log())
+    T.ok(m and int(m.group(1)) >= checkpointed > 0,
+         f"taken up from its checkpoints, not from the start: {m and m.group(0)}")
+    T.eq(s2.metrics().get('fanyi_document_job_events_total{event="resumed"}'), 1.0,
+         "counted as resumed")
+
+# A job with a glossary, killed the same way; its glossary deleted while no
+# server runs: the job taken up fails, naming the glossary.
+data = os.path.join(tmp, "data-glossary")
+s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL).start()
+st, _, g = s.post("/glossaries", {"name": "g", "source": "en", "target": "de",
+                                  "entries": {"report": "Bericht"}})
+gid = g.get("id", "") if isinstance(g, dict) else ""
+T.eq(st, 201, f"glossary created: {g}")
+st, _, j = s.post(f"/documents?{QUERY}&glossary_id={gid}", pdf, {"Content-Type": "application/pdf"})
+T.eq(st, 202, f"submitted with glossary_id: {j}")
+jid = j.get("id", "")
+units = os.path.join(data, "jobs", jid, "units.jsonl")
+until = time.monotonic() + 600
+while time.monotonic() < until and not (os.path.exists(units) and os.path.getsize(units) > 0):
+    time.sleep(0.005)
+s.proc.send_signal(signal.SIGKILL)
+s.proc.wait()
+s.errf.close()
+os.unlink(s.stderr_path)
+state = open(os.path.join(data, "jobs", jid, "state.json")).read()
+T.ok('"state":"translating"' in state and f'"glossary":"{gid}"' in state,
+     f"killed half way, the glossary id in its stored state: {state[:300]}")
+os.unlink(os.path.join(data, "glossaries", f"{gid}.glossary"))
+with Server(ARGS + SMALL + ["--data-dir", data], model=MODEL) as s3:
+    j = finish(s3, jid)
+    err = j.get("error") or {}
+    T.ok(j.get("state") == "error" and f"glossary_id: no glossary '{gid}'" in err.get("message", ""),
+         f"taken up without its glossary: the job fails naming it ({j.get('state')} {err})")
+
+import shutil  # noqa: E402
+shutil.rmtree(tmp, ignore_errors=True)
+T.finish()
