@@ -7,6 +7,7 @@ export const $ = (id) => document.getElementById(id);
 export const KEYS = {
   token: 'fanyi.token', history: 'fanyi.history', draft: 'fanyi.draft',
   targets: 'fanyi.targets', uiLang: 'fanyi.ui-lang', glossaries: 'fanyi.glossaries',
+  client: 'fanyi.client', docJob: 'fanyi.document',
 };
 
 export function storageGet(key, fallback) {
@@ -81,26 +82,6 @@ export async function readEvents(resp, onEvent) {
     }
     buf = buf.slice(at);
   }
-}
-
-// Reads an application/x-ndjson body, calling onEvent(object) per line.
-export async function readLines(resp, onEvent) {
-  const reader = resp.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    buf += done ? decoder.decode() : decoder.decode(value, { stream: true });
-    let at = 0, cut;
-    while ((cut = buf.indexOf('\n', at)) >= 0) {
-      const line = buf.slice(at, cut).trim();
-      at = cut + 1;
-      if (line) onEvent(JSON.parse(line));
-    }
-    buf = buf.slice(at);
-    if (done) break;
-  }
-  if (buf.trim()) onEvent(JSON.parse(buf));
 }
 
 // ---- the server ---------------------------------------------------------------

@@ -35,6 +35,17 @@ export function glossaryFor(from, to) {
   return from && to ? picks()[`${from}-${to}`] || '' : '';
 }
 
+// The glossary for a document into target, whose language the server detects: the one
+// picked for the direction shown when it goes into target, else one picked into target
+// from another language (with the source detected, a glossary's every dictionary into
+// the target applies), or ''.
+export function glossaryInto(target, from) {
+  const own = glossaryFor(from || state.from, target);
+  if (own) return own;
+  const any = Object.entries(picks()).find(([dir]) => dir.endsWith(`-${target}`));
+  return any ? any[1] : '';
+}
+
 function setPick(id) {
   const p = picks();
   const key = `${state.from}-${state.to}`;

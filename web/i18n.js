@@ -12,6 +12,9 @@ import { KEYS, storageGet, storageSet } from './common.js';
 const end = (s) => (!s ? '' : /[.!?。！？]$/.test(s) ? s : `${s}.`);
 const endZh = (s) => (!s ? '' : /[.!?。！？]$/.test(s) ? s : `${s}。`);
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+// A document job's time left (seconds_remaining): nothing until the server has measured it.
+const left = (s) => (typeof s !== 'number' ? '' : ` · about ${s < 90 ? `${s} s` : s < 5400 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`} left`);
+const leftZh = (s) => (typeof s !== 'number' ? '' : ` · 约剩 ${s < 90 ? `${s} 秒` : s < 5400 ? `${Math.round(s / 60)} 分钟` : `${(s / 3600).toFixed(1)} 小时`}`);
 
 const EN = {
   'menu.label': 'Menu',
@@ -88,13 +91,23 @@ const EN = {
 
   'doc.title': 'Documents',
   'doc.choose': 'Drop a file here or choose one',
-  'doc.formats': '.txt .md .html .srt .vtt .docx .odt .pptx .epub: the language is detected, the translation goes into the language chosen above',
+  'doc.formats': '.txt .md .html .srt .vtt .docx .odt .pptx .epub .pdf: the language is detected, the translation goes into the language chosen above',
+  'doc.output': 'Output',
+  'doc.translated': 'Translated',
+  'doc.bilingual': 'Bilingual (PDF: each page, then its translation)',
+  'doc.cancel': 'Cancel',
   'doc.progress.label': 'Document progress',
   'doc.sending': 'Sending {name}…',
-  'doc.translating': (v) => `Translating ${v.name} (${plural(v.n, 'sentence', 'sentences')})…`,
-  'doc.progress': 'Translating {name}: {done} of {total} sentences…',
+  'doc.queued': '{name} is waiting for its turn…',
+  'doc.progress': (v) => `Translating ${v.name}: ${v.percent}% (${v.pages ? `page ${v.pagesDone} of ${v.pages}` : `${v.done} of ${v.total} sentences`})${left(v.left)}…`,
   'doc.switching': (v) => `${v.name} is ${name(v.from)}: translating it into ${name(v.to)}…`,
   'doc.done': (v) => `${v.name} translated from ${name(v.from)} into ${name(v.to)}.`,
+  'doc.doneBilingual': (v) => `${v.name} translated from ${name(v.from)} into ${name(v.to)}: each page, then its translation.`,
+  'doc.canceled': '{name}: cancelled. Nothing more of it is translated.',
+  'doc.deleted': '{name} was already translated when Cancel reached the server: the translation is deleted.',
+  'doc.expired': '{name}: the server no longer has this document (it keeps translations for a limited time).',
+  'doc.reconnecting': '{name}: cannot reach the Fanyi server; asking again…',
+  'doc.unnamed': 'The document',
   'doc.download': 'Download {name}',
   'doc.already': (v) => `${v.name} is already ${name(v.lang)}: nothing to translate, no copy made.`,
   'doc.noText': '{name} has no text in a language this server knows: nothing to translate, no copy made.',
@@ -299,13 +312,23 @@ const ZH = {
 
   'doc.title': '文档',
   'doc.choose': '把文件拖到这里，或选择文件',
-  'doc.formats': '.txt .md .html .srt .vtt .docx .odt .pptx .epub：自动检测语言，译成上方选择的语言',
+  'doc.formats': '.txt .md .html .srt .vtt .docx .odt .pptx .epub .pdf：自动检测语言，译成上方选择的语言',
+  'doc.output': '输出',
+  'doc.translated': '译文',
+  'doc.bilingual': '双语（PDF：每页之后附上译文）',
+  'doc.cancel': '取消',
   'doc.progress.label': '文档进度',
   'doc.sending': '正在发送 {name}…',
-  'doc.translating': '正在翻译 {name}（{n} 句）…',
-  'doc.progress': '正在翻译 {name}：{done} / {total} 句…',
+  'doc.queued': '{name} 正在排队…',
+  'doc.progress': (v) => `正在翻译 ${v.name}：${v.percent}%（${v.pages ? `第 ${v.pagesDone} / ${v.pages} 页` : `${v.done} / ${v.total} 句`}）${leftZh(v.left)}…`,
   'doc.switching': (v) => `${v.name} 是${name(v.from)}：改为译成${name(v.to)}…`,
   'doc.done': (v) => `${v.name} 已从${name(v.from)}译成${name(v.to)}。`,
+  'doc.doneBilingual': (v) => `${v.name} 已从${name(v.from)}译成${name(v.to)}：每页之后附上译文。`,
+  'doc.canceled': '{name}：已取消，不再继续翻译。',
+  'doc.deleted': '取消请求到达服务器时 {name} 已译完：译文已删除。',
+  'doc.expired': '{name}：服务器上已没有这份文档（译文只保留一段时间）。',
+  'doc.reconnecting': '{name}：无法连接 Fanyi 服务器，正在重试…',
+  'doc.unnamed': '文档',
   'doc.download': '下载 {name}',
   'doc.already': (v) => `${v.name} 已经是${name(v.lang)}：无需翻译，不生成副本。`,
   'doc.noText': '{name} 中没有本服务器认识的语言的文字：无需翻译，不生成副本。',

@@ -281,7 +281,7 @@ async function chinese(browser, server) {
   check(await waitForText(page, '#target', await apiDir(server.base, ZH, 'zh', 'en')), 'zh interface: translated');
   const words = await page.evaluate(() => ['#status', '#counter', '#source-label', '#target-label', '#alts-hint', '#history-label',
     '#doc-formats', '#menu-list'].map((s) => document.querySelector(s).textContent).join(' | '));
-  const latin = (words.replace(/Fanyi|API|Ctrl\+Enter|Enter|English|\.(txt|md|html|srt|vtt|docx|odt|pptx|epub)\b/g, '').match(/[A-Za-z]{3,}/g) || []);
+  const latin = (words.replace(/Fanyi|API|Ctrl\+Enter|Enter|English|\.(txt|md|html|srt|vtt|docx|odt|pptx|epub|pdf)\b/g, '').match(/[A-Za-z]{3,}/g) || []);
   check(/句/.test(words) && latin.length === 0, `zh interface: no English words left (${latin}) in ${words}`);
   const found = await axe(page);
   check(found.length === 0, `axe, Chinese interface: ${found.join('; ') || 'clean'}`);

@@ -6,7 +6,7 @@
 // build/models, random weights: the translations are nonsense, the page is real). With
 // real models (`fanyi model fetch`) pass --models ROOT for pictures with real output.
 'use strict';
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -120,6 +120,17 @@ async function main() {
       await page.waitForSelector('#doc-download:not([hidden])');
       await page.evaluate(() => document.querySelector('.documents').scrollIntoView());
     });
+    // A long PDF running as a job: its pages, the time left, Cancel.
+    const pdfs = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-shots-pdf-'));
+    execFileSync('/usr/bin/python3', [path.join(REPO, 'tests/docs/make_pdfs.py'), pdfs, '--pages', '200']);
+    await shoot(browser, server.base, a.out, 'job', { viewport: { width: 1100, height: 900 }, hash: '#sl=auto&tl=zh' }, async (page) => {
+      await type(text)(page);
+      await settle(page);
+      await page.setInputFiles('#doc-file', { name: 'long.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(path.join(pdfs, 'long.pdf')) });
+      await page.waitForFunction(() => / left…$/.test(document.querySelector('#doc-status').textContent), null, { timeout: 60000 });
+      await page.evaluate(() => document.querySelector('.documents').scrollIntoView());
+    });
+    fs.rmSync(pdfs, { recursive: true, force: true });
     // The Glossary panel with its terms, and a sentence the model was unsure of underlined.
     await shoot(browser, server.base, a.out, 'glossary', { viewport: { width: 1100, height: 1300 }, hash: '#sl=zh&tl=en' }, async (page) => {
       await type(text)(page);

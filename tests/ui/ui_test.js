@@ -565,7 +565,8 @@ async function roundTrip(page, name, bytes, how) {
   check(ready, `document ${name}: a download is offered (${await page.textContent('#doc-status')})`);
   if (!ready) return null;
   const seen = await page.evaluate(() => [...window.progressSeen, document.querySelector('#doc-progress').value].slice(1));
-  check(seen[seen.length - 1] === 100 && seen.some((v) => v > 0 && v < 100) && seen.every((v, i) => i === 0 || v >= seen[i - 1]),
+  // A short document's job may be done at the first look; a long one's steps: jobs_test.js.
+  check(seen[seen.length - 1] === 100 && seen.every((v, i) => i === 0 || v >= seen[i - 1]),
     `document ${name}: the progress bar climbs to 100 (${seen})`);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#doc-download')]);
   const file = fs.readFileSync(await download.path());
