@@ -184,15 +184,16 @@ async function glossary(browser, server) {
 run(async (browser) => {
   const data = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-ui-data-'));
   const root = modelsRoot({ 'zh-en': 'tiny-int8-sl', 'en-zh': 'firefox-en-zh' });
-  const server = await startServer(['--data-dir', data], undefined, ['--models', root]);
+  let server = null;
   try {
+    server = await startServer(['--data-dir', data], undefined, ['--models', root]);
     for (const [name, part] of [['confidence', () => confidence(browser, server)], ['glossary', () => glossary(browser, server)]]) {
       const t0 = Date.now();
       await part();
       console.log(`${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
   } finally {
-    await stopServer(server);
+    if (server) await stopServer(server);
     fs.rmSync(data, { recursive: true, force: true });
     fs.rmSync(root, { recursive: true, force: true });
   }

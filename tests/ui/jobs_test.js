@@ -153,19 +153,20 @@ async function longJob(browser, server, pdfs) {
 run(async (browser) => {
   const data = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-ui-data-'));
   const pdfs = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-ui-pdf-'));
-  const make = path.join(process.env.FANYI_SOURCE_DIR || path.join(__dirname, '..', '..'), 'tests', 'docs', 'make_pdfs.py');
-  execFileSync('/usr/bin/python3', [make, pdfs]);
-  execFileSync('/usr/bin/python3', [make, pdfs, '--pages', String(LONG_PAGES)]);
   const root = modelsRoot({ 'zh-en': 'tiny-int8-sl', 'en-zh': 'firefox-en-zh' });
-  const server = await startServer(['--data-dir', data, '--cache-mb', '0', '--jobs-batch-chars', '500'], undefined, ['--models', root]);
+  let server = null;
   try {
+    const make = path.join(process.env.FANYI_SOURCE_DIR || path.join(__dirname, '..', '..'), 'tests', 'docs', 'make_pdfs.py');
+    execFileSync('/usr/bin/python3', [make, pdfs]);
+    execFileSync('/usr/bin/python3', [make, pdfs, '--pages', String(LONG_PAGES)]);
+    server = await startServer(['--data-dir', data, '--cache-mb', '0', '--jobs-batch-chars', '500'], undefined, ['--models', root]);
     for (const [name, part] of [['short jobs', () => shortJobs(browser, server, pdfs)], ['long job', () => longJob(browser, server, pdfs)]]) {
       const t0 = Date.now();
       await part();
       console.log(`${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
   } finally {
-    await stopServer(server);
+    if (server) await stopServer(server);
     for (const d of [data, pdfs, root]) fs.rmSync(d, { recursive: true, force: true });
   }
 });

@@ -122,15 +122,18 @@ async function main() {
     });
     // A long PDF running as a job: its pages, the time left, Cancel.
     const pdfs = fs.mkdtempSync(path.join(os.tmpdir(), 'fanyi-shots-pdf-'));
-    execFileSync('/usr/bin/python3', [path.join(REPO, 'tests/docs/make_pdfs.py'), pdfs, '--pages', '200']);
-    await shoot(browser, server.base, a.out, 'job', { viewport: { width: 1100, height: 900 }, hash: '#sl=auto&tl=zh' }, async (page) => {
-      await type(text)(page);
-      await settle(page);
-      await page.setInputFiles('#doc-file', { name: 'long.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(path.join(pdfs, 'long.pdf')) });
-      await page.waitForFunction(() => / left…$/.test(document.querySelector('#doc-status').textContent), null, { timeout: 60000 });
-      await page.evaluate(() => document.querySelector('.documents').scrollIntoView());
-    });
-    fs.rmSync(pdfs, { recursive: true, force: true });
+    try {
+      execFileSync('/usr/bin/python3', [path.join(REPO, 'tests/docs/make_pdfs.py'), pdfs, '--pages', '200']);
+      await shoot(browser, server.base, a.out, 'job', { viewport: { width: 1100, height: 900 }, hash: '#sl=auto&tl=zh' }, async (page) => {
+        await type(text)(page);
+        await settle(page);
+        await page.setInputFiles('#doc-file', { name: 'long.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(path.join(pdfs, 'long.pdf')) });
+        await page.waitForFunction(() => / left…$/.test(document.querySelector('#doc-status').textContent), null, { timeout: 60000 });
+        await page.evaluate(() => document.querySelector('.documents').scrollIntoView());
+      });
+    } finally {
+      fs.rmSync(pdfs, { recursive: true, force: true });
+    }
     // The Glossary panel with its terms, and a sentence the model was unsure of underlined.
     await shoot(browser, server.base, a.out, 'glossary', { viewport: { width: 1100, height: 1300 }, hash: '#sl=zh&tl=en' }, async (page) => {
       await type(text)(page);
