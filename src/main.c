@@ -17,6 +17,7 @@ static const command commands[] = {
     {"spm", cmd_spm, "SentencePiece encode/decode (debugging)"},
     {"bench", cmd_bench, "measure latency, throughput and memory"},
     {"devices", cmd_devices, "list the CPU and GPUs (Vulkan) translations can run on"},
+    {"doctor", cmd_doctor, "check a running server, and the plug-ins' requests (--clients)"},
     {"version", cmd_version, "print the version"},
 };
 

@@ -31,9 +31,9 @@ const SAMPLES = {
   from: 'zh', to: 'en', sl: 'zh-CN', tl: 'en', format: 'text', input: '你好，世界。',
   text_list: '你好，世界。', texts: '你好，世界。', client: 'gtx', dt: 't',
 };
-// Left out of examples: credentials (a made-up one would be refused) and glossaries
-// (not supported: the server says so).
-const OMIT = new Set(['api_key', 'auth_key', 'key', 'token', 'access_token', 'glossary_id']);
+// Left out of examples: credentials (a made-up one would be refused) and stored
+// glossaries (a made-up id names none: the server says so).
+const OMIT = new Set(['api_key', 'auth_key', 'key', 'token', 'access_token', 'glossary_id', 'glossary_ids']);
 
 function fromSchema(spec, schema, depth, key) {
   schema = resolve(spec, schema);

@@ -16,6 +16,7 @@ const fy_web_asset *fy_web_asset_find(const char *path)
 {
     if (!strcmp(path, "/")) path = "/index.html";
     if (!strcmp(path, "/docs") || !strcmp(path, "/docs/")) path = "/docs.html";
+    if (!strcmp(path, "/plugins") || !strcmp(path, "/plugins/")) path = "/plugins.html";
     for (size_t i = 0; i < fy_web_asset_table_size; i++)
         if (!strcmp(fy_web_asset_table[i].path, path)) return &fy_web_asset_table[i];
     return NULL;

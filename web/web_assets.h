@@ -17,8 +17,8 @@ typedef struct fy_web_asset {
     const char *etag; /* quoted strong ETag: sha256 prefix of the content */
 } fy_web_asset;
 
-/* The asset served at a URL path ("/" and "/docs" map to their pages), or
- * NULL. The query string must already be removed. */
+/* The asset served at a URL path ("/", "/docs" and "/plugins" map to their
+ * pages), or NULL. The query string must already be removed. */
 const fy_web_asset *fy_web_asset_find(const char *path);
 
 /* The Content-Security-Policy every UI response carries. */

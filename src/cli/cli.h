@@ -20,6 +20,7 @@ int cmd_model(int argc, char **argv);
 int cmd_spm(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* `fanyi model <verb>`: each verb lives in its own cmd_model_<verb>.c. */
 int cmd_model_fetch(int argc, char **argv);

@@ -5,7 +5,7 @@
 run "$FANYI_BIN" --help
 expect_status 0
 expect_out '^usage: fanyi <command>'
-for c in serve translate model spm bench devices version; do expect_out "^  $c "; done
+for c in serve translate model spm bench devices doctor version; do expect_out "^  $c "; done
 
 run "$FANYI_BIN"
 expect_status 2
@@ -50,7 +50,7 @@ expect_err "unexpected argument 'extra'"
 
 # Every subcommand answers --help with its own usage and exit status 0, and
 # rejects an unknown option with one line and exit status 2.
-for c in serve translate model spm bench devices; do
+for c in serve translate model spm bench devices doctor; do
     run "$FANYI_BIN" "$c" --help
     expect_status 0
     expect_out "^usage: fanyi $c"
@@ -59,5 +59,18 @@ for c in serve translate model spm bench devices; do
     expect_err "^fanyi $c: unknown option '--no-such-option'"
     expect_err_lines 1
 done
+
+# doctor: its usage errors, and a server that is not there (tests/lb/test_doctor.py
+# and tests/ui/follow_test.js check a real one, directly and behind nginx).
+run "$FANYI_BIN" doctor --from zh
+expect_status 2
+expect_err "^fanyi doctor: --from and --to go together"
+run "$FANYI_BIN" doctor --timeout 0
+expect_status 2
+expect_err "^fanyi doctor: --timeout expects a whole number from 1 to 3600"
+run "$FANYI_BIN" doctor --clients http://127.0.0.1:9/
+expect_status 1
+expect_out "^FAIL  server +no answer from http://127.0.0.1:9/health: "
+expect_out "^0 of 1 checks passed$"
 
 finish
