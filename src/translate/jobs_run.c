@@ -481,6 +481,9 @@ static int start(run *r)
         js->st.resumed++;
         pthread_mutex_unlock(&js->lock);
     }
+    /* Created here with its lease, this process may have stalled before
+     * its first turn. */
+    if (!still_ours(r)) return let_go(r);
     pthread_mutex_lock(&js->lock);
     r->info.state = FY_JOB_TRANSLATING;
     if (!r->info.started_ms) r->info.started_ms = fy_wall_ms();
