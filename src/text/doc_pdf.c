@@ -280,12 +280,16 @@ static int pdf_target(fy_document *d, fy_error *err)
 
 /* MuPDF gives every save a new instance id (the second string of the
  * trailer's /ID, which by the PDF specification changes with the
- * contents) from the clock, so the same document translated twice would
- * differ. It becomes the MD5 of the file itself (that string zeroed
- * first): the output is a function of the input and its translations (a
- * job resumed after a restart writes what an uninterrupted one does). A
- * file that had no permanent id (the first string, which MuPDF then makes
- * up) gets the same one. */
+ * contents): random bytes, which it prints as a hex string or, when they
+ * happen to be mostly printable, as a literal one, so the same document
+ * translated twice would differ. save() therefore puts its own /ID in the
+ * trailer, the instance id sixteen zero bytes (always printed in hex), and
+ * tells MuPDF to leave it; here it becomes the MD5 of the file itself (that
+ * string zeroed): the output is a function of the input and its
+ * translations (a job resumed after a restart, or taken over by another
+ * replica, writes what an uninterrupted one does). A file that had no
+ * permanent id (the first string) gets the same one. Should the pattern
+ * not be found, the zeros stay: still the same bytes every time. */
 static void stable_id(unsigned char *b, size_t n, int had_id)
 {
     static const char key[] = "/ID[<";
@@ -308,14 +312,39 @@ static void stable_id(unsigned char *b, size_t n, int had_id)
     if (!had_id) memcpy(b + at, hex, 32);
 }
 
+/* The trailer's /ID before the save: the file's permanent id when it has
+ * one (an encrypted file's key is made from it), else zeros, and zeros for
+ * the instance id (see stable_id). */
+static void set_id(pdfdoc *p)
+{
+    fz_context *ctx = p->ctx;
+    static const char zero[16] = {0};
+    pdf_obj *trailer = pdf_trailer(ctx, p->doc);
+    pdf_obj *first = pdf_array_get(ctx, pdf_dict_get(ctx, trailer, PDF_NAME(ID)), 0);
+    p->had_id = pdf_is_string(ctx, first);
+    pdf_obj *id = pdf_new_array(ctx, p->doc, 2);
+    fz_try(ctx)
+    {
+        if (p->had_id)
+            pdf_array_push(ctx, id, first);
+        else
+            pdf_array_push_string(ctx, id, zero, sizeof zero);
+        pdf_array_push_string(ctx, id, zero, sizeof zero);
+        pdf_dict_put(ctx, trailer, PDF_NAME(ID), id);
+    }
+    fz_always(ctx) pdf_drop_obj(ctx, id);
+    fz_catch(ctx) fz_rethrow(ctx);
+}
+
 static void save(pdfdoc *p, void *arg)
 {
     (void)arg;
     fz_context *ctx = p->ctx;
-    p->had_id = pdf_dict_get(ctx, pdf_trailer(ctx, p->doc), PDF_NAME(ID)) != NULL;
+    set_id(p);
     pdf_write_options o = pdf_default_write_options;
-    o.do_garbage = 1;  /* the replaced content streams go */
-    o.do_compress = 1; /* the new content streams are deflated */
+    o.dont_regenerate_id = 1; /* set_id's placeholder, made stable after the save */
+    o.do_garbage = 1;         /* the replaced content streams go */
+    o.do_compress = 1;        /* the new content streams are deflated */
     o.do_compress_images = 1;
     o.do_compress_fonts = 1;
     p->out = fz_new_buffer(ctx, 1 << 16);

@@ -83,7 +83,7 @@ typedef struct pdfdoc {
     fz_device *dev, *inner;
     fz_buffer *out;
     fz_output *wr;
-    int had_id;       /* the file came with a trailer /ID */
+    int had_id;       /* the file came with a permanent id (/ID's first string) */
     pdf_obj *held[3]; /* objects being built */
     fy_error why;     /* our own error raised inside a guard (pdf_raise) */
 } pdfdoc;

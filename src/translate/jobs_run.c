@@ -364,6 +364,47 @@ static void checkpoint(run *r)
     ck_clear(r);
 }
 
+/* Is the job still this run's? A run that stalled past its lease (a
+ * stopped or starved process) while the ticker could not renew it may
+ * find the job taken over by another replica, or even finished there (its
+ * lease then free again, so that renewing it succeeds): either way the job
+ * is no longer this run's to store anything in. Asked before the periodic
+ * state and the result are stored; should a takeover still slip in
+ * between, both runs write the same bytes (the file depends only on the
+ * upload and its translations). */
+static int still_ours(run *r)
+{
+    fy_jobs *js = r->js;
+    fy_jobstore *s = js->store;
+    fy_error err = {0};
+    int got = s->ops->lease(s, r->id, js->o.lease_ms, &err);
+    char *text = NULL;
+    fy_job_info info;
+    int open = 1;
+    if (got == 1 && !s->ops->get_state(s, r->id, &text, &err) &&
+        !jobs_state_decode(text, &info, &err))
+        open = info.state == FY_JOB_QUEUED || info.state == FY_JOB_TRANSLATING;
+    free(text);
+    if (got != 0 && open) return 1; /* a store error: as before, the store decides */
+    jobs_log(js, "document job %s: %s elsewhere; this run stops without storing anything", r->id,
+             got == 0 ? "its lease went to another server" : "it ended");
+    return 0;
+}
+
+/* Stops the run here, leaving the job to the process that has it. */
+static int let_go(run *r)
+{
+    fy_jobs *js = r->js;
+    pthread_mutex_lock(&js->lock);
+    r->leased = 0;
+    pthread_mutex_unlock(&js->lock);
+    js->store->ops->unlease(js->store, r->id); /* not held: harmless */
+    pthread_mutex_lock(&js->lock);
+    tell_end(r);
+    pthread_mutex_unlock(&js->lock);
+    return 1;
+}
+
 static int finish(run *r)
 {
     fy_jobs *js = r->js;
@@ -371,6 +412,10 @@ static int finish(run *r)
     char *out = NULL;
     size_t len = 0;
     if (fy_document_write(r->doc, &out, &len, &err)) return fail(r, err.code, err.msg);
+    if (!still_ours(r)) {
+        free(out);
+        return let_go(r);
+    }
     int rc = js->store->ops->put_result(js->store, r->id, out, len, js->o.ttl_s, &err);
     free(out);
     if (rc) return fail(r, rc, err.msg);
@@ -394,7 +439,15 @@ static int step(run *r)
     checkpoint(r);
     if (rc == 1) return finish(r);
     if (rc < 0) return fail(r, rc, err.msg);
-    if (fy_now_ms() - r->saved_ms >= SAVE_EVERY_MS && run_save(r, 1, &err) == FY_ENOTFOUND) {
+    int save = fy_now_ms() - r->saved_ms >= SAVE_EVERY_MS;
+    if (save && !still_ours(r)) {
+        pthread_mutex_lock(&js->lock); /* the drop: fy_docjob cancelled, let go */
+        r->drop = 1;
+        run_ready(r);
+        pthread_mutex_unlock(&js->lock);
+        return 0;
+    }
+    if (save && run_save(r, 1, &err) == FY_ENOTFOUND) {
         pthread_mutex_lock(&js->lock); /* removed meanwhile: stop, nobody wants it */
         r->drop = 1;
         run_ready(r);
@@ -428,6 +481,9 @@ static int start(run *r)
         js->st.resumed++;
         pthread_mutex_unlock(&js->lock);
     }
+    /* Created here with its lease, this process may have stalled before
+     * its first turn. */
+    if (!still_ours(r)) return let_go(r);
     pthread_mutex_lock(&js->lock);
     r->info.state = FY_JOB_TRANSLATING;
     if (!r->info.started_ms) r->info.started_ms = fy_wall_ms();

@@ -11,7 +11,16 @@ The PDF is tests/docs/make_pdfs.py's generated English report of 3
 pages, translated en->de by the synthetic tiny-en-de model with no cache
 (every sentence is translated, one worker); the interrupted server takes it
 in batches of 500 characters (--jobs-batch-chars), a checkpoint each, the
-reference in the default 4,000: the file does not depend on the batches."""
+reference in the default 4,000: the file does not depend on the batches.
+
+The kill lands wherever the machine's load puts it, so the same job is
+also resumed, deterministically, from every prefix of its checkpoints (as
+a run taken over after 1, 2, ... checkpointed paragraphs, the real
+checkpoint boundaries among them): one job directory each, made from the
+killed job's stored state and an uninterrupted run's checkpoints, taken
+up by one server; every result must be the reference's bytes (MuPDF's
+random instance id once made only some of them differ)."""
+import json
 import os
 import re
 import signal
@@ -67,9 +76,22 @@ with Server(ARGS, model=MODEL) as s:
     st, want = result(s, j["id"])
     T.ok(st == 200 and want.startswith(b"%PDF"), "uninterrupted: a PDF")
 
+# Uninterrupted again, in small batches: the same bytes; its checkpoints
+# (every paragraph's translation, in the order they were stored) kept.
+SMALL = ["--jobs-batch-chars", "500"]
+data = os.path.join(tmp, "data-ref")
+with Server(ARGS + SMALL + ["--data-dir", data], model=MODEL) as s:
+    st, _, j = s.post(f"/documents?{QUERY}", pdf, {"Content-Type": "application/pdf"})
+    j = finish(s, j["id"])
+    st, got = result(s, j["id"])
+    T.ok(st == 200 and got == want,
+         f"batches of 500 characters: the same bytes ({len(got)} and {len(want)} bytes)")
+    with open(os.path.join(data, "jobs", j["id"], "units.jsonl"), "rb") as f:
+        all_units = [line + b"\n" for line in f.read().split(b"\n") if line]
+T.ok(len(all_units) > 2, f"the reference checkpointed every paragraph ({len(all_units)})")
+
 # Killed half way.
 data = os.path.join(tmp, "data")
-SMALL = ["--jobs-batch-chars", "500"]
 s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL).start()
 st, _, j = s.post(f"/documents?{QUERY}", pdf, {"Content-Type": "application/pdf"})
 jid = j["id"]
@@ -99,6 +121,37 @@ with Server(ARGS + SMALL + ["--data-dir", data], model=MODEL) as s2:
          f"taken up from its checkpoints, not from the start: {m and m.group(0)}")
     T.eq(s2.metrics().get('fanyi_document_job_events_total{event="resumed"}'), 1.0,
          "counted as resumed")
+
+# Resumed from every prefix of the checkpoints: the killed job's stored
+# state under a new id, its upload, and the first k paragraphs' checkpoints.
+killed_state = json.loads(state)
+each = os.path.join(tmp, "data-each")
+ids = {}
+for k in range(1, len(all_units)):
+    kid = "%032x" % (0xc0ffee000 + k)
+    d = os.path.join(each, "jobs", kid)
+    os.makedirs(d)
+    with open(os.path.join(d, "source"), "wb") as f:
+        f.write(pdf)
+    with open(os.path.join(d, "units.jsonl"), "wb") as f:
+        f.write(b"".join(all_units[:k]))
+    with open(os.path.join(d, "state.json"), "w") as f:
+        f.write(json.dumps(dict(killed_state, id=kid), separators=(",", ":")))
+    ids[k] = kid
+# Four at a time (a quarter of the queue's share each, other batches).
+FOUR = ["--threads", "1", "--express-threads", "0", "--cache-mb", "0", "--jobs-parallel", "4"]
+with Server(FOUR + SMALL + ["--data-dir", each], model=MODEL) as s4:
+    differ = []
+    for k, kid in ids.items():
+        j = finish(s4, kid)
+        st, got = result(s4, kid)
+        if j.get("state") != "done" or st != 200 or got != want:
+            differ.append(f"{k}: {j.get('state')} {st} {len(got)} bytes")
+    T.ok(not differ, f"resumed after each of 1..{len(all_units) - 1} checkpointed paragraphs: "
+                     f"the reference's bytes every time (not: {differ})")
+    m = re.findall(r"document job (\w+) taken up: (\d+) of", s4.log())
+    T.ok(sorted((i, int(n)) for i, n in m) == sorted((v, k) for k, v in ids.items()),
+         f"each taken up from its own checkpoints ({len(m)} of {len(ids)})")
 
 # A job with a glossary, killed the same way; its glossary deleted while no
 # server runs: the job taken up fails, naming the glossary.
