@@ -143,7 +143,7 @@ static int dicts_of(req *r, json_t *in, fy_glossary **d)
             return -1;
         }
         for (size_t i = 0; i < json_array_size(list); i++) {
-            char prefix[32];
+            char prefix[48];
             snprintf(prefix, sizeof prefix, "dictionaries[%zu].", i);
             if (!(d[n] = dict_of(r, json_array_get(list, i), prefix))) goto fail;
             n++;

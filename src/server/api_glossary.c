@@ -199,7 +199,7 @@ static int dicts_from(req *r, json_t *in, fy_glossary **d, int need)
     }
     int n = 0;
     for (size_t i = 0; i < json_array_size(list); i++) {
-        char where[32];
+        char where[48];
         snprintf(where, sizeof where, "dictionaries[%zu].", i);
         if (!(d[n] = dict_from(r, json_array_get(list, i), where))) {
             for (int k = 0; k < n; k++) fy_glossary_unref(d[k]);

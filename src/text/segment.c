@@ -452,7 +452,7 @@ static int add_terms(const fy_glossary *g, const char *text, size_t len, fy_span
         free(out.v);
         return rc;
     }
-    qsort(out.v, out.n, sizeof *out.v, span_cmp);
+    if (out.n) qsort(out.v, out.n, sizeof *out.v, span_cmp); /* qsort(NULL, 0) is undefined */
     free(sp->v);
     *sp = out;
     return 0;

@@ -353,7 +353,6 @@ int main(int argc, char **argv)
         printf("FAIL: %s\n", err.msg);
         return 1;
     }
-    vt_pin_libraries();
     const fy_vk_info *in = fy_vk_dev_info(vt_dev);
     printf("device vulkan:%d %s (%s), SPIR-V variant %d%s\n", idx, in->name, in->driver,
            fy_vk_dev_variant(vt_dev), skew ? ", div_rn/sqrt_rn skewed" : "");

@@ -1,8 +1,6 @@
 /* vk_test.c - the shared helpers of the Vulkan op tests (see vk_test.h). */
 #include "vk_test.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,16 +119,3 @@ long vt_diff(const void *a, const void *b, size_t n)
     return -1;
 }
 
-static int pin(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    (void)data;
-    if (info->dlpi_name && *info->dlpi_name)
-        dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* never closed */
-    return 0;
-}
-
-void vt_pin_libraries(void)
-{
-    dl_iterate_phdr(pin, NULL);
-}

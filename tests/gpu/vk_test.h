@@ -26,13 +26,6 @@ int vt_run(void);
 /* Downloads bytes of b into dst. */
 void vt_get(fy_vk_buf *b, void *dst, size_t bytes);
 
-/* Keeps every library loaded now (the Vulkan driver among them) mapped
- * until the process ends. Mesa's lavapipe (22.3) leaks 128 bytes when the
- * loader unloads it at vkDestroyInstance, which a sanitizer build reports
- * as a leak in an unknown module; pinned, the driver is never unloaded and
- * leak checking stays on for everything else. */
-void vt_pin_libraries(void);
-
 /* Counted checks (check.h style, shared across the files). */
 void vt_check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

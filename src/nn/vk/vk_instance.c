@@ -1,6 +1,7 @@
 /* vk_instance.c - loading libvulkan.so.1, the instance, and what each
  * physical device offers (see vk.h). */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,25 @@ static void read_device(fy_vk *vk, int i, VkPhysicalDevice pd)
     snprintf(in->why_not, sizeof in->why_not, "%s", why ? why : "");
 }
 
+static int pin(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    if (info->dlpi_name && *info->dlpi_name)
+        dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* never closed */
+    return 0;
+}
+
+/* Keeps the loader and the drivers it opened mapped until the process ends.
+ * Drivers are not made to be unloaded and loaded again within a process
+ * (Mesa's lavapipe 22.3 leaks 128 bytes each time the loader unloads it at
+ * vkDestroyInstance, which sanitizers report from a module already gone),
+ * and a server that only probed for a GPU should not pay that either. */
+static void pin_drivers(void)
+{
+    dl_iterate_phdr(pin, NULL);
+}
+
 int fy_vk_open(fy_vk **out, fy_error *err)
 {
     *out = NULL;
@@ -238,6 +258,7 @@ int fy_vk_open(fy_vk **out, fy_error *err)
     }
     vk->ndev = (int)n;
     for (int i = 0; i < vk->ndev; i++) read_device(vk, i, vk->phys[i]);
+    pin_drivers();
     *out = vk;
     return 0;
 }
