@@ -118,4 +118,3 @@ long vt_diff(const void *a, const void *b, size_t n)
         if (x[i] != y[i]) return (long)i;
     return -1;
 }
-
