@@ -353,6 +353,40 @@ static void save(pdfdoc *p, void *arg)
     fz_close_output(ctx, p->wr);
 }
 
+/* The saved file must read back with every page: MuPDF counts a broken
+ * page object of a damaged file as a page when reading, but its save drops
+ * what it cannot write (a page tree of [null]), and the client would get a
+ * PDF with pages missing or none at all (found by fuzz_document). Each page
+ * is loaded: the page tree is walked, no content is parsed. */
+static void check_saved(pdfdoc *p, void *arg)
+{
+    size_t want = *(const size_t *)arg;
+    fz_context *ctx = p->ctx;
+    fz_stream *stm = NULL;
+    pdf_document *doc = NULL;
+    int n = -1;
+    fz_var(stm);
+    fz_var(doc);
+    fz_var(n);
+    fz_try(ctx)
+    {
+        stm = fz_open_buffer(ctx, p->out);
+        doc = pdf_open_document_with_stream(ctx, stm);
+        n = pdf_count_pages(ctx, doc);
+        for (int i = 0; i < n; i++) fz_drop_page(ctx, fz_load_page(ctx, (fz_document *)doc, i));
+    }
+    fz_always(ctx)
+    {
+        pdf_drop_document(ctx, doc);
+        fz_drop_stream(ctx, stm);
+    }
+    fz_catch(ctx) n = -1;
+    if (n < 0 || (size_t)n != want)
+        pdf_raise(p, FY_EFORMAT,
+                  "the PDF is damaged in a way its pages cannot be written back from; save it "
+                  "again from a PDF viewer and send that");
+}
+
 static void embed(pdfdoc *p, void *arg)
 {
     (void)arg;
@@ -373,6 +407,8 @@ static int pdf_write(fy_document *d, fy_buf *out, fy_error *err)
     }
     if (!rc) rc = pdf_guard(p, embed, NULL, err);
     if (!rc) rc = pdf_guard(p, save, NULL, err);
+    size_t pages = d->bilingual ? 2 * p->npg : p->npg;
+    if (!rc) rc = pdf_guard(p, check_saved, &pages, err);
     if (!rc) {
         unsigned char *bytes;
         size_t n = fz_buffer_storage(p->ctx, p->out, &bytes);
