@@ -21,7 +21,7 @@ on_exit '"$DOCKER" rm -f "$NAME" "$NAME-fetch" >/dev/null 2>&1; "$DOCKER" volume
 # --- what the image declares
 cfg() { "$DOCKER" image inspect -f "$1" "$IMAGE"; }
 check "runs as 10001:10001" [ "$(cfg '{{.Config.User}}')" = "10001:10001" ]
-check "/models is a volume" [ "$(cfg '{{json .Config.Volumes}}')" = '{"/models":{}}' ]
+check "/models and /data are volumes" [ "$(cfg '{{json .Config.Volumes}}')" = '{"/data":{},"/models":{}}' ]
 check "health check on /health" grep -q '/health' <<<"$(cfg '{{json .Config.Healthcheck.Test}}')"
 check "stop signal SIGTERM" [ "$(cfg '{{.Config.StopSignal}}')" = "SIGTERM" ]
 check "entrypoint + serve" [ "$(cfg '{{json .Config.Entrypoint}} {{json .Config.Cmd}}')" = '["fanyi-entrypoint"] ["serve"]' ]
