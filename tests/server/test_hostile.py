@@ -550,7 +550,7 @@ def long_inputs(fast_only):
     with Server(["--threads", "2", "--max-chars", "200000", "--timeout-ms", "10000"]) as s:
         REF.update({ZH[0]: s.translate(ZH[0])})
         cases = [("100 KB token", "x" * 100000), ("100 KB token after Chinese", ZH[0] + "x" * 100000),
-                 ("100,000 CJK, no punctuation", "字" * 100000),
+                 ("100,000 CJK, no punctuation", "山" * 100000),
                  ("Chinese with a 2,000-character token", ZH[0] * 300 + "x" * 2000 + ZH[1]),
                  ("100,000-character line", (ZH[1] * 5000)[:100000]),
                  ("100,000 chars, no spaces, mixed", ("你好abc" * 20000)[:100000])]
