@@ -89,7 +89,13 @@ async function newPage(browser, base, opts) {
   return { page, context, foreign, consoleErrors };
 }
 
+// An empty expectation would pass before the page has done anything: a test sentence the
+// synthetic model translates to nothing visible (tests/model/README.md) fails here instead.
 async function waitForText(page, sel, expected, ms) {
+  if (expected === '') {
+    console.log(`waitForText(${sel}): the expected text is empty; pick a sentence with visible output`);
+    return false;
+  }
   try {
     await page.waitForFunction(([s, e]) => document.querySelector(s).textContent === e, [sel, expected], { timeout: ms || 10000 });
     return true;
