@@ -212,6 +212,22 @@ static enum MHD_Result not_allowed(req *r, const char *allow)
     return reply_error(r, 405, "Method not allowed: %s %s (allowed: %s)", r->method, r->url, allow);
 }
 
+/* {"glossaries": [...]} in one version's view; v2 sees only one-dictionary glossaries. */
+static enum MHD_Result list_glossaries(req *r, json_t *(*info)(const fy_glossary_meta *),
+                                       int one_dict_only)
+{
+    fy_glossary_meta *l;
+    size_t n;
+    fy_error err = {0};
+    if (fy_glossary_store_list(r->srv->o.glossaries, NULL, NULL, &l, &n, &err))
+        return store_error(r, &err);
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        if (!one_dict_only || l[i].ndicts == 1) json_array_append_new(arr, info(&l[i]));
+    free(l);
+    return reply_body(r, 200, arr ? json_pack("{s:o}", "glossaries", arr) : NULL);
+}
+
 /* ---- v2 ------------------------------------------------------------------------------ */
 
 static enum MHD_Result v2_create(req *r)
@@ -227,20 +243,6 @@ static enum MHD_Result v2_create(req *r)
     int rc = fy_glossary_store_create(r->srv->o.glossaries, name, &d, 1, &m, &err);
     fy_glossary_unref(d);
     return rc ? store_error(r, &err) : reply_body(r, 201, v2_info(&m));
-}
-
-static enum MHD_Result v2_list(req *r)
-{
-    fy_glossary_meta *l;
-    size_t n;
-    fy_error err = {0};
-    if (fy_glossary_store_list(r->srv->o.glossaries, NULL, NULL, &l, &n, &err))
-        return store_error(r, &err);
-    json_t *arr = json_array();
-    for (size_t i = 0; arr && i < n; i++)
-        if (l[i].ndicts == 1) json_array_append_new(arr, v2_info(&l[i]));
-    free(l);
-    return reply_body(r, 200, arr ? json_pack("{s:o}", "glossaries", arr) : NULL);
 }
 
 /* The v2 view of glossary id (one dictionary); -1 after a reply. */
@@ -288,7 +290,7 @@ enum MHD_Result api_deepl_glossaries_v2(req *r)
     if (!id[0]) {
         if (!strcmp(m, "POST")) return v2_create(r);
         if (!get) return not_allowed(r, "GET, HEAD, POST, OPTIONS");
-        return api_auth(r) ? REPLIED(r) : v2_list(r);
+        return api_auth(r) ? REPLIED(r) : list_glossaries(r, v2_info, 1);
     }
     if (*rest && strcmp(rest, "/entries")) return reply_error(r, 404, "Not found: %s", r->url);
     if (api_auth(r)) return REPLIED(r);
@@ -369,19 +371,6 @@ static enum MHD_Result v3_create(req *r)
     int rc = fy_glossary_store_create(r->srv->o.glossaries, name, d, n, &m, &err);
     unref_all(d, n);
     return rc ? store_error(r, &err) : reply_body(r, 201, v3_info(&m));
-}
-
-static enum MHD_Result v3_list(req *r)
-{
-    fy_glossary_meta *l;
-    size_t n;
-    fy_error err = {0};
-    if (fy_glossary_store_list(r->srv->o.glossaries, NULL, NULL, &l, &n, &err))
-        return store_error(r, &err);
-    json_t *arr = json_array();
-    for (size_t i = 0; arr && i < n; i++) json_array_append_new(arr, v3_info(&l[i]));
-    free(l);
-    return reply_body(r, 200, arr ? json_pack("{s:o}", "glossaries", arr) : NULL);
 }
 
 static enum MHD_Result v3_patch(req *r, const char *id)
@@ -485,7 +474,7 @@ enum MHD_Result api_deepl_glossaries_v3(req *r)
     if (!id[0]) {
         if (!strcmp(m, "POST")) return v3_create(r);
         if (!get) return not_allowed(r, "GET, HEAD, POST, OPTIONS");
-        return api_auth(r) ? REPLIED(r) : v3_list(r);
+        return api_auth(r) ? REPLIED(r) : list_glossaries(r, v3_info, 0);
     }
     if (!*rest) return v3_one(r, id, get);
     if (!strcmp(rest, "/entries")) {

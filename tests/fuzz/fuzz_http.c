@@ -701,6 +701,8 @@ static int is_json_ct(const char *ct)
     return ct && !strncmp(ct, "application/json", 16);
 }
 
+/* The native API's code for each status, as docs/api.md lists them: kept apart from the
+ * server's own table so a wrong name there is caught. */
 static const char *native_code(int status)
 {
     switch (status) {
@@ -714,6 +716,8 @@ static const char *native_code(int status)
         return "not_found";
     case 405:
         return "method_not_allowed";
+    case 409:
+        return "conflict";
     case 411:
         return "length_required";
     case 413:
@@ -726,6 +730,8 @@ static const char *native_code(int status)
         return "unavailable";
     case 504:
         return "timeout";
+    case 507:
+        return "insufficient_storage";
     default:
         return "internal_error";
     }
