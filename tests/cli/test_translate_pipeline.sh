@@ -21,6 +21,8 @@ if [ "$(sed -n 4p "$FY_TMP/out")" = "Hello, world." ]; then ok; else bad "Englis
 printf '上海是中国最大的城市。\n' >"$FY_TMP/one.txt"
 FY_STDIN="$FY_TMP/one.txt" run "$FANYI_BIN" translate --raw --model "$M"
 raw=$(awk '{print $1; exit}' "$FY_TMP/out")
+# (An empty one is in every line: the sentence must translate to something.)
+if [ -n "$raw" ]; then ok; else bad "the --raw translation is empty: pick a sentence with visible output"; fi
 FY_STDIN="$FY_TMP/in.txt" run T
 if sed -n 3p "$FY_TMP/out" | grep -Fq -- "$raw"; then ok; else bad "pipeline sentence differs from --raw"; fi
 

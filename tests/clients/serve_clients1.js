@@ -136,7 +136,8 @@ function serve(args = [], { models } = {}) {
 }
 
 // The native API's translation of text into target (what every dialect's
-// answer must equal).
+// answer must equal). One without visible text (a sentence the synthetic model
+// turns into nothing) would let an answer that lost the text pass: an error.
 async function native(url, text, target, extra = {}) {
   const r = await fetch(`${url}/translate`, {
     method: 'POST',
@@ -145,7 +146,16 @@ async function native(url, text, target, extra = {}) {
   });
   const b = await r.json();
   if (r.status !== 200) throw new Error(`native /translate ${r.status}: ${JSON.stringify(b)}`);
+  if (!visible(b.translation) && visible(text)) {
+    throw new Error(`native /translate of ${JSON.stringify(text)} has no visible text ` +
+      `(${JSON.stringify(b.translation)}): pick a sentence with visible output`);
+  }
   return b.translation;
+}
+
+// Whether a text (or markup) has something to read: not only tags and white space.
+function visible(text) {
+  return typeof text === 'string' && text.replace(/<[^>]*>/g, '').trim() !== '';
 }
 
 // `fanyi translate --raw` of one line (each line one sentence, unsplit).

@@ -49,6 +49,11 @@ class Checks {
 }
 const T = new Checks();
 
+// Whether a text (or markup) has something to read: not only tags and white space.
+function visible(text) {
+  return typeof text === 'string' && text.replace(/<[^>]*>/g, '').trim() !== '';
+}
+
 // A models directory with the directions asked for (default zh-en and
 // en-zh), each a link to a synthetic model.
 function modelsRoot(directions) {
@@ -86,7 +91,9 @@ async function serve({ args = [], directions = DEFAULT_DIRECTIONS } = {}) {
   const s = {
     base, port, proc,
     log: () => log,
-    // The native API's translation: what every dialect must answer.
+    // The native API's translation: what every dialect must answer. One
+    // without visible text (a sentence the synthetic model turns into
+    // nothing) would let an answer that lost the text pass: an error.
     async native(text, { source = 'auto', target = '', html = false } = {}) {
       const r = await fetch(`${base}/translate`, {
         method: 'POST',
@@ -95,6 +102,10 @@ async function serve({ args = [], directions = DEFAULT_DIRECTIONS } = {}) {
       });
       const b = await r.json();
       if (r.status !== 200) throw new Error(`native ${r.status}: ${JSON.stringify(b)}`);
+      if (visible(text) && !visible(b.translation)) {
+        throw new Error(`native translation of ${JSON.stringify(text)} has no visible text ` +
+          `(${JSON.stringify(b.translation)}): pick a sentence with visible output`);
+      }
       return b.translation;
     },
     // SIGTERM and wait; the exit status must be 0 (sanitizer builds report

@@ -14,8 +14,10 @@ run(async (serve) => {
     await s.native(ZH[1], { source: 'zh', target: 'en' }), 'zh-Hans (the code /languages lists) into English');
   T.eq(await translate({ query: EN[0], source: 'en', target: 'zh-Hans', apiurl }),
     await s.native(EN[0], { source: 'en', target: 'zh' }), 'English into zh-Hans');
-  T.eq(await translate({ query: '<p>你好，<b>世界</b>。</p>', source: 'zh-Hans', target: 'en', format: 'html', apiurl }),
-    await s.native('<p>你好，<b>世界</b>。</p>', { source: 'zh', target: 'en', html: true }), 'format html');
+  // (<p>你好，<b>世界</b>。</p> came back as <p><b></b></p>: no text to compare.)
+  const html = '<p>这家饭馆的饺子<b>又便宜</b>又好吃。</p>';
+  T.eq(await translate({ query: html, source: 'zh-Hans', target: 'en', format: 'html', apiurl }),
+    await s.native(html, { source: 'zh', target: 'en', html: true }), 'format html');
   // The package refuses codes /languages does not list, before any request.
   await T.throws(() => translate({ query: 'x', source: 'en', target: 'tlh', apiurl }),
     (e) => e instanceof TypeError, 'a code the server does not list');

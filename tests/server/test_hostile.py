@@ -25,6 +25,10 @@ from fylib import MODEL, SHORT, T, Server, ZH
 
 PART = sys.argv[1] if len(sys.argv) > 1 else "all"
 REF = {}  # text -> translation from a quiet server
+# The short texts whose translation is visible (main): SHORT also holds some
+# the synthetic model turns into nothing, and a comparison with an empty
+# translation would pass whatever the server answered.
+VISIBLE = []
 
 
 def pid_status(s, key):
@@ -175,7 +179,7 @@ def slowloris():
         base = []
         for i in range(10):
             t0 = time.monotonic()
-            T.eq(s.translate(SHORT[i]), REF[SHORT[i]], f"baseline translation {i}")
+            T.eq(s.translate(VISIBLE[i]), REF[VISIBLE[i]], f"baseline translation {i}")
             base.append(time.monotonic() - t0)
         base_med = sorted(base)[len(base) // 2]
 
@@ -194,7 +198,7 @@ def slowloris():
             t0 = time.monotonic()
             st, _, b = s.get("/health")
             bad += st != 200
-            text = SHORT[10 + i % 50]
+            text = VISIBLE[10 + i % (len(VISIBLE) - 10)]
             st, _, b = s.post("/translate", {"text": text})
             bad += (st, b.get("translation") if isinstance(b, dict) else b) != (200, REF.get(text))
             lat.append(time.monotonic() - t0)
@@ -573,8 +577,13 @@ def main():
     fast_only = PART == "fast"
     if PART in ("all", "fast"):
         with Server(["--threads", "2"]) as s:
-            for t in ZH + SHORT:
+            for t in ZH:
                 REF[t] = s.translate(t)
+            for t in SHORT:
+                REF[t] = s.post("/translate", {"text": t})[2]["translation"]
+        VISIBLE.extend(t for t in SHORT if REF[t])
+        T.ok(len(VISIBLE) >= 50, f"{len(VISIBLE)} of the {len(SHORT)} short texts have a visible "
+                                 f"translation (50 wanted)")
         slowloris()
         with Server(["--threads", "2"], env={"FANYI_IDLE_TIMEOUT": "3"}) as s:
             healthy(s, "start")
