@@ -57,9 +57,12 @@ def main():
     if not dev:
         print("SKIP: no usable Vulkan device")
         sys.exit(77)
-    texts = SHORT[:24]
     with Server(["--device", "cpu", "--cache-mb", "0"]) as s:
-        want = [tr for st, tr, _ in translate_all(s, texts)]
+        ref = translate_all(s, SHORT[:40])
+    # Only texts with visible output: an empty translation matches whatever is answered.
+    texts = [t for t, (st, tr, _) in zip(SHORT, ref) if st == 200 and tr][:24]
+    T.eq(len(texts), 24, "24 short texts the CPU translates to visible text")
+    want = [tr for st, tr, _ in ref if st == 200 and tr][:24]
     env = {"FANYI_VK_FAIL_AFTER": "3"}
     with Server(["--device", f"cpu,{dev}", "--cache-mb", "0", "--threads", "1"], env=env) as s:
         got = translate_all(s, texts)

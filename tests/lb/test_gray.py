@@ -71,8 +71,10 @@ def main():
         for r in reps:
             r.start()
         proxy = Proxy("nginx", lb, [], conf=gray_conf(lb, [c1, c2], g)).start()
-        texts = SHORT[:32]
-        want = {t: post(c1, t)[1] for t in texts}
+        # Only texts with visible output: an empty translation matches whatever is answered.
+        want = {t: post(c1, t)[1] for t in SHORT[:48]}
+        texts = [t for t in SHORT[:48] if want[t]][:32]
+        T.eq(len(texts), 32, "32 short texts the CPU translates to visible text")
         got = [post(lb, t) for t in texts]
         T.ok(all(st == 200 for st, _, _, _ in got), f"every request 200: {got}")
         pools = {pool for _, _, pool, _ in got}
