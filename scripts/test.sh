@@ -72,7 +72,10 @@ stage "portable kernels (FANYI_KERNEL=ref)"
 # model math), lb, clients, deploy, server, ui, load, docs and modelmgmt
 # (proxies, client packages, containers, HTTP, the browser, load shapes,
 # documents, model files: what they check does not depend on how the model
-# math is done, and the release run proved it), gpu (the Vulkan backend's
+# math is done, and the release run proved it), cli (line handling, files,
+# progress and messages of the command line: input and output around the
+# engine, which test_engine_cli and test_translate_io run on these kernels;
+# cli_translate_lines alone took 142-300 s here with the ref kernels), gpu (the Vulkan backend's
 # shaders do not use the CPU kernels; test_nn_gemm covers every CPU path),
 # readme (the README's
 # commands from a fresh copy: scripts and CLI, not kernels), conformance_harness (the
@@ -85,7 +88,7 @@ stage "portable kernels (FANYI_KERNEL=ref)"
 # same C code on every kernel; the greedy variants prove the kernels' logits).
 # Measured: +8 min on the shared 2-core machine, 490 CPU s
 # (docs/reliability.md, "Portability").
-(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt|readme|gpu)$' \
+(cd build && FANYI_KERNEL=ref FANYI_CONFORMANCE_LINES=150 ctest_run -LE '^(spm|text|unit|lb|clients|deploy|server|ui|load|docs|modelmgmt|readme|gpu|cli)$' \
     -E '^(conformance_harness|conformance_output_scale|portability_qemu|portability_isa_audit|conformance_beam4_.*|beam_eos_model)$')
 
 stage "sanitizer build (ASan + UBSan)"
