@@ -112,7 +112,8 @@ void run_ready(run *r);
 void run_on_progress(void *user, size_t done, size_t total);
 void run_on_batch(void *user, int status);
 void run_on_unit(void *user, size_t i, const char *text, size_t len);
-/* Stores r's state now (js->lock not held). */
+/* Stores r's state now (js->lock not held): 0, an error, or 1 when an open
+ * state was refused because the job ended elsewhere (fy_jobstore put_state). */
 int run_save(run *r, int open, fy_error *err);
 
 /* jobs.c */

@@ -364,6 +364,12 @@ static void checkpoint(run *r)
     ck_clear(r);
 }
 
+static void log_gone(run *r, const char *what)
+{
+    jobs_log(r->js, "document job %s: %s elsewhere; this run stops without storing anything", r->id,
+             what);
+}
+
 /* Is the job still this run's? A run that stalled past its lease (a
  * stopped or starved process) while the ticker could not renew it may
  * find the job taken over by another replica, or even finished there (its
@@ -386,8 +392,7 @@ static int still_ours(run *r)
         open = info.state == FY_JOB_QUEUED || info.state == FY_JOB_TRANSLATING;
     free(text);
     if (got != 0 && open) return 1; /* a store error: as before, the store decides */
-    jobs_log(js, "document job %s: %s elsewhere; this run stops without storing anything", r->id,
-             got == 0 ? "its lease went to another server" : "it ended");
+    log_gone(r, got == 0 ? "its lease went to another server" : "it ended");
     return 0;
 }
 
@@ -447,8 +452,10 @@ static int step(run *r)
         pthread_mutex_unlock(&js->lock);
         return 0;
     }
-    if (save && run_save(r, 1, &err) == FY_ENOTFOUND) {
-        pthread_mutex_lock(&js->lock); /* removed meanwhile: stop, nobody wants it */
+    int saved = save ? run_save(r, 1, &err) : 0;
+    if (saved == 1) log_gone(r, "it ended"); /* since still_ours: the store refused it */
+    if (saved == 1 || saved == FY_ENOTFOUND) {
+        pthread_mutex_lock(&js->lock); /* removed or ended meanwhile: stop */
         r->drop = 1;
         run_ready(r);
         pthread_mutex_unlock(&js->lock);
@@ -493,7 +500,12 @@ static int start(run *r)
     r->renewed_ms = r->t0_ms;
     js->st.started++;
     pthread_mutex_unlock(&js->lock);
-    if (run_save(r, 1, &err) == FY_ENOTFOUND) return 1; /* removed meanwhile */
+    int saved = run_save(r, 1, &err);
+    if (saved == FY_ENOTFOUND) return 1; /* removed meanwhile */
+    if (saved == 1) {                    /* ended since still_ours, while this process stalled */
+        log_gone(r, "it ended");
+        return let_go(r);
+    }
     return step(r);
 }
 

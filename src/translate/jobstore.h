@@ -55,7 +55,9 @@ typedef struct fy_jobstore_ops {
     int (*get_state)(fy_jobstore *s, const char *id, char **state, fy_error *err);
     /* Replaces the state; open 0 once the job is over (it leaves the open
      * list). ttl_s: how long the job is kept from now (Redis; the disk store
-     * leaves expiry to the caller). FY_ENOTFOUND when it was removed. */
+     * leaves expiry to the caller). FY_ENOTFOUND when it was removed; 1,
+     * nothing written, when an open state would replace an ended one (the
+     * job ended elsewhere: a run that stalled past its lease must stop). */
     int (*put_state)(fy_jobstore *s, const char *id, const char *state, int open, int ttl_s,
                      fy_error *err);
     /* The upload (malloc'd) into *data, *len. */

@@ -302,12 +302,31 @@ static int dir_get_state(fy_jobstore *s, const char *id, char **state, fy_error 
     return rc;
 }
 
+/* Has the stored state of id ended (not queued, not translating)? A damaged
+ * one has not: it is replaced. */
+static int has_ended(fy_jobstore *s, const char *id)
+{
+    char *text = NULL;
+    fy_error err = {0};
+    if (dir_get_state(s, id, &text, &err)) return 0;
+    json_t *o = json_loads(text, 0, NULL);
+    const char *st = json_string_value(json_object_get(o, "state"));
+    int ended = st && strcmp(st, "queued") && strcmp(st, "translating");
+    json_decref(o);
+    free(text);
+    return ended;
+}
+
+/* One process owns a directory and runs a job once at a time, so the check
+ * and the write need no lock between processes (the Redis store makes them
+ * one step). */
 static int dir_put_state(fy_jobstore *s, const char *id, const char *state, int open, int ttl_s,
                          fy_error *err)
 {
-    (void)open, (void)ttl_s;
+    (void)ttl_s;
     dir_store *d = (dir_store *)s;
     if (bad_id(id, err)) return FY_ENOTFOUND;
+    if (open && has_ended(s, id)) return 1;
     char *dir = path_of(d, id, NULL);
     int rc = dir ? write_atomic(d, dir, "state.json", state, strlen(state), err)
                  : fy_err(err, FY_ENOMEM, "out of memory");

@@ -269,6 +269,34 @@ static int r_get_result(fy_jobstore *s, const char *id, char **data, size_t *len
     return get_value((redis_store *)s, id, ":result", data, len, err);
 }
 
+/* The state written in one step with its check: a job removed meanwhile
+ * stays removed (0), and an open state never replaces an ended one (2: a
+ * replica that stalled past its lease must not reopen a job another one
+ * finished); 1 when written. */
+static const char PUT_STATE[] =
+    "local cur = redis.call('get', KEYS[1]) "
+    "if not cur then return 0 end "
+    "if ARGV[3] == '1' then "
+    "  local ok, st = pcall(cjson.decode, cur) "
+    "  if ok and type(st) == 'table' and st.state ~= 'queued' and st.state ~= 'translating' "
+    "  then return 2 end "
+    "end "
+    "redis.call('set', KEYS[1], ARGV[1], 'ex', ARGV[2]) "
+    "return 1";
+
+/* Its other keys live as long as the state; an ended job leaves the open list. */
+static int keep_with_state(redis_store *r, const char *id, const char *ttl, int open, fy_error *err)
+{
+    cmd c[5] = {0};
+    expire(&c[0], 0, id, ":src", ttl);
+    expire(&c[1], 0, id, ":units", ttl);
+    expire(&c[2], 0, id, ":result", ttl);
+    expire(&c[3], 0, id, ":cancel", ttl);
+    int n = 4;
+    if (!open) args(&c[4], "ZREM"), args(&c[4], OPEN), args(&c[4], id), n = 5;
+    return run(r, c, n, NULL, 0, err);
+}
+
 static int r_put_state(fy_jobstore *s, const char *id, const char *state, int open, int ttl_s,
                        fy_error *err)
 {
@@ -276,24 +304,20 @@ static int r_put_state(fy_jobstore *s, const char *id, const char *state, int op
     if (bad_id(id, err)) return FY_ENOTFOUND;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%d", ttl_s > 0 ? ttl_s : OPEN_TTL_S);
-    cmd c[6] = {0};
-    /* XX: a job removed meanwhile stays removed. */
-    args(&c[0], "SET"), key(&c[0], 0, id, ""), args(&c[0], state), args(&c[0], "XX");
-    args(&c[0], "EX"), args(&c[0], ttl);
-    expire(&c[1], 0, id, ":src", ttl);
-    expire(&c[2], 0, id, ":units", ttl);
-    expire(&c[3], 0, id, ":result", ttl);
-    expire(&c[4], 0, id, ":cancel", ttl);
-    int n = 5;
-    if (!open) args(&c[5], "ZREM"), args(&c[5], OPEN), args(&c[5], id), n = 6;
-    redisReply *reps[6];
+    cmd c = {0};
+    args(&c, "EVAL"), args(&c, PUT_STATE), args(&c, "1"), key(&c, 0, id, "");
+    args(&c, state), args(&c, ttl), args(&c, open ? "1" : "0");
+    redisReply *rep;
     pthread_mutex_lock(&r->lock);
-    int rc = run(r, c, n, reps, 0, err);
+    int rc = run(r, &c, 1, &rep, 0, err);
+    long long got = rc ? -1 : rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+    if (!rc) free_replies(&rep, 1);
+    if (got == 1) rc = keep_with_state(r, id, ttl, open, err);
     pthread_mutex_unlock(&r->lock);
     if (rc) return rc;
-    int gone = reps[0]->type == REDIS_REPLY_NIL;
-    free_replies(reps, n);
-    return gone ? fy_err(err, FY_ENOTFOUND, "no such document job") : 0;
+    if (got == 0) return fy_err(err, FY_ENOTFOUND, "no such document job");
+    if (got == 2) return 1;
+    return got == 1 ? 0 : fy_err(err, FY_EIO, "redis: unexpected reply to a job's state");
 }
 
 static int r_put_units(fy_jobstore *s, const char *id, const size_t *idx, const char *const *texts,

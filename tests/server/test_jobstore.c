@@ -3,9 +3,9 @@
  * exclude each other as across processes): a job created with its lease
  * cannot be taken by the other until its maker lets go, one created
  * without can; the maker's own lease renews; a removed job's lease is
- * gone with it; the size bound (FY_ESPACE). The Redis store with no
- * Redis to reach: every call says so (FY_ENET), err given or NULL (the
- * ticker passes NULL), and nothing crashes. */
+ * gone with it; an ended job's state is not reopened; the size bound (FY_ESPACE). The Redis store
+ * with no Redis to reach: every call says so (FY_ENET), err given or NULL (the ticker passes NULL),
+ * and nothing crashes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +31,7 @@ static int passed, failed;
 static const char ID1[] = "0123456789abcdef0123456789abcdef";
 static const char ID2[] = "fedcba9876543210fedcba9876543210";
 static const char ID3[] = "00000000000000000000000000000003";
+static const char ID4[] = "00000000000000000000000000000004";
 static const char STATE[] = "{\"state\":\"queued\"}";
 
 static int make(fy_jobstore *s, const char *id, int lease_ms, fy_error *err)
@@ -79,6 +80,22 @@ static void leases(fy_jobstore *a, fy_jobstore *b)
     CHECK(b->ops->lease(b, ID3, 1000, &e) == FY_ENOTFOUND);
     CHECK(make(b, ID3, 1000, &err) == 0); /* the id is free again */
     CHECK(a->ops->lease(a, ID3, 1000, &err) == 0);
+}
+
+/* An open state never replaces an ended one (a run that stalled past its
+ * lease must not reopen a job finished meanwhile): 1, nothing written. */
+static void ended_stays_ended(fy_jobstore *s)
+{
+    fy_error err = {0};
+    char *state = NULL;
+    CHECK(make(s, ID4, 0, &err) == 0);
+    CHECK(s->ops->put_state(s, ID4, "{\"state\":\"translating\"}", 1, 0, &err) == 0);
+    CHECK(s->ops->put_state(s, ID4, "{\"state\":\"done\"}", 0, 0, &err) == 0);
+    CHECK(s->ops->put_state(s, ID4, "{\"state\":\"translating\"}", 1, 0, &err) == 1);
+    CHECK(s->ops->get_state(s, ID4, &state, &err) == 0 && state && strstr(state, "done"));
+    free(state);
+    CHECK(s->ops->put_state(s, ID4, "{\"state\":\"done\",\"again\":1}", 0, 0, &err) == 0);
+    CHECK(s->ops->remove(s, ID4, &err) == 0);
 }
 
 static void bound(const char *dir)
@@ -145,6 +162,7 @@ int main(void)
     fy_jobstore *b = a ? fy_jobstore_dir_open(jobs, 1 << 20, &err) : NULL;
     CHECK(a && b);
     if (a && b) leases(a, b);
+    if (a) ended_stays_ended(a);
     fy_jobstore_free(a);
     fy_jobstore_free(b);
     bound(small);
