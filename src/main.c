@@ -1,5 +1,6 @@
 /* main.c - `fanyi`: one binary, subcommands dispatched like git's. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -38,8 +39,19 @@ const char *cli_version(void)
     return FY_VERSION;
 }
 
+/* With TZ unset, glibc's mktime and localtime (libzip calls them for every
+ * archive it opens, on any server thread) free and copy the zone's name on
+ * every call; with TZ set to the same default zone they read it once. (The
+ * copies are under glibc's own lock, which ThreadSanitizer cannot see: it
+ * reported them as a race.) */
+static void pin_time_zone(void)
+{
+    if (!getenv("TZ")) setenv("TZ", ":/etc/localtime", 0);
+}
+
 int main(int argc, char **argv)
 {
+    pin_time_zone();
     if (argc < 2) {
         print_help(stderr);
         return 2;
