@@ -879,4 +879,22 @@ export function initTranslator(on) {
   ui.source.value = h.has('text') ? h.get('text') : storageGet(KEYS.draft, '');
   edited();
   if (ui.source.value.trim()) translate(true);
+  window.addEventListener('hashchange', followLink);
+}
+
+// A link to the page (a shared one, an edited address) opened where the page is already
+// open changes only the fragment: the document stays, so the page takes the link's
+// direction and text itself. The page's own updates (replaceState) fire no hashchange.
+function followLink() {
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (!h.has('sl') && !h.has('tl') && !h.has('text')) return;
+  const sl = h.get('sl') || ui.sourceLang.value;
+  if (sl !== ui.sourceLang.value) state.detected = '';
+  setDirection(sl, h.get('tl') || ui.targetLang.value);
+  rememberTarget(ui.targetLang.value);
+  if (h.has('text') && h.get('text') !== ui.source.value) {
+    ui.source.value = h.get('text');
+    edited();
+  }
+  translate(true);
 }

@@ -165,8 +165,10 @@ async function glossary(browser, server) {
   await context.close();
   // Dark, phone, Chinese interface: axe on the panel with its terms.
   for (const [opts, scheme, locale] of [[DESK, 'dark', 'en-US'], [PHONE, 'light', 'zh-CN']]) {
-    const c = await newPage(browser, server.base, { ...opts, colorScheme: scheme, locale, bypassCSP: true });
-    await c.page.evaluate((gid) => localStorage.setItem('fanyi.glossaries', JSON.stringify({ 'zh-en': gid })), id);
+    // The pick is in the context's storage before the page's first script runs (one set
+    // by the page, then a reload, can race the page's own first load).
+    const storageState = { cookies: [], origins: [{ origin: server.base, localStorage: [{ name: 'fanyi.glossaries', value: JSON.stringify({ 'zh-en': id }) }] }] };
+    const c = await newPage(browser, server.base, { ...opts, colorScheme: scheme, locale, bypassCSP: true, storageState });
     await c.page.goto(`${server.base}/#sl=zh&tl=en`);
     await c.page.reload();
     const shown = await waitFor(c.page, () => document.querySelectorAll('#gl-terms tr').length === 3, null, 20000);

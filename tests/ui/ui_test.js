@@ -485,6 +485,12 @@ async function directions(browser) {
     check(await waitForText(other, '#target', await apiDir(server.base, de, 'auto', 'en')), 'the share link opens the same translation');
     const shared = await other.inputValue('#source');
     check(shared === de, `the share link fills the text (${JSON.stringify(shared)})`);
+    // A link opened in a tab already on the page changes only the fragment: the page follows it.
+    await other.goto(`${server.base}/#sl=zh&tl=de&text=${encodeURIComponent(zh)}`);
+    check(await waitForText(other, '#target', await apiDir(server.base, zh, 'zh', 'de')) &&
+      await other.inputValue('#source') === zh && await other.inputValue('#source-lang') === 'zh' &&
+      await other.inputValue('#target-lang') === 'de', 'a link opened on the open page: its direction and text followed');
+    check(new URL(other.url()).hash === '#sl=zh&tl=de', `and the address keeps the direction only (${new URL(other.url()).hash})`);
     await context.close();
   } finally {
     await stopServer(server);
