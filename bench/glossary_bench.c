@@ -20,29 +20,13 @@
 
 #include "text/glossary.h"
 #include "text/segment.h"
+#include "read_file.h"
 
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) p[n] = '\0', *len = (size_t)n;
-    return p;
 }
 
 /* Splits and joins every line once; returns the time taken. */
@@ -81,7 +65,7 @@ int main(int argc, char **argv)
     }
     double secs = argc > 3 ? atof(argv[3]) : 2.0;
     size_t tlen, llen;
-    char *terms = slurp(argv[1], &tlen), *text = slurp(argv[2], &llen);
+    char *terms = read_file(argv[1], &tlen), *text = read_file(argv[2], &llen);
     if (!terms || !text) {
         fprintf(stderr, "cannot read %s\n", terms ? argv[2] : argv[1]);
         return 1;

@@ -682,6 +682,14 @@ function offerSave(result) {
   state.saveTimer = setTimeout(savePending, SAVE_PAUSE_MS);
 }
 
+// Translate or Ctrl+Enter: the user means this text. Shown already: saved now; else
+// translated and saved when done.
+function translateMeant() {
+  state.saveOnDone = true;
+  if (state.pending && state.pending.source === ui.source.value) savePending();
+  else translate(true);
+}
+
 function savePending() {
   clearTimeout(state.saveTimer);
   state.saveOnDone = false;
@@ -722,6 +730,7 @@ function edited() {
   closeAlternatives(false);
   clearMarks();
   clearTimeout(state.saveTimer);
+  state.saveOnDone = false;  // Translate or Ctrl+Enter meant the text before this edit
   state.retry.attempt = 0;
   clearTimeout(state.draftTimer);
   state.draftTimer = setTimeout(() => storageSet(KEYS.draft, ui.source.value), DRAFT_PAUSE_MS);
@@ -738,9 +747,7 @@ function wireSource() {
   ui.source.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !e.isComposing) {
       e.preventDefault();
-      state.saveOnDone = true;
-      if (state.pending && state.pending.source === ui.source.value) savePending();
-      else translate(true);
+      translateMeant();
     }
   });
   const saveDraft = () => { clearTimeout(state.draftTimer); storageSet(KEYS.draft, ui.source.value); };
@@ -830,7 +837,7 @@ function clearSource() {
 }
 
 function wireButtons() {
-  ui.translate.addEventListener('click', () => { state.saveOnDone = true; translate(true); });
+  ui.translate.addEventListener('click', translateMeant);
   ui.clear.addEventListener('click', clearSource);
   ui.copy.addEventListener('click', copyOutput);
   ui.sourceLang.addEventListener('change', () => {

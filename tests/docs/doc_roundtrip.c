@@ -19,25 +19,9 @@
 #include "text/document.h"
 #include "text/glossary.h"
 #include "text/segment.h"
+#include "../read_file.h"
 
 static fy_glossary *glossary; /* argv[3], or NULL */
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) *len = (size_t)n;
-    return p;
-}
 
 static const char *code_name(int code)
 {

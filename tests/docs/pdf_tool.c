@@ -23,26 +23,7 @@
 
 #include "text/document.h"
 #include "text/pdf_internal.h"
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) {
-        p[n] = '\0';
-        *len = (size_t)n;
-    }
-    return p;
-}
+#include "../read_file.h"
 
 static const char *code_name(int code)
 {

@@ -18,20 +18,9 @@
 #include "model/synth.h"
 #include "nn/backend.h"
 #include "nn/cpu.h"
+#include "../check.h"
 
 enum { D = 64, DFFN = 128, LAYERS = 2, HEADS = 8, V = 256, MAXR = 12, STEPS = 3 };
-
-static int passed, failed;
-
-static void check(int ok, const char *what, const char *arg)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    printf("FAIL: %s (%s)\n", what, arg);
-}
 
 /* Slot s's columns: overlapping lists (a shared half of ids 0 .. 127
  * and 16 ids of its own) or disjoint ones (ids s, s + 12, ...), ascending. */
@@ -94,7 +83,7 @@ static void test_model(const char *path, const char *name)
     fy_marian *m = fy_marian_open(path, &err);
     fy_model_config cfg;
     if (!m || fy_model_config_read(m, &cfg, &err)) {
-        check(0, "micro model opens", err.msg);
+        check(0, "micro model opens (%s)", err.msg);
         fy_marian_free(m);
         return;
     }
@@ -110,7 +99,7 @@ static void test_model(const char *path, const char *name)
         if (fy_cpu_force_isa((fy_isa)isa)) continue;
         fy_nn_net *net = fy_nn_cpu.net_new(fy_nn_cpu_device(), &spec, &err);
         if (!net) {
-            check(0, "net builds", err.msg);
+            check(0, "net builds (%s)", err.msg);
             continue;
         }
         for (int overlap = 0; overlap < 2; overlap++) {
@@ -127,7 +116,7 @@ static void test_model(const char *path, const char *name)
                 snprintf(what, sizeof what, "%s, %s, %s lists, %d rows", name,
                          fy_isa_name((fy_isa)isa), overlap ? "overlapping (union)" : "disjoint",
                          rows);
-                check(same, "each row's logits in a batch == alone", what);
+                check(same, "each row's logits in a batch == alone (%s)", what);
             }
         }
         fy_nn_cpu.net_free(net);

@@ -19,18 +19,7 @@
 #include "model/marian.h"
 #include "translate/scheduler.h"
 #include "translate/translator.h"
-
-static int passed, failed;
-
-static void check(int ok, const char *what, const char *name)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        printf("FAIL: %s: %s\n", name, what);
-    }
-}
+#include "../check.h"
 
 #define NS 12
 
@@ -67,7 +56,7 @@ static void test_beam1_is_greedy(const char *name, const fy_translator *t, fy_wo
     fy_error err = {0};
     int rc = fy_translate_batch_ex(t, w, SENTS, NS, greedy, gi, &err);
     rc |= fy_translate_beam(t, w, SENTS, NS, 1, beam, nb, bi, &err);
-    check(rc == 0, "greedy and beam 1 translate", name);
+    check(rc == 0, "%s: greedy and beam 1 translate", name);
     if (rc) return;
     int same = 1, lists = 1;
     for (int i = 0; i < NS; i++) {
@@ -76,8 +65,8 @@ static void test_beam1_is_greedy(const char *name, const fy_translator *t, fy_wo
         lists &= nb[i].n == 1 && !strcmp(nb[i].hyp[0].text, beam[i]) &&
                  nb[i].hyp[0].tokens == bi[i].out_tokens && isfinite(nb[i].hyp[0].score);
     }
-    check(same, "beam 1 == greedy (texts, lengths, gaps)", name);
-    check(lists, "beam 1's n-best list is the one greedy translation", name);
+    check(same, "%s: beam 1 == greedy (texts, lengths, gaps)", name);
+    check(lists, "%s: beam 1's n-best list is the one greedy translation", name);
     free_out(greedy, NULL, NS);
     free_out(beam, nb, NS);
 }
@@ -96,9 +85,9 @@ static void check_lists(const char *name, int beam, char **out, const fy_nbest *
             lengths |= nb[i].hyp[j].tokens != nb[i].hyp[0].tokens;
         }
     }
-    check(ordered, "n-best lists are ordered by score", name);
-    check(first, "an n-best list starts with the translation", name);
-    check(full, "each list holds beam hypotheses", name);
+    check(ordered, "%s: n-best lists are ordered by score", name);
+    check(first, "%s: an n-best list starts with the translation", name);
+    check(full, "%s: each list holds beam hypotheses", name);
     *lengths_differ = lengths;
 }
 
@@ -111,7 +100,7 @@ static int test_batched(const char *name, const fy_translator *t, fy_worker *w, 
     fy_translate_info info[NS];
     fy_error err = {0};
     int rc = fy_translate_beam(t, w, SENTS, NS, beam, out, nb, info, &err);
-    check(rc == 0, "a batch translates with a beam", name);
+    check(rc == 0, "%s: a batch translates with a beam", name);
     if (rc) {
         printf("  %s\n", err.msg);
         return 0;
@@ -134,7 +123,7 @@ static int test_batched(const char *name, const fy_translator *t, fy_worker *w, 
         if (!same) printf("  %s: sentence %d differs alone\n", name, i);
         free_out(&one, &alone, 1);
     }
-    check(same, "a sentence's list is the same alone and in a batch", name);
+    check(same, "%s: a sentence's list is the same alone and in a batch", name);
     free_out(out, nb, NS);
     return lengths;
 }
@@ -149,12 +138,12 @@ static void test_max_length(const char *dir, const char *name)
     fy_error err = {0};
     fy_translator *t = fy_translator_open(dir, &o, &err);
     fy_worker *w = t ? fy_worker_new(t, &err) : NULL;
-    check(w != NULL, "opens with max-length-factor 0.5", name);
+    check(w != NULL, "%s: opens with max-length-factor 0.5", name);
     char *out[NS];
     fy_nbest nb[NS];
     fy_translate_info info[NS];
     if (!w || fy_translate_beam(t, w, SENTS, NS, 4, out, nb, info, &err)) {
-        check(0, "translates with max-length-factor 0.5", name);
+        check(0, "%s: translates with max-length-factor 0.5", name);
     } else {
         int ok = 1, capped = 0;
         for (int i = 0; i < NS; i++)
@@ -163,8 +152,8 @@ static void test_max_length(const char *dir, const char *name)
                 ok &= nb[i].hyp[j].tokens <= cap;
                 capped += nb[i].hyp[j].tokens == cap;
             }
-        check(ok, "no hypothesis is longer than the limit", name);
-        check(capped > 0, "some hypotheses end at the limit", name);
+        check(ok, "%s: no hypothesis is longer than the limit", name);
+        check(capped > 0, "%s: some hypotheses end at the limit", name);
         free_out(out, nb, NS);
     }
     fy_worker_free(w);
@@ -184,11 +173,11 @@ static void test_long_line(const char *name, const fy_translator *t, fy_worker *
     fy_translate_info info;
     fy_error err = {0};
     int rc = fy_translate_beam(t, w, in, 1, 3, out, nb, &info, &err);
-    check(rc == 0 && info.segments > 1, "a line of several segments translates", name);
+    check(rc == 0 && info.segments > 1, "%s: a line of several segments translates", name);
     if (rc) return;
     int ordered = nb[0].n >= 1 && !strcmp(nb[0].hyp[0].text, out[0]);
     for (int j = 1; j < nb[0].n; j++) ordered &= nb[0].hyp[j - 1].score >= nb[0].hyp[j].score;
-    check(ordered, "its list starts with the translation, ordered by score", name);
+    check(ordered, "%s: its list starts with the translation, ordered by score", name);
     free_out(out, nb, 1);
 }
 
@@ -203,7 +192,7 @@ static void test_alternatives(const char *name, const fy_translator *t, fy_worke
     float gap[NS];
     fy_error err = {0};
     int rc = e.translate_beam(e.ctx, w, SENTS, NS, 4, out, alts, gap, &err);
-    check(rc == 0, "the engine translates with a beam", name);
+    check(rc == 0, "%s: the engine translates with a beam", name);
     if (rc) return;
     int distinct = 1, some = 0, bounded = 1;
     for (int i = 0; i < NS; i++) {
@@ -218,9 +207,9 @@ static void test_alternatives(const char *name, const fy_translator *t, fy_worke
         free(alts[i]);
         free(out[i]);
     }
-    check(distinct, "alternatives differ from the translation and from each other", name);
-    check(bounded, "at most beam - 1 alternatives", name);
-    check(some >= NS / 2, "most sentences have alternatives", name);
+    check(distinct, "%s: alternatives differ from the translation and from each other", name);
+    check(bounded, "%s: at most beam - 1 alternatives", name);
+    check(some >= NS / 2, "%s: most sentences have alternatives", name);
 }
 
 static void test_bad_beams(const char *name, const fy_translator *t, fy_worker *w)
@@ -230,11 +219,11 @@ static void test_bad_beams(const char *name, const fy_translator *t, fy_worker *
     int a = fy_translate_beam(t, w, SENTS, 1, 0, out, NULL, NULL, &err);
     int b = fy_translate_beam(t, w, SENTS, 1, FY_BEAM_MAX + 1, out, NULL, NULL, &err);
     check(a == FY_EINVAL && b == FY_EINVAL && out[0] == NULL && strstr(err.msg, "beam"),
-          "a beam outside 1 .. max beam is refused", name);
+          "%s: a beam outside 1 .. max beam is refused", name);
     fy_translator_options o = *fy_translator_options_get(t);
     o.max_beam = FY_BEAM_MAX + 1;
     fy_translator *bad = fy_translator_open("/nonexistent", &o, &err);
-    check(!bad && err.code == FY_EINVAL, "max beam above FY_BEAM_MAX is refused", name);
+    check(!bad && err.code == FY_EINVAL, "%s: max beam above FY_BEAM_MAX is refused", name);
 }
 
 /* Writes dir/model.bin: a copy of model (path) whose output bias of token
@@ -293,15 +282,16 @@ static void test_early_ends(const char *models)
     }
     snprintf(from, sizeof from, "%s/model.zhen.intgemm.alphas.bin", src);
     made = made && write_biased(from, eos, 8.0f, dir) == 0;
-    check(made, "a copy with a higher EOS bias is written", name);
+    check(made, "%s: a copy with a higher EOS bias is written", name);
     fy_translator_options o;
     fy_translator_options_default(&o);
     o.max_batch_sentences = 8;
     t = made ? fy_translator_open(dir, &o, &err) : NULL;
     fy_worker *w = t ? fy_worker_new(t, &err) : NULL;
-    check(w != NULL, "opens", name);
+    check(w != NULL, "%s: opens", name);
     if (w) {
-        check(test_batched(name, t, w, 4), "hypotheses of different lengths share a list", name);
+        check(test_batched(name, t, w, 4), "%s: hypotheses of different lengths share a list",
+              name);
         test_beam1_is_greedy(name, t, w);
     }
     fy_worker_free(w);
@@ -323,7 +313,7 @@ static void test_variant(const char *models, const char *name)
     fy_error err = {0};
     fy_translator *t = fy_translator_open(dir, &o, &err);
     fy_worker *w = t ? fy_worker_new(t, &err) : NULL;
-    check(w != NULL, "opens", name);
+    check(w != NULL, "%s: opens", name);
     if (w) {
         test_beam1_is_greedy(name, t, w);
         test_batched(name, t, w, 4);

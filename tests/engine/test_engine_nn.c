@@ -15,20 +15,9 @@
 #include "nn/decoder.h"
 #include "nn/encoder.h"
 #include "nn/ops.h"
+#include "../check.h"
 
 enum { D = 64, DFFN = 128, ENC = 2, DEC = 2, HEADS = 8, V = 64, MAXT = 64 };
-
-static int passed, failed;
-
-static void check(int ok, const char *what)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        printf("FAIL: %s\n", what);
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* The reference: doubles, loops, names looked up directly                   */
@@ -454,7 +443,7 @@ int main(void)
         ref_step(rx, na, prev[0], t, cell, rl);
         char what[64];
         snprintf(what, sizeof what, "decoder step %d logits match the reference", t);
-        check(max_rel_err(w->logits, rl, V) < 1e-4, what);
+        check(max_rel_err(w->logits, rl, V) < 1e-4, "%s", what);
         memcpy(logits_alone[t], w->logits, sizeof logits_alone[t]);
         prev[0] = feed[t];
     }

@@ -12,20 +12,7 @@
 #include <unistd.h>
 
 #include "translate/translator.h"
-
-static int passed, failed;
-
-static void check(int ok, const char *fmt, const char *arg)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        printf("FAIL: ");
-        printf(fmt, arg);
-        printf("\n");
-    }
-}
+#include "../check.h"
 
 #define NS 16
 

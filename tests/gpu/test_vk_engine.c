@@ -24,24 +24,13 @@
 #include "nn/backend.h"
 #include "text/spm.h"
 #include "translate/translator.h"
+#include "../check.h"
 
 #define SKIP      77
 #define MAX_LINES 64
 #define ROWS      8
 #define STEPS     12
 #define K         5
-
-static int passed, failed;
-
-static void check(int ok, const char *model, const char *what)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    printf("FAIL: %s: %s\n", model, what);
-}
 
 typedef struct lines {
     char *v[MAX_LINES];
@@ -173,10 +162,10 @@ static void step_both(netcase *c, int rows, int step, int32_t *last, float *la, 
         fy_nn_step st = {.rows = rows, .step = step, .last = last, .pick = pick[k]};
         ok &= c->s[k].be->step(c->s[k].run, &st, &err) == 0;
     }
-    check(ok, c->name, err.msg[0] ? err.msg : "greedy step runs on both");
-    check(same_logits(c, rows, la, lb), c->name, "logits identical");
-    check(!memcmp(pick[0], pick[1], (size_t)rows * sizeof pick[0][0]), c->name,
-          "greedy picks identical (id, value, gap)");
+    check(ok, "%s: %s", c->name, err.msg[0] ? err.msg : "greedy step runs on both");
+    check(same_logits(c, rows, la, lb), "%s: logits identical", c->name);
+    check(!memcmp(pick[0], pick[1], (size_t)rows * sizeof pick[0][0]),
+          "%s: greedy picks identical (id, value, gap)", c->name);
     for (int k = 0; k < 2; k++) {
         /* The same step again, as a beam step would run it. The cells moved
          * one step: compare what both say, not what greedy said. */
@@ -189,8 +178,8 @@ static void step_both(netcase *c, int rows, int step, int32_t *last, float *la, 
                          .topi = ti[k]};
         ok &= c->s[k].be->step(c->s[k].run, &st, &err) == 0;
     }
-    check(ok && !memcmp(tv[0], tv[1], sizeof tv[0]) && !memcmp(ti[0], ti[1], sizeof ti[0]), c->name,
-          "beam candidates identical (path + logit, order, ids)");
+    check(ok && !memcmp(tv[0], tv[1], sizeof tv[0]) && !memcmp(ti[0], ti[1], sizeof ti[0]),
+          "%s: beam candidates identical (path + logit, order, ids)", c->name);
     for (int r = 0; r < rows; r++) last[r] = pick[0][r].id;
 }
 
@@ -207,7 +196,7 @@ static void test_network(const char *name, fy_bundle *b, fy_nn_dev *vk, const li
     fy_error err = {0};
     int rc = side_open(&c, &c.s[0], fy_nn_cpu_device(), &err);
     if (rc >= 0) rc = side_open(&c, &c.s[1], vk, &err);
-    check(rc >= 0, name, err.msg[0] ? err.msg : "nets and runs on both devices");
+    check(rc >= 0, "%s: %s", name, err.msg[0] ? err.msg : "nets and runs on both devices");
     encode_lines(&c, in);
     for (int k = 0; rc >= 0 && k < 2; k++)
         rc = c.s[k].be->encode(c.s[k].run, c.ids, c.len, c.ns, &err);
@@ -216,7 +205,7 @@ static void test_network(const char *name, fy_bundle *b, fy_nn_dev *vk, const li
     int32_t last[ROWS];
     for (int r = 0; r < c.ns; r++) slot[r] = r, last[r] = -1;
     for (int k = 0; rc >= 0 && k < 2; k++) rc = c.s[k].be->rows_begin(c.s[k].run, slot, c.ns, &err);
-    check(rc >= 0, name, err.msg[0] ? err.msg : "encode, columns and rows on both");
+    check(rc >= 0, "%s: %s", name, err.msg[0] ? err.msg : "encode, columns and rows on both");
     float *la = malloc((size_t)c.spec.trg_vocab * sizeof *la);
     float *lb = malloc((size_t)c.spec.trg_vocab * sizeof *lb);
     int rows = c.ns;
@@ -233,7 +222,7 @@ static void test_network(const char *name, fy_bundle *b, fy_nn_dev *vk, const li
             rc = c.s[k].be->rows_keep(c.s[k].run, from, keep, &err);
         rows = keep;
     }
-    check(rc >= 0, name, err.msg[0] ? err.msg : "steps and row moves on both");
+    check(rc >= 0, "%s: %s", name, err.msg[0] ? err.msg : "steps and row moves on both");
     free(la);
     free(lb);
     side_close(&c.s[0]);
@@ -259,7 +248,7 @@ static void test_translations(const char *name, const char *dir, fy_nn_dev *vk, 
     fy_translator *t = fy_translator_open(dir, &o, &err);
     fy_worker *w[2] = {t ? fy_worker_new(t, &err) : NULL, NULL};
     if (w[0]) w[1] = fy_worker_new_on(t, vk, &err);
-    check(w[0] && w[1], name, err.msg[0] ? err.msg : "workers on both devices");
+    check(w[0] && w[1], "%s: %s", name, err.msg[0] ? err.msg : "workers on both devices");
     for (int beam = 1; w[1] && beam <= 4; beam += 3) {
         char *out[2][MAX_LINES];
         fy_nbest nb[2][MAX_LINES];
@@ -268,7 +257,7 @@ static void test_translations(const char *name, const char *dir, fy_nn_dev *vk, 
         for (int k = 0; k < 2; k++)
             rc |= fy_translate_beam(t, w[k], (const char *const *)in->v, (size_t)in->n, beam,
                                     out[k], nb[k], info[k], &err);
-        check(rc == 0, name, err.msg[0] ? err.msg : "translations on both devices");
+        check(rc == 0, "%s: %s", name, err.msg[0] ? err.msg : "translations on both devices");
         if (rc) continue;
         int same = 1, lists = 1;
         for (int i = 0; i < in->n; i++) {
@@ -282,9 +271,10 @@ static void test_translations(const char *name, const char *dir, fy_nn_dev *vk, 
             if (strcmp(out[0][i], out[1][i]))
                 printf("  line %d: cpu \"%s\" vulkan \"%s\"\n", i, out[0][i], out[1][i]);
         }
-        check(same, name,
+        check(same, "%s: %s", name,
               beam == 1 ? "greedy translations identical" : "beam 4 translations identical");
-        check(lists, name, beam == 1 ? "greedy lists identical" : "beam 4 n-best lists identical");
+        check(lists, "%s: %s", name,
+              beam == 1 ? "greedy lists identical" : "beam 4 n-best lists identical");
         free_lists(out[0], nb[0], in->n);
         free_lists(out[1], nb[1], in->n);
     }
@@ -309,11 +299,11 @@ int main(int argc, char **argv)
     for (int a = 1; a < argc; a++) {
         const char *name = strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a];
         fy_bundle *b = fy_bundle_open(argv[a], 1, &err);
-        check(b != NULL, name, err.msg);
+        check(b != NULL, "%s: %s", name, err.msg);
         if (!b) continue;
         lines in;
         read_lines(b->source[0] ? b->source : "zh", nlines, &in);
-        check(in.n > 0, name, "test sentences");
+        check(in.n > 0, "%s: test sentences", name);
         test_network(name, b, devs[0], &in);
         test_translations(name, argv[a], devs[0], &in);
         for (int i = 0; i < in.n; i++) free(in.v[i]);

@@ -18,21 +18,10 @@
 #include "model/marian.h"
 #include "model/shortlist.h"
 #include "model/synth.h"
+#include "../check.h"
+#include "../read_file.h"
 
-static int passed, failed;
 static char tmpdir[256];
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 /* ------------------------------------------------------------ helpers */
 
@@ -43,23 +32,6 @@ static char *path_in(const char *name)
     char *p = buf[k++ % 8];
     snprintf(p, 512, "%s/%s", tmpdir, name);
     return p;
-}
-
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return b;
 }
 
 static void write_all(const char *path, const void *data, size_t size)
@@ -108,11 +80,11 @@ static void expect_bad(const char *what, const uint8_t *data, size_t size, int c
     write_all(p, data, size);
     fy_error err = {0};
     fy_marian *m = fy_marian_open(p, &err);
-    CHECK(!m, "%s: opened a damaged model", what);
-    CHECK(err.code == code, "%s: code %d, expected %d (%s)", what, err.code, code, err.msg);
-    CHECK(strstr(err.msg, p) != NULL, "%s: message lacks the path: %s", what, err.msg);
-    CHECK(!want || strstr(err.msg, want), "%s: message '%s' lacks '%s'", what, err.msg, want);
-    CHECK(!strchr(err.msg, '\n'), "%s: message is not one line", what);
+    CHECKF(!m, "%s: opened a damaged model", what);
+    CHECKF(err.code == code, "%s: code %d, expected %d (%s)", what, err.code, code, err.msg);
+    CHECKF(strstr(err.msg, p) != NULL, "%s: message lacks the path: %s", what, err.msg);
+    CHECKF(!want || strstr(err.msg, want), "%s: message '%s' lacks '%s'", what, err.msg, want);
+    CHECKF(!strchr(err.msg, '\n'), "%s: message is not one line", what);
     fy_marian_free(m);
 }
 
@@ -161,26 +133,26 @@ static void check_layout(const fy_marian *m, const fy_synth_options *o)
             int w = is_dec ? dec[i].weight : enc[i].weight;
             snprintf(n, sizeof n, fmt, layer);
             const fy_tensor *t = fy_marian_find(m, n);
-            CHECK(t && t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols,
-                  "%s missing or wrong shape", n);
+            CHECKF(t && t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols,
+                   "%s missing or wrong shape", n);
             if (!t) continue;
-            CHECK(t->type == (w ? wt : FY_DT_F32), "%s type %s", n, fy_dtype_name(t->type));
-            CHECK(t->count == (size_t)rows * (size_t)cols, "%s count", n);
-            CHECK(!w || !o->int8 || (t->quant_mult > 0 && isfinite(t->quant_mult)), "%s multiplier",
-                  n);
+            CHECKF(t->type == (w ? wt : FY_DT_F32), "%s type %s", n, fy_dtype_name(t->type));
+            CHECKF(t->count == (size_t)rows * (size_t)cols, "%s count", n);
+            CHECKF(!w || !o->int8 || (t->quant_mult > 0 && isfinite(t->quant_mult)),
+                   "%s multiplier", n);
             if (w && o->int8) {
                 char a[160];
                 float v = 0;
                 snprintf(a, sizeof a, "%s_QuantMultA", n);
-                CHECK(fy_model_read_scalar(m, a, &v, NULL) == 0 && v > 0, "%s", a);
+                CHECKF(fy_model_read_scalar(m, a, &v, NULL) == 0 && v > 0, "%s", a);
             }
         }
     }
     snprintf(n, sizeof n, "encoder_l%d_self_Wq", o->enc_depth + 1);
-    CHECK(!fy_marian_find(m, n), "extra layer %s", n);
-    CHECK(!fy_marian_find(m, "decoder_l1_self_Wq"), "an SSRU decoder has no self-attention");
+    CHECKF(!fy_marian_find(m, n), "extra layer %s", n);
+    CHECKF(!fy_marian_find(m, "decoder_l1_self_Wq"), "an SSRU decoder has no self-attention");
     const fy_tensor *b = fy_marian_find(m, "decoder_ff_logit_out_b");
-    CHECK(b && b->shape[1] == o->trg_vocab_size && b->type == FY_DT_F32, "output bias");
+    CHECKF(b && b->shape[1] == o->trg_vocab_size && b->type == FY_DT_F32, "output bias");
 }
 
 /* A preset written with the given precision and layout; bytes (when not 0)
@@ -189,62 +161,63 @@ static void test_happy(const char *preset, int int8, int separate, long bytes)
 {
     fy_synth_options o;
     fy_error err = {0};
-    CHECK(fy_synth_preset(preset, &o, &err) == 0, "preset %s", preset);
+    CHECKF(fy_synth_preset(preset, &o, &err) == 0, "preset %s", preset);
     o.int8 = int8;
     o.separate_vocab = separate;
     int V = o.src_vocab_size;
     const char *p = path_in("happy.bin");
-    CHECK(fy_synth_write_model(p, &o, &err) == 0, "write: %s", err.msg);
+    CHECKF(fy_synth_write_model(p, &o, &err) == 0, "write: %s", err.msg);
     fy_marian *m = fy_marian_open(p, &err);
-    CHECK(m != NULL, "open %s int8=%d sep=%d: %s", preset, int8, separate, err.msg);
+    CHECKF(m != NULL, "open %s int8=%d sep=%d: %s", preset, int8, separate, err.msg);
     if (!m) return;
     check_layout(m, &o);
     const char *emb = separate ? "encoder_Wemb" : "Wemb";
     const fy_tensor *w = fy_marian_find(m, emb);
-    CHECK(w && w->shape[0] == V && w->shape[1] == o.dim_emb, "%s shape", emb);
-    CHECK(!bytes || (long)fy_marian_file_size(m) == bytes, "%s: %zu bytes, Mozilla's have %ld",
-          preset, fy_marian_file_size(m), bytes);
-    CHECK(!separate || fy_marian_find(m, "decoder_Wemb"), "decoder_Wemb");
-    CHECK(separate || !fy_marian_find(m, "decoder_Wemb"), "no decoder_Wemb when tied");
+    CHECKF(w && w->shape[0] == V && w->shape[1] == o.dim_emb, "%s shape", emb);
+    CHECKF(!bytes || (long)fy_marian_file_size(m) == bytes, "%s: %zu bytes, Mozilla's have %ld",
+           preset, fy_marian_file_size(m), bytes);
+    CHECKF(!separate || fy_marian_find(m, "decoder_Wemb"), "decoder_Wemb");
+    CHECKF(separate || !fy_marian_find(m, "decoder_Wemb"), "no decoder_Wemb when tied");
     /* The output layer's scales as the real files hold them: none_QuantMultA
      * (float32) only with a shared vocabulary, [decoder_]Wemb_QuantMultA
      * (intgemm8 [1, 1]) always. */
     float a = 0;
     const fy_tensor *na = fy_marian_find(m, "none_QuantMultA");
-    CHECK((!int8 || separate) ? !na : (na && na->type == FY_DT_F32), "none_QuantMultA (sep=%d)",
-          separate);
+    CHECKF((!int8 || separate) ? !na : (na && na->type == FY_DT_F32), "none_QuantMultA (sep=%d)",
+           separate);
     const char *wname = separate ? "decoder_Wemb_QuantMultA" : "Wemb_QuantMultA";
     const fy_tensor *wa = fy_marian_find(m, wname);
-    CHECK(!int8 || (wa && wa->type == FY_DT_INTGEMM8 && wa->shape[0] == 1 && wa->shape[1] == 1),
-          "%s is intgemm8 [1, 1]", wname);
-    CHECK(!int8 || (fy_model_read_scalar(m, wname, &a, NULL) == 0 && a > 1), "alpha %g", a);
-    CHECK(int8 || (!na && !wa), "a float32 model has no activation scales");
+    CHECKF(!int8 || (wa && wa->type == FY_DT_INTGEMM8 && wa->shape[0] == 1 && wa->shape[1] == 1),
+           "%s is intgemm8 [1, 1]", wname);
+    CHECKF(!int8 || (fy_model_read_scalar(m, wname, &a, NULL) == 0 && a > 1), "alpha %g", a);
+    CHECKF(int8 || (!na && !wa), "a float32 model has no activation scales");
     const fy_tensor *last = fy_marian_tensor_at(m, fy_marian_tensor_count(m) - 1);
-    CHECK(strcmp(last->name, "special:model.yml") == 0, "yaml is the last tensor");
-    CHECK(strstr(fy_marian_yaml(m), "dec-cell: ssru\n") != NULL, "yaml text");
+    CHECKF(strcmp(last->name, "special:model.yml") == 0, "yaml is the last tensor");
+    CHECKF(strstr(fy_marian_yaml(m), "dec-cell: ssru\n") != NULL, "yaml text");
     /* Mozilla's YAML is 1338 bytes in every shape (synth.c: derived from the
      * real file sizes), and yaml-cpp writes no final newline. */
-    CHECK(strlen(fy_marian_yaml(m)) == 1338, "yaml of %s: %zu bytes", preset,
-          strlen(fy_marian_yaml(m)));
-    CHECK(strstr(fy_marian_yaml(m), "input-types: []\n") != NULL &&
-              fy_marian_yaml(m)[strlen(fy_marian_yaml(m)) - 1] != '\n',
-          "yaml-cpp style");
-    CHECK(fy_marian_tensor_at(m, fy_marian_tensor_count(m)) == NULL, "tensor_at out of range");
+    CHECKF(strlen(fy_marian_yaml(m)) == 1338, "yaml of %s: %zu bytes", preset,
+           strlen(fy_marian_yaml(m)));
+    CHECKF(strstr(fy_marian_yaml(m), "input-types: []\n") != NULL &&
+               fy_marian_yaml(m)[strlen(fy_marian_yaml(m)) - 1] != '\n',
+           "yaml-cpp style");
+    CHECKF(fy_marian_tensor_at(m, fy_marian_tensor_count(m)) == NULL, "tensor_at out of range");
     for (size_t i = 1; i + 1 < fy_marian_tensor_count(m); i++)
-        CHECK(strcmp(fy_marian_tensor_at(m, i - 1)->name, fy_marian_tensor_at(m, i)->name) < 0,
-              "tensors sorted by name at %zu", i);
+        CHECKF(strcmp(fy_marian_tensor_at(m, i - 1)->name, fy_marian_tensor_at(m, i)->name) < 0,
+               "tensors sorted by name at %zu", i);
     fy_model_config c;
-    CHECK(fy_model_config_read(m, &c, &err) == 0, "config: %s", err.msg);
-    CHECK(c.dim_emb == o.dim_emb && c.dim_ffn == o.dim_ffn && c.enc_depth == o.enc_depth &&
-              c.dec_depth == o.dec_depth && c.heads == 8 && c.src_vocab_size == V &&
-              c.trg_vocab_size == V && c.int8 == int8 && c.ffn_depth == 2 && c.dec_ffn_depth == 2 &&
-              c.dec_dim_ffn == o.dim_ffn && c.output_bias && c.separate_embeddings == separate &&
-              c.tied_embeddings && c.tied_embeddings_all == !separate,
-          "config values (%s int8=%d sep=%d)", preset, int8, separate);
-    CHECK(!strcmp(c.dec_cell, "ssru") && !strcmp(c.ffn_activation, "relu") &&
-              !strcmp(c.postprocess, "dan") && c.preprocess[0] == '\0' &&
-              !strcmp(c.enc_cell, "transformer"),
-          "config strings");
+    CHECKF(fy_model_config_read(m, &c, &err) == 0, "config: %s", err.msg);
+    CHECKF(c.dim_emb == o.dim_emb && c.dim_ffn == o.dim_ffn && c.enc_depth == o.enc_depth &&
+               c.dec_depth == o.dec_depth && c.heads == 8 && c.src_vocab_size == V &&
+               c.trg_vocab_size == V && c.int8 == int8 && c.ffn_depth == 2 &&
+               c.dec_ffn_depth == 2 && c.dec_dim_ffn == o.dim_ffn && c.output_bias &&
+               c.separate_embeddings == separate && c.tied_embeddings &&
+               c.tied_embeddings_all == !separate,
+           "config values (%s int8=%d sep=%d)", preset, int8, separate);
+    CHECKF(!strcmp(c.dec_cell, "ssru") && !strcmp(c.ffn_activation, "relu") &&
+               !strcmp(c.postprocess, "dan") && c.preprocess[0] == '\0' &&
+               !strcmp(c.enc_cell, "transformer"),
+           "config strings");
     fy_marian_free(m);
 }
 
@@ -254,18 +227,18 @@ static void test_preset_shapes(void)
 {
     fy_synth_options o;
     fy_error err = {0};
-    CHECK(fy_synth_preset("firefox-zh-en", &o, &err) == 0 && o.int8 && !o.separate_vocab &&
-              o.src_vocab_size == 64000 && o.trg_vocab_size == 64000 && o.dim_emb == 512 &&
-              o.dec_depth == 2 && o.dim_ffn == 2048,
-          "firefox-zh-en preset");
-    CHECK(!strcmp(fy_synth_preset_infix("firefox-zh-en"), "zhen"), "zhen infix");
-    CHECK(fy_synth_preset("firefox-en-zh", &o, &err) == 0 && o.int8 && o.separate_vocab &&
-              o.src_vocab_size == 32000 && o.trg_vocab_size == 32000 && o.dim_emb == 384 &&
-              o.dec_depth == 4 && o.dim_ffn == 1536,
-          "firefox-en-zh preset");
-    CHECK(!strcmp(fy_synth_preset_infix("firefox-en-zh"), "enzh"), "enzh infix");
-    CHECK(fy_synth_preset_infix("tiny") == NULL && fy_synth_preset_infix("nope") == NULL,
-          "generic presets have no infix");
+    CHECKF(fy_synth_preset("firefox-zh-en", &o, &err) == 0 && o.int8 && !o.separate_vocab &&
+               o.src_vocab_size == 64000 && o.trg_vocab_size == 64000 && o.dim_emb == 512 &&
+               o.dec_depth == 2 && o.dim_ffn == 2048,
+           "firefox-zh-en preset");
+    CHECKF(!strcmp(fy_synth_preset_infix("firefox-zh-en"), "zhen"), "zhen infix");
+    CHECKF(fy_synth_preset("firefox-en-zh", &o, &err) == 0 && o.int8 && o.separate_vocab &&
+               o.src_vocab_size == 32000 && o.trg_vocab_size == 32000 && o.dim_emb == 384 &&
+               o.dec_depth == 4 && o.dim_ffn == 1536,
+           "firefox-en-zh preset");
+    CHECKF(!strcmp(fy_synth_preset_infix("firefox-en-zh"), "enzh"), "enzh infix");
+    CHECKF(fy_synth_preset_infix("tiny") == NULL && fy_synth_preset_infix("nope") == NULL,
+           "generic presets have no infix");
     test_happy("firefox-zh-en", 1, 0, 59504955);
     test_happy("firefox-en-zh", 1, 1, 43849787);
 }
@@ -277,12 +250,12 @@ static void test_int8_matches_float(void)
     fy_synth_options o = small_options();
     fy_error err = {0};
     o.int8 = 0;
-    CHECK(fy_synth_write_model(path_in("f.bin"), &o, &err) == 0, "%s", err.msg);
+    CHECKF(fy_synth_write_model(path_in("f.bin"), &o, &err) == 0, "%s", err.msg);
     o.int8 = 1;
-    CHECK(fy_synth_write_model(path_in("q.bin"), &o, &err) == 0, "%s", err.msg);
+    CHECKF(fy_synth_write_model(path_in("q.bin"), &o, &err) == 0, "%s", err.msg);
     fy_marian *f = fy_marian_open(path_in("f.bin"), &err);
     fy_marian *q = fy_marian_open(path_in("q.bin"), &err);
-    CHECK(f && q, "open: %s", err.msg);
+    CHECKF(f && q, "open: %s", err.msg);
     if (!f || !q) goto out;
     const char *names[] = {"Wemb", "encoder_l1_ffn_W1", "decoder_l1_rnn_Wf", "encoder_l2_self_Wo"};
     for (size_t k = 0; k < 4; k++) {
@@ -292,14 +265,14 @@ static void test_int8_matches_float(void)
         const int8_t *y = b->data;
         float mx = 0;
         for (size_t i = 0; i < a->count; i++) mx = fmaxf(mx, fabsf(x[i]));
-        CHECK(b->quant_mult == 127.0f / mx, "%s multiplier %g", names[k], b->quant_mult);
+        CHECKF(b->quant_mult == 127.0f / mx, "%s multiplier %g", names[k], b->quant_mult);
         for (int r = 0; r < rows; r++)
             for (int c = 0; c < cols; c++) {
                 float e = fminf(127, fmaxf(-127, rintf(x[r * cols + c] * b->quant_mult)));
                 int8_t got = transposed ? y[c * rows + r] : y[r * cols + c];
                 bad += got != (int8_t)e;
             }
-        CHECK(bad == 0, "%s: %d int8 values differ from the float tensor", names[k], bad);
+        CHECKF(bad == 0, "%s: %d int8 values differ from the float tensor", names[k], bad);
     }
 out:
     fy_marian_free(f);
@@ -318,18 +291,19 @@ static void test_determinism(void)
     fy_synth_write_model(path_in("d2.bin"), &o, &err);
     o.seed = 43;
     fy_synth_write_model(path_in("d3.bin"), &o, &err);
-    uint8_t *a = read_all(path_in("d1.bin"), &n1), *b = read_all(path_in("d2.bin"), &n2);
-    uint8_t *c = read_all(path_in("d3.bin"), &n3);
-    CHECK(a && b && n1 == n2 && memcmp(a, b, n1) == 0, "same seed, different bytes");
-    CHECK(c && n1 == n3 && memcmp(a, c, n1) != 0, "different seed, same bytes");
+    uint8_t *a = (uint8_t *)read_file(path_in("d1.bin"), &n1),
+            *b = (uint8_t *)read_file(path_in("d2.bin"), &n2);
+    uint8_t *c = (uint8_t *)read_file(path_in("d3.bin"), &n3);
+    CHECKF(a && b && n1 == n2 && memcmp(a, b, n1) == 0, "same seed, different bytes");
+    CHECKF(c && n1 == n3 && memcmp(a, c, n1) != 0, "different seed, same bytes");
     free(a);
     free(b);
     free(c);
     fy_synth_write_shortlist(path_in("s1.bin"), 500, 600, 50, 20, 9, &err);
     fy_synth_write_shortlist(path_in("s2.bin"), 500, 600, 50, 20, 9, &err);
-    a = read_all(path_in("s1.bin"), &n1);
-    b = read_all(path_in("s2.bin"), &n2);
-    CHECK(a && b && n1 == n2 && memcmp(a, b, n1) == 0, "shortlist not deterministic");
+    a = (uint8_t *)read_file(path_in("s1.bin"), &n1);
+    b = (uint8_t *)read_file(path_in("s2.bin"), &n2);
+    CHECKF(a && b && n1 == n2 && memcmp(a, b, n1) == 0, "shortlist not deterministic");
     free(a);
     free(b);
     DIR *d = opendir(tmpdir);
@@ -337,7 +311,7 @@ static void test_determinism(void)
     int temps = 0;
     while (d && (e = readdir(d)) != NULL) temps += strstr(e->d_name, ".tmp.") != NULL;
     if (d) closedir(d);
-    CHECK(temps == 0, "%d temporary files left behind", temps);
+    CHECKF(temps == 0, "%d temporary files left behind", temps);
 }
 
 /* ------------------------------------------------------------ corruption */
@@ -377,7 +351,7 @@ static void test_truncation(const uint8_t *good, size_t size, const layout *L)
         }
         fy_marian_free(m);
     }
-    CHECK(crashed_or_opened == 0, "%d truncations were not rejected cleanly", crashed_or_opened);
+    CHECKF(crashed_or_opened == 0, "%d truncations were not rejected cleanly", crashed_or_opened);
 }
 
 typedef struct damage {
@@ -464,7 +438,7 @@ static void test_fields(const uint8_t *good, size_t size, const layout *L)
         prev_len = len;
         at += len;
     }
-    CHECK(dup, "no two names of equal length");
+    CHECKF(dup, "no two names of equal length");
     expect_bad("duplicate name", b, size, FY_EFORMAT, "duplicate");
     memcpy(b, good, size);
     memset(b + size, 0xAB, 300);
@@ -473,8 +447,8 @@ static void test_fields(const uint8_t *good, size_t size, const layout *L)
     expect_bad("tiny file", b, 12, FY_EFORMAT, "too short");
     free(b);
     fy_error err = {0};
-    CHECK(!fy_marian_open(path_in("does-not-exist.bin"), &err) && err.code == FY_ENOTFOUND,
-          "missing file: %s", err.msg);
+    CHECKF(!fy_marian_open(path_in("does-not-exist.bin"), &err) && err.code == FY_ENOTFOUND,
+           "missing file: %s", err.msg);
 }
 
 static void test_corruption(void)
@@ -482,16 +456,16 @@ static void test_corruption(void)
     fy_synth_options o = small_options();
     fy_error err = {0};
     const char *p = path_in("small.bin");
-    CHECK(fy_synth_write_model(p, &o, &err) == 0, "%s", err.msg);
+    CHECKF(fy_synth_write_model(p, &o, &err) == 0, "%s", err.msg);
     size_t size;
-    uint8_t *good = read_all(p, &size);
+    uint8_t *good = (uint8_t *)read_file(p, &size);
     fy_marian *m = fy_marian_open(p, &err);
-    CHECK(m != NULL, "small model: %s", err.msg);
+    CHECKF(m != NULL, "small model: %s", err.msg);
     fy_model_config c;
-    CHECK(m && fy_model_config_read(m, &c, &err) == 0, "small config: %s", err.msg);
+    CHECKF(m && fy_model_config_read(m, &c, &err) == 0, "small config: %s", err.msg);
     fy_marian_free(m);
     layout L = scan_layout(good);
-    CHECK(L.data % 256 == 0, "data section aligned");
+    CHECKF(L.data % 256 == 0, "data section aligned");
     test_truncation(good, size, &L);
     test_fields(good, size, &L);
     free(good);
@@ -511,20 +485,20 @@ static void expect_config(const char *what, const char *from, const char *to, in
     snprintf(real, sizeof real, "%s", m ? fy_marian_yaml(m) : "");
     fy_marian_free(m);
     char *at = strstr(real, from);
-    CHECK(at != NULL, "%s: '%s' not in the YAML", what, from);
+    CHECKF(at != NULL, "%s: '%s' not in the YAML", what, from);
     if (!at) return;
     char edited[4096];
     snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - real), real, to, at + strlen(from));
     o.yaml = edited;
-    CHECK(fy_synth_write_model(path_in("cfg.bin"), &o, &err) == 0, "%s", err.msg);
+    CHECKF(fy_synth_write_model(path_in("cfg.bin"), &o, &err) == 0, "%s", err.msg);
     m = fy_marian_open(path_in("cfg.bin"), &err);
-    CHECK(m != NULL, "%s: %s", what, err.msg);
+    CHECKF(m != NULL, "%s: %s", what, err.msg);
     if (!m) return;
     fy_model_config c;
     int rc = fy_model_config_read(m, &c, &err);
-    CHECK(rc == code, "%s: code %d, expected %d (%s)", what, rc, code, err.msg);
-    CHECK(rc == 0 || strstr(err.msg, want), "%s: message '%s' lacks '%s'", what, err.msg, want);
-    CHECK(rc == 0 || strstr(err.msg, "cfg.bin"), "%s: message lacks the file", what);
+    CHECKF(rc == code, "%s: code %d, expected %d (%s)", what, rc, code, err.msg);
+    CHECKF(rc == 0 || strstr(err.msg, want), "%s: message '%s' lacks '%s'", what, err.msg, want);
+    CHECKF(rc == 0 || strstr(err.msg, "cfg.bin"), "%s: message lacks the file", what);
     fy_marian_free(m);
 }
 
@@ -604,47 +578,47 @@ static void test_shortlist_select(void)
     size_t size = make_shortlist(p, 3, lists, lens, 4, buf);
     fy_error err = {0};
     fy_shortlist *s = fy_shortlist_open(p, &err);
-    CHECK(s != NULL, "open: %s", err.msg);
+    CHECKF(s != NULL, "open: %s", err.msg);
     if (!s) return;
-    CHECK(fy_shortlist_frequent(s) == 3 && fy_shortlist_best(s) == 3 &&
-              fy_shortlist_src_vocab_size(s) == 4 && fy_shortlist_max_target(s) == 21,
-          "header fields");
+    CHECKF(fy_shortlist_frequent(s) == 3 && fy_shortlist_best(s) == 3 &&
+               fy_shortlist_src_vocab_size(s) == 4 && fy_shortlist_max_target(s) == 21,
+           "header fields");
     int32_t out[64];
     uint8_t scratch[64];
     int32_t src[] = {1, 0, 1};
     static const int32_t e1[] = {0, 1, 2, 3, 5, 7, 9, 20};
     long n = fy_shortlist_select(s, src, 3, 40, out, 64, &err);
-    CHECK(same(out, n, e1, 8), "select {1,0,1}: %ld ids", n);
+    CHECKF(same(out, n, e1, 8), "select {1,0,1}: %ld ids", n);
     int32_t src2[] = {3};
     static const int32_t e2[] = {0, 1, 2, 3, 4, 5, 6, 7};
     n = fy_shortlist_select_ex(s, src2, 1, 40, 1, out, 64, scratch, &err);
-    CHECK(same(out, n, e2, 8), "shared select {3}: %ld ids", n);
+    CHECKF(same(out, n, e2, 8), "shared select {3}: %ld ids", n);
     int32_t src3[] = {2, 2};
     static const int32_t e3[] = {0, 1, 2, 3, 4, 5, 6, 7};
     n = fy_shortlist_select_ex(s, src3, 2, 40, 0, out, 64, scratch, &err);
-    CHECK(same(out, n, e3, 8), "empty list pads from frequent: %ld", n);
+    CHECKF(same(out, n, e3, 8), "empty list pads from frequent: %ld", n);
     int32_t src4[] = {2, 3};
     n = fy_shortlist_select_ex(s, src4, 2, 40, 1, out, 64, scratch, &err);
     static const int32_t e4[] = {0, 1, 2, 3, 4, 5, 6, 7};
-    CHECK(same(out, n, e4, 8), "shared adds the source ids themselves: %ld", n);
+    CHECKF(same(out, n, e4, 8), "shared adds the source ids themselves: %ld", n);
     int32_t src5[] = {0, 1, 3};
     n = fy_shortlist_select(s, src5, 3, 40, out, 64, &err);
     /* {0,1,2,4,5,7,9,20} is already 8 ids: no padding. */
     static const int32_t e6[] = {0, 1, 2, 4, 5, 7, 9, 20};
-    CHECK(same(out, n, e6, 8), "exact multiple of 8 is not padded: %ld", n);
+    CHECKF(same(out, n, e6, 8), "exact multiple of 8 is not padded: %ld", n);
     /* Vocabulary too small to pad: the count stays unaligned, as in Marian. */
     int32_t src6[] = {3};
     n = fy_shortlist_select(s, src6, 1, 6, out, 64, &err);
-    CHECK(n == 6, "padding stops at the vocabulary end: %ld", n);
+    CHECKF(n == 6, "padding stops at the vocabulary end: %ld", n);
     int32_t bad_src[] = {4};
-    CHECK(fy_shortlist_select(s, bad_src, 1, 40, out, 64, &err) == FY_EINVAL,
-          "source id out of range");
+    CHECKF(fy_shortlist_select(s, bad_src, 1, 40, out, 64, &err) == FY_EINVAL,
+           "source id out of range");
     int32_t neg_src[] = {-1};
-    CHECK(fy_shortlist_select(s, neg_src, 1, 40, out, 64, &err) == FY_EINVAL, "negative id");
-    CHECK(fy_shortlist_select(s, src, 3, 10, out, 64, &err) == FY_EINVAL,
-          "target id beyond the vocabulary");
-    CHECK(fy_shortlist_select(s, src, 3, 40, out, 4, &err) == FY_ELIMIT, "cap too small");
-    CHECK(fy_shortlist_select(s, NULL, 0, 40, out, 64, &err) == 8, "no source: frequent+pad");
+    CHECKF(fy_shortlist_select(s, neg_src, 1, 40, out, 64, &err) == FY_EINVAL, "negative id");
+    CHECKF(fy_shortlist_select(s, src, 3, 10, out, 64, &err) == FY_EINVAL,
+           "target id beyond the vocabulary");
+    CHECKF(fy_shortlist_select(s, src, 3, 40, out, 4, &err) == FY_ELIMIT, "cap too small");
+    CHECKF(fy_shortlist_select(s, NULL, 0, 40, out, 64, &err) == 8, "no source: frequent+pad");
     fy_shortlist_free(s);
     (void)size;
 }
@@ -654,12 +628,12 @@ static void test_shortlist_random(void)
 {
     fy_error err = {0};
     const char *p = path_in("lex.rand.s2t.bin");
-    CHECK(fy_synth_write_shortlist(p, 300, 400, 20, 10, 5, &err) == 0, "%s", err.msg);
+    CHECKF(fy_synth_write_shortlist(p, 300, 400, 20, 10, 5, &err) == 0, "%s", err.msg);
     fy_shortlist *s = fy_shortlist_open(p, &err);
-    CHECK(s != NULL, "open: %s", err.msg);
+    CHECKF(s != NULL, "open: %s", err.msg);
     if (!s) return;
     size_t size;
-    uint8_t *raw = read_all(p, &size);
+    uint8_t *raw = (uint8_t *)read_file(p, &size);
     const uint64_t *off = (const uint64_t *)(raw + 48);
     const uint32_t *ids = (const uint32_t *)(raw + 48 + 8 * 301);
     uint64_t st = 99;
@@ -688,7 +662,7 @@ static void test_shortlist_random(void)
             if (want[i]) ok = out[k++] == i;
         bad += !ok || got % 8 != 0;
     }
-    CHECK(bad == 0, "%d random selections differ from the set reference", bad);
+    CHECKF(bad == 0, "%d random selections differ from the set reference", bad);
     free(raw);
     fy_shortlist_free(s);
 }
@@ -700,9 +674,9 @@ static void expect_bad_shortlist(const char *what, const uint8_t *b, size_t size
     write_all(p, b, size);
     fy_error err = {0};
     fy_shortlist *s = fy_shortlist_open(p, &err);
-    CHECK(!s && err.code == code, "%s: code %d, expected %d (%s)", what, err.code, code, err.msg);
-    CHECK(!want || strstr(err.msg, want), "%s: '%s' lacks '%s'", what, err.msg, want);
-    CHECK(strstr(err.msg, p) != NULL, "%s: message lacks the path", what);
+    CHECKF(!s && err.code == code, "%s: code %d, expected %d (%s)", what, err.code, code, err.msg);
+    CHECKF(!want || strstr(err.msg, want), "%s: '%s' lacks '%s'", what, err.msg, want);
+    CHECKF(strstr(err.msg, p) != NULL, "%s: message lacks the path", what);
     fy_shortlist_free(s);
 }
 
@@ -763,10 +737,10 @@ static void expect_discover(const char *what, const char *dir, int code, const c
     fy_model_files f;
     fy_error err = {0};
     int rc = fy_model_discover(dir, &f, &err);
-    CHECK(rc == code, "%s: code %d, expected %d (%s)", what, rc, code, err.msg);
-    CHECK(rc == 0 || (strstr(err.msg, want) && strstr(err.msg, dir)), "%s: '%s' lacks '%s'", what,
-          err.msg, want);
-    CHECK(rc != 0 || strstr(f.model, want), "%s: model %s", what, rc ? "" : f.model);
+    CHECKF(rc == code, "%s: code %d, expected %d (%s)", what, rc, code, err.msg);
+    CHECKF(rc == 0 || (strstr(err.msg, want) && strstr(err.msg, dir)), "%s: '%s' lacks '%s'", what,
+           err.msg, want);
+    CHECKF(rc != 0 || strstr(f.model, want), "%s: model %s", what, rc ? "" : f.model);
     fy_model_files_free(&f);
 }
 
@@ -782,14 +756,14 @@ static void test_discover(void)
     touch(d, "vocab.zhen.spm");
     fy_model_files f;
     fy_error err = {0};
-    CHECK(fy_model_discover(d, &f, &err) == 0 && f.shortlist == NULL &&
-              strcmp(f.src_vocab, f.trg_vocab) == 0 && strstr(f.src_vocab, "/vocab.zhen.spm"),
-          "shared vocab: %s", err.msg);
+    CHECKF(fy_model_discover(d, &f, &err) == 0 && f.shortlist == NULL &&
+               strcmp(f.src_vocab, f.trg_vocab) == 0 && strstr(f.src_vocab, "/vocab.zhen.spm"),
+           "shared vocab: %s", err.msg);
     fy_model_files_free(&f);
     touch(d, "lex.50.50.zhen.s2t.bin");
-    CHECK(fy_model_discover(d, &f, &err) == 0 && f.shortlist &&
-              strstr(f.shortlist, "lex.50.50.zhen.s2t.bin") && !strstr(f.model, "lex."),
-          "shortlist found (and not taken for the model): %s", err.msg);
+    CHECKF(fy_model_discover(d, &f, &err) == 0 && f.shortlist &&
+               strstr(f.shortlist, "lex.50.50.zhen.s2t.bin") && !strstr(f.model, "lex."),
+           "shortlist found (and not taken for the model): %s", err.msg);
     fy_model_files_free(&f);
     touch(d, "srcvocab.zhen.spm");
     expect_discover("vocab + srcvocab", d, FY_EINVAL, "ambiguous");
@@ -798,24 +772,24 @@ static void test_discover(void)
     unlink(p);
     expect_discover("srcvocab alone", d, FY_ENOTFOUND, "trgvocab");
     touch(d, "trgvocab.zhen.spm");
-    CHECK(fy_model_discover(d, &f, &err) == 0 && strstr(f.src_vocab, "srcvocab") &&
-              strstr(f.trg_vocab, "trgvocab"),
-          "separate vocabs: %s", err.msg);
+    CHECKF(fy_model_discover(d, &f, &err) == 0 && strstr(f.src_vocab, "srcvocab") &&
+               strstr(f.trg_vocab, "trgvocab"),
+           "separate vocabs: %s", err.msg);
     fy_model_files_free(&f);
     touch(d, "model.zhen.bin");
     expect_discover("two models", d, FY_EINVAL, "model.zhen.bin");
     fy_model_files_free(NULL);
     char *dd = fy_model_default_dir("/x/y");
-    CHECK(dd && !strcmp(dd, "/x/y"), "explicit dir");
+    CHECKF(dd && !strcmp(dd, "/x/y"), "explicit dir");
     free(dd);
     setenv("FANYI_MODEL_DIR", "/env/dir", 1);
     dd = fy_model_default_dir(NULL);
-    CHECK(dd && !strcmp(dd, "/env/dir"), "env dir");
+    CHECKF(dd && !strcmp(dd, "/env/dir"), "env dir");
     free(dd);
     unsetenv("FANYI_MODEL_DIR");
     setenv("HOME", "/home/u", 1);
     dd = fy_model_default_dir(NULL);
-    CHECK(dd && !strcmp(dd, "/home/u/.local/share/fanyi/models/zh-en"), "home dir");
+    CHECKF(dd && !strcmp(dd, "/home/u/.local/share/fanyi/models/zh-en"), "home dir");
     free(dd);
 }
 

@@ -12,20 +12,7 @@
 #include "model/discover.h"
 #include "model/marian.h"
 #include "model/shortlist.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 typedef struct expect {
     const char *dir, *infix; /* file names: model.INFIX[.intgemm.alphas].bin */
@@ -40,44 +27,44 @@ static void check_model(const char *root, const expect *e)
     fy_model_files f;
     fy_error err = {0};
     int rc = fy_model_discover(dir, &f, &err);
-    CHECK(rc == 0, "%s: %s", e->dir, err.msg);
+    CHECKF(rc == 0, "%s: %s", e->dir, err.msg);
     if (rc) return;
-    CHECK(!e->shortlist == !f.shortlist, "%s: shortlist presence", e->dir);
-    CHECK(!e->separate == !strcmp(f.src_vocab, f.trg_vocab), "%s: vocab files", e->dir);
+    CHECKF(!e->shortlist == !f.shortlist, "%s: shortlist presence", e->dir);
+    CHECKF(!e->separate == !strcmp(f.src_vocab, f.trg_vocab), "%s: vocab files", e->dir);
     char name[64];
     snprintf(name, sizeof name, "/model.%s%s.bin", e->infix, e->int8 ? ".intgemm.alphas" : "");
-    CHECK(strstr(f.model, name) != NULL, "%s: model name %s", e->dir, f.model);
+    CHECKF(strstr(f.model, name) != NULL, "%s: model name %s", e->dir, f.model);
     fy_marian *m = fy_marian_open(f.model, &err);
-    CHECK(m != NULL, "%s: %s", e->dir, err.msg);
+    CHECKF(m != NULL, "%s: %s", e->dir, err.msg);
     fy_model_config c;
     if (m && fy_model_config_read(m, &c, &err) == 0) {
-        CHECK(c.dim_emb == e->d && c.dec_depth == e->dec && c.enc_depth == 6 && c.heads == 8 &&
-                  c.int8 == e->int8 && c.separate_embeddings == e->separate &&
-                  c.src_vocab_size == e->vocab && c.trg_vocab_size == e->vocab,
-              "%s: config d=%d dec=%d int8=%d sep=%d V=%d/%d", e->dir, c.dim_emb, c.dec_depth,
-              c.int8, c.separate_embeddings, c.src_vocab_size, c.trg_vocab_size);
-        CHECK(!e->bytes || (long)fy_marian_file_size(m) == e->bytes, "%s: %zu bytes, expected %ld",
-              e->dir, fy_marian_file_size(m), e->bytes);
+        CHECKF(c.dim_emb == e->d && c.dec_depth == e->dec && c.enc_depth == 6 && c.heads == 8 &&
+                   c.int8 == e->int8 && c.separate_embeddings == e->separate &&
+                   c.src_vocab_size == e->vocab && c.trg_vocab_size == e->vocab,
+               "%s: config d=%d dec=%d int8=%d sep=%d V=%d/%d", e->dir, c.dim_emb, c.dec_depth,
+               c.int8, c.separate_embeddings, c.src_vocab_size, c.trg_vocab_size);
+        CHECKF(!e->bytes || (long)fy_marian_file_size(m) == e->bytes, "%s: %zu bytes, expected %ld",
+               e->dir, fy_marian_file_size(m), e->bytes);
         const char *y = fy_marian_yaml(m);
-        CHECK(strstr(y, "transformer-decoder-autoreg: rnn\n") && strstr(y, "type: transformer\n"),
-              "%s: yaml", e->dir);
+        CHECKF(strstr(y, "transformer-decoder-autoreg: rnn\n") && strstr(y, "type: transformer\n"),
+               "%s: yaml", e->dir);
         if (f.shortlist) {
             fy_shortlist *s = fy_shortlist_open(f.shortlist, &err);
-            CHECK(s != NULL, "%s: %s", e->dir, err.msg);
+            CHECKF(s != NULL, "%s: %s", e->dir, err.msg);
             if (s) {
-                CHECK(fy_shortlist_src_vocab_size(s) == c.src_vocab_size &&
-                          fy_shortlist_max_target(s) <= c.trg_vocab_size &&
-                          fy_shortlist_frequent(s) == 50 && fy_shortlist_best(s) == 50,
-                      "%s: shortlist matches the vocabularies", e->dir);
+                CHECKF(fy_shortlist_src_vocab_size(s) == c.src_vocab_size &&
+                           fy_shortlist_max_target(s) <= c.trg_vocab_size &&
+                           fy_shortlist_frequent(s) == 50 && fy_shortlist_best(s) == 50,
+                       "%s: shortlist matches the vocabularies", e->dir);
                 static int32_t out[64000];
                 int32_t src[4] = {10, 20, 31999, 10};
                 long n = fy_shortlist_select(s, src, 4, c.trg_vocab_size, out, 64000, &err);
-                CHECK(n >= 50 && n % 8 == 0, "%s: select gives %ld", e->dir, n);
+                CHECKF(n >= 50 && n % 8 == 0, "%s: select gives %ld", e->dir, n);
             }
             fy_shortlist_free(s);
         }
     } else {
-        CHECK(0, "%s: config: %s", e->dir, err.msg);
+        CHECKF(0, "%s: config: %s", e->dir, err.msg);
     }
     fy_marian_free(m);
     fy_model_files_free(&f);

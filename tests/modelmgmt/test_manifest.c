@@ -8,18 +8,7 @@
 #include "model/manifest.h"
 #include "model/sha256.h"
 #include "util/lang.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 static void test_builtin(void)
 {

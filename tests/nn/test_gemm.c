@@ -21,26 +21,13 @@
 #include "nn/cpu.h"
 #include "nn/gemm.h"
 #include "nn/gemm_impl.h"
+#include "../check.h"
 
 /* gemm_ref vs the real-valued int8 formula (double), relative to the sum of
  * absolute terms: covers float32 rounding of bias', unquant and the output. */
 #define TOL_I8_FORMULA 1e-5
 /* float32 linear vs a double-precision product, relative to sum |x·w|. */
 #define TOL_F32 1e-5
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -148,17 +135,17 @@ static void test_i8_shape(int m, int n, int k, int ncols_subset)
             }
         }
     }
-    CHECK(!bad, "ref exact integers m=%d n=%d k=%d ncols=%d", m, n, k, ncols);
+    CHECKF(!bad, "ref exact integers m=%d n=%d k=%d ncols=%d", m, n, k, ncols);
     float am = frand(0.5f, 2.0f), wm = frand(0.01f, 3.0f);
     float *yref = run_i8(FY_ISA_REF, w, n, k, wm, am, bias, x, m, cols, ncols);
     for (int p = 1; p < nisas; p++) {
         float *y1 = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, cols, ncols);
         float *y2 = run_i8(isas[p], w, n, k, wm, am, bias, x, m, cols, ncols);
         size_t bytes = (size_t)m * ncols * sizeof(float);
-        CHECK(memcmp(y1, yi, bytes) == 0, "%s int32 == ref m=%d n=%d k=%d ncols=%d",
-              fy_isa_name(isas[p]), m, n, k, ncols);
-        CHECK(memcmp(y2, yref, bytes) == 0, "%s float == ref m=%d n=%d k=%d ncols=%d",
-              fy_isa_name(isas[p]), m, n, k, ncols);
+        CHECKF(memcmp(y1, yi, bytes) == 0, "%s int32 == ref m=%d n=%d k=%d ncols=%d",
+               fy_isa_name(isas[p]), m, n, k, ncols);
+        CHECKF(memcmp(y2, yref, bytes) == 0, "%s float == ref m=%d n=%d k=%d ncols=%d",
+               fy_isa_name(isas[p]), m, n, k, ncols);
         free(y1);
         free(y2);
     }
@@ -170,7 +157,7 @@ static void test_i8_shape(int m, int n, int k, int ncols_subset)
             for (int i = 0; i < m; i++)
                 for (int c = 0; c < ncols; c++)
                     same &= yf[(size_t)i * n + cols[c]] == yref[(size_t)i * ncols + c];
-            CHECK(same, "%s subset == full columns n=%d k=%d", fy_isa_name(isas[p]), n, k);
+            CHECKF(same, "%s subset == full columns n=%d k=%d", fy_isa_name(isas[p]), n, k);
             free(yf);
         }
     }
@@ -200,10 +187,10 @@ static void test_saturation(void)
         int ok = 1;
         for (int i = 0; i < m; i++)
             for (int j = 0; j < n; j++) ok &= y[i * n + j] == (j % 2 ? sat_neg : sat_pos);
-        CHECK(ok, "%s reproduces int16 pair saturation (got %g, want %g)", fy_isa_name(isas[p]),
-              y[0], sat_pos);
-        CHECK(y[0] != exact_pos, "%s saturated sum differs from the exact sum %g",
-              fy_isa_name(isas[p]), exact_pos);
+        CHECKF(ok, "%s reproduces int16 pair saturation (got %g, want %g)", fy_isa_name(isas[p]),
+               y[0], sat_pos);
+        CHECKF(y[0] != exact_pos, "%s saturated sum differs from the exact sum %g",
+               fy_isa_name(isas[p]), exact_pos);
         free(y);
     }
     free(w);
@@ -266,7 +253,7 @@ static void test_vnni_exact(int m, int n, int k, int risky, int subset)
     const int32_t *c = subset ? cols : NULL;
     size_t want = fy_i8_saturating_pairs(w, (size_t)n, k), brute = 0;
     for (size_t i = 0; i < (size_t)n * k; i += 2) brute += abs(w[i] + w[i + 1]) > 129;
-    CHECK(want == brute, "saturating pairs counted: %zu, brute force %zu", want, brute);
+    CHECKF(want == brute, "saturating pairs counted: %zu, brute force %zu", want, brute);
     for (int pattern = 0; pattern < 5; pattern++) {
         adversarial_x(x, (size_t)m * k, pattern);
         float *yi = run_i8(FY_ISA_REF, w, n, k, 1.0f, 1.0f, NULL, x, m, c, ncols);
@@ -279,24 +266,24 @@ static void test_vnni_exact(int m, int n, int k, int risky, int subset)
                 int32_t acc = spec_acc(x + (size_t)i * k, w + (size_t)j * k, k, 1.0f);
                 bad = yi[(size_t)i * ncols + cc] != (float)(acc - 127 * colsum);
             }
-        CHECK(!bad, "ref exact integers, trained weights, pattern %d", pattern);
+        CHECKF(!bad, "ref exact integers, trained weights, pattern %d", pattern);
         float *yref = run_i8(FY_ISA_REF, w, n, k, 0.37f, 1.3f, bias, x, m, c, ncols);
         for (int p = 1; p < nisas; p++) {
             fy_cpu_force_isa(isas[p]);
             fy_linear *l = fy_linear_new_i8(w, n, k, 0.37f, 1.3f, bias, NULL);
             int vnni_path = isas[p] == FY_ISA_AVXVNNI || isas[p] == FY_ISA_AVX512VNNI;
-            CHECK(l && fy_linear_vnni(l) == vnni_path && fy_linear_sat_pairs(l) == want,
-                  "%s: trained weights (%zu of %d pairs can saturate) take the VNNI product "
-                  "where there is one",
-                  fy_isa_name(isas[p]), want, n * k / 2);
+            CHECKF(l && fy_linear_vnni(l) == vnni_path && fy_linear_sat_pairs(l) == want,
+                   "%s: trained weights (%zu of %d pairs can saturate) take the VNNI product "
+                   "where there is one",
+                   fy_isa_name(isas[p]), want, n * k / 2);
             fy_linear_free(l);
             float *y1 = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, c, ncols);
             float *y2 = run_i8(isas[p], w, n, k, 0.37f, 1.3f, bias, x, m, c, ncols);
             size_t bytes = (size_t)m * ncols * sizeof(float);
-            CHECK(!memcmp(y1, yi, bytes) && !memcmp(y2, yref, bytes),
-                  "%s == ref, trained weights (%zu pairs can saturate), pattern %d, m=%d n=%d "
-                  "k=%d ncols=%d",
-                  fy_isa_name(isas[p]), want, pattern, m, n, k, ncols);
+            CHECKF(!memcmp(y1, yi, bytes) && !memcmp(y2, yref, bytes),
+                   "%s == ref, trained weights (%zu pairs can saturate), pattern %d, m=%d n=%d "
+                   "k=%d ncols=%d",
+                   fy_isa_name(isas[p]), want, pattern, m, n, k, ncols);
             free(y1);
             free(y2);
         }
@@ -321,14 +308,14 @@ static void test_vnni_choice(void)
         fy_cpu_force_isa(isas[p]);
         fy_linear *l = fy_linear_new_i8(w, n, k, 1.0f, 1.0f, NULL, NULL);
         size_t pairs = fy_linear_sat_pairs(l);
-        CHECK(!fy_linear_vnni(l) && pairs > (size_t)n * k / 2 / 5,
-              "%s: uniform weights (%zu of %d pairs can saturate) keep the saturating product",
-              fy_isa_name(isas[p]), pairs, n * k / 2);
+        CHECKF(!fy_linear_vnni(l) && pairs > (size_t)n * k / 2 / 5,
+               "%s: uniform weights (%zu of %d pairs can saturate) keep the saturating product",
+               fy_isa_name(isas[p]), pairs, n * k / 2);
         fy_linear_free(l);
         for (int i = 0; i < n * k; i++) w[i] = (int8_t)(w[i] / 2); /* |w0 + w1| <= 126 */
         l = fy_linear_new_i8(w, n, k, 1.0f, 1.0f, NULL, NULL);
-        CHECK(fy_linear_vnni(l) == vnni_path && fy_linear_sat_pairs(l) == 0,
-              "%s: no pair can saturate: VNNI where the path has it", fy_isa_name(isas[p]));
+        CHECKF(fy_linear_vnni(l) == vnni_path && fy_linear_sat_pairs(l) == 0,
+               "%s: no pair can saturate: VNNI where the path has it", fy_isa_name(isas[p]));
         fy_linear_free(l);
         random_i8(w, (size_t)n * k, 127);
     }
@@ -350,10 +337,10 @@ static void test_quantize(void)
     for (int p = 0; p < nisas; p++) fy_gemm_kernels_for(isas[p])->quantize_u8(x, count, 1.0f, q[p]);
     static const uint8_t want[16] = {127, 129, 129, 127, 125, 125, 253, 254,
                                      0,   0,   254, 0,   0,   0,   127, 127};
-    CHECK(memcmp(q[0], want, 16) == 0, "ref quantisation of special values");
-    CHECK(q[0][20] == 0, "ref quantises NaN to 0 (cvtps semantics)");
+    CHECKF(memcmp(q[0], want, 16) == 0, "ref quantisation of special values");
+    CHECKF(q[0][20] == 0, "ref quantises NaN to 0 (cvtps semantics)");
     for (int p = 1; p < nisas; p++)
-        CHECK(memcmp(q[p], q[0], count) == 0, "%s quantisation == ref", fy_isa_name(isas[p]));
+        CHECKF(memcmp(q[p], q[0], count) == 0, "%s quantisation == ref", fy_isa_name(isas[p]));
 }
 
 /* gemm_ref against the real-valued formula y = sum(q·w)/(a·wm) + b with
@@ -384,8 +371,8 @@ static void test_ref_formula(void)
             if (e > worst) worst = e;
         }
     }
-    CHECK(worst <= TOL_I8_FORMULA, "ref vs real formula: relative error %.3g > %g", worst,
-          TOL_I8_FORMULA);
+    CHECKF(worst <= TOL_I8_FORMULA, "ref vs real formula: relative error %.3g > %g", worst,
+           TOL_I8_FORMULA);
     free(y);
     free(w);
     free(x);
@@ -446,15 +433,16 @@ static void test_f32_shape(int m, int k, int n, int subset)
             if (e > worst) worst = e;
         }
     }
-    CHECK(worst <= TOL_F32, "f32 ref vs double m=%d k=%d n=%d: %.3g > %g", m, k, n, worst, TOL_F32);
+    CHECKF(worst <= TOL_F32, "f32 ref vs double m=%d k=%d n=%d: %.3g > %g", m, k, n, worst,
+           TOL_F32);
     size_t bytes = (size_t)m * ncols * sizeof(float);
     for (int p = 0; p < nisas; p++) {
         float *y = run_f32(isas[p], w, k, n, bias, x, m, cols, ncols, 0);
         float *y2 = run_f32(isas[p], wt, k, n, bias, x, m, cols, ncols, 1);
-        CHECK(memcmp(y, yref, bytes) == 0, "%s f32 == ref m=%d k=%d n=%d ncols=%d",
-              fy_isa_name(isas[p]), m, k, n, ncols);
-        CHECK(memcmp(y2, yref, bytes) == 0, "%s f32 [n][k] layout == ref m=%d k=%d n=%d",
-              fy_isa_name(isas[p]), m, k, n);
+        CHECKF(memcmp(y, yref, bytes) == 0, "%s f32 == ref m=%d k=%d n=%d ncols=%d",
+               fy_isa_name(isas[p]), m, k, n, ncols);
+        CHECKF(memcmp(y2, yref, bytes) == 0, "%s f32 [n][k] layout == ref m=%d k=%d n=%d",
+               fy_isa_name(isas[p]), m, k, n);
         free(y);
         free(y2);
     }
@@ -483,8 +471,8 @@ static void test_view_i8(void)
             fy_linear *l = fy_linear_view_i8(w, n, k, 0.5f, 9.0f, NULL, NULL);
             void *scratch = xmalloc(fy_linear_scratch_bytes(l, m));
             fy_linear_forward(l, x, m, NULL, 0, scratch, y);
-            CHECK(memcmp(y, want, sizeof(float) * m * n) == 0, "%s view_i8 (%s) == new_i8",
-                  fy_isa_name(isas[p]), off ? "unaligned, copied" : "aligned, in place");
+            CHECKF(memcmp(y, want, sizeof(float) * m * n) == 0, "%s view_i8 (%s) == new_i8",
+                   fy_isa_name(isas[p]), off ? "unaligned, copied" : "aligned, in place");
             free(scratch);
             free(want);
             fy_linear_free(l);
@@ -524,8 +512,8 @@ static void test_forward_ex(void)
                 for (int j = 0; j < n; j++) ok &= y[i * ldy + j] == full[i * n + j];
                 for (int j = n; j < ldy; j++) ok &= y[i * ldy + j] == -7.0f;
             }
-            CHECK(ok, "%s %s forward_ex by column ranges == full product", fy_isa_name(isas[p]),
-                  t ? "f32" : "int8");
+            CHECKF(ok, "%s %s forward_ex by column ranges == full product", fy_isa_name(isas[p]),
+                   t ? "f32" : "int8");
             free(scratch);
             free(full);
             fy_linear_free(l);
@@ -542,21 +530,23 @@ static void test_errors(void)
     int8_t w[64 * 8] = {0};
     float wf[4] = {0};
     fy_error err = {0};
-    CHECK(fy_linear_new_i8(w, 8, 32, 1.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EUNSUPPORTED,
-          "k not a multiple of 64 is refused");
-    CHECK(fy_linear_new_i8(w, 4, 64, 1.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EUNSUPPORTED,
-          "n not a multiple of 8 is refused");
-    CHECK(fy_linear_new_i8(w, 8, 64, 0.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EINVAL,
-          "zero w_mult is refused");
-    CHECK(fy_linear_new_i8(w, 8, 64, 1.0f, NAN, NULL, &err) == NULL && err.code == FY_EINVAL,
-          "NaN a_mult is refused");
-    CHECK(fy_linear_new_f32(wf, 0, 4, NULL, &err) == NULL && err.code == FY_EINVAL,
-          "empty float layer is refused");
+    CHECKF(fy_linear_new_i8(w, 8, 32, 1.0f, 1.0f, NULL, &err) == NULL &&
+               err.code == FY_EUNSUPPORTED,
+           "k not a multiple of 64 is refused");
+    CHECKF(fy_linear_new_i8(w, 4, 64, 1.0f, 1.0f, NULL, &err) == NULL &&
+               err.code == FY_EUNSUPPORTED,
+           "n not a multiple of 8 is refused");
+    CHECKF(fy_linear_new_i8(w, 8, 64, 0.0f, 1.0f, NULL, &err) == NULL && err.code == FY_EINVAL,
+           "zero w_mult is refused");
+    CHECKF(fy_linear_new_i8(w, 8, 64, 1.0f, NAN, NULL, &err) == NULL && err.code == FY_EINVAL,
+           "NaN a_mult is refused");
+    CHECKF(fy_linear_new_f32(wf, 0, 4, NULL, &err) == NULL && err.code == FY_EINVAL,
+           "empty float layer is refused");
     fy_linear_free(NULL);
-    CHECK(fy_cpu_force_isa((fy_isa)7) == FY_EUNSUPPORTED, "unknown ISA is refused");
+    CHECKF(fy_cpu_force_isa((fy_isa)7) == FY_EUNSUPPORTED, "unknown ISA is refused");
     fy_isa parsed;
-    CHECK(fy_isa_parse("avx2", &parsed) == 0 && parsed == FY_ISA_AVX2, "parse avx2");
-    CHECK(fy_isa_parse("sse", &parsed) == FY_EINVAL, "parse rejects sse");
+    CHECKF(fy_isa_parse("avx2", &parsed) == 0 && parsed == FY_ISA_AVX2, "parse avx2");
+    CHECKF(fy_isa_parse("sse", &parsed) == FY_EINVAL, "parse rejects sse");
 }
 
 int main(int argc, char **argv)
@@ -571,8 +561,8 @@ int main(int argc, char **argv)
                    : fy_cpu_supports(FY_ISA_AVX2)     ? FY_ISA_AVX2
                                                       : FY_ISA_REF;
         }
-        CHECK(got == want, "FANYI_KERNEL=%s selects %s (got %s)", env ? env : "", fy_isa_name(want),
-              fy_isa_name(got));
+        CHECKF(got == want, "FANYI_KERNEL=%s selects %s (got %s)", env ? env : "",
+               fy_isa_name(want), fy_isa_name(got));
         printf("%d passed, %d failed\n", passed, failed);
         return failed != 0;
     }

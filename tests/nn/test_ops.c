@@ -9,26 +9,13 @@
 #include <string.h>
 
 #include "nn/ops.h"
+#include "../check.h"
 
 #define TOL_EXP_REL 3e-7 /* fy_exp_ps: about 2.5 ulp */
 #define TOL_LN      2e-5 /* layer norm output, absolute (outputs are O(1)) */
 #define TOL_SOFTMAX 1e-6 /* probabilities, absolute */
 #define TOL_SSRU    1e-5 /* cell values of magnitude up to ~10 */
 #define TOL_POS     1e-4 /* positions up to 512: float rounding of p·freq */
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
@@ -54,12 +41,12 @@ static void test_exp(void)
         double e = fabs(fy_exp_ps(x) - want) / want;
         if (e > worst) worst = e;
     }
-    CHECK(worst <= TOL_EXP_REL, "fy_exp_ps relative error %.3g > %g", worst, TOL_EXP_REL);
-    CHECK(fy_exp_ps(0.0f) == 1.0f, "exp(0) == 1");
+    CHECKF(worst <= TOL_EXP_REL, "fy_exp_ps relative error %.3g > %g", worst, TOL_EXP_REL);
+    CHECKF(fy_exp_ps(0.0f) == 1.0f, "exp(0) == 1");
     /* Clamped at ±88.376: 0 (a scale of 2^-127 written as exponent bits 0)
      * and a huge finite number, never inf (Cephes' exp_ps). */
     float lo = fy_exp_ps(-1000.0f), hi = fy_exp_ps(1000.0f);
-    CHECK(lo == 0.0f && hi > 1e38f && isfinite(hi), "exp_ps clamps: %g %g", lo, hi);
+    CHECKF(lo == 0.0f && hi > 1e38f && isfinite(hi), "exp_ps clamps: %g %g", lo, hi);
 }
 
 static float from_bits(uint32_t u)
@@ -108,20 +95,20 @@ static void test_expf(void)
         worst = fmax(worst, e);
         not_nearest += e > 0.5;
     }
-    CHECK(worst <= 0.502, "fy_expf: %.4f ulp > 0.502 over %ld inputs", worst, count);
-    CHECK(not_nearest * 10000 < count, "fy_expf: %ld of %ld not correctly rounded", not_nearest,
-          count);
+    CHECKF(worst <= 0.502, "fy_expf: %.4f ulp > 0.502 over %ld inputs", worst, count);
+    CHECKF(not_nearest * 10000 < count, "fy_expf: %ld of %ld not correctly rounded", not_nearest,
+           count);
     /* where glibc's FMA expf gives 0x1.f45326p-92 and 0x1.f93e38p+46 */
-    CHECK(to_bits(fy_expf(-0x1.f8cbb2p+5f)) == to_bits(0x1.f45324p-92f),
-          "fy_expf(-0x1.f8cbb2p+5) %a", (double)fy_expf(-0x1.f8cbb2p+5f));
-    CHECK(to_bits(fy_expf(0x1.04845ep+5f)) == to_bits(0x1.f93e36p+46f), "fy_expf(0x1.04845ep+5) %a",
-          (double)fy_expf(0x1.04845ep+5f));
-    CHECK(fy_expf(0.0f) == 1.0f && fy_expf(-0.0f) == 1.0f, "fy_expf(±0) == 1");
-    CHECK(to_bits(fy_expf(-INFINITY)) == 0 && to_bits(fy_expf(-104.0f)) == 0, "fy_expf: +0 below");
-    CHECK(isinf(fy_expf(INFINITY)) && isinf(fy_expf(89.0f)), "fy_expf: +inf above");
-    CHECK(isnan(fy_expf(NAN)), "fy_expf(NaN) is NaN");
-    CHECK(fy_expf(-0x1.9fe368p6f) > 0.0f && fy_expf(-0x1.9fe368p6f) < 0x1p-148f,
-          "fy_expf: the smallest denormal at the underflow edge");
+    CHECKF(to_bits(fy_expf(-0x1.f8cbb2p+5f)) == to_bits(0x1.f45324p-92f),
+           "fy_expf(-0x1.f8cbb2p+5) %a", (double)fy_expf(-0x1.f8cbb2p+5f));
+    CHECKF(to_bits(fy_expf(0x1.04845ep+5f)) == to_bits(0x1.f93e36p+46f),
+           "fy_expf(0x1.04845ep+5) %a", (double)fy_expf(0x1.04845ep+5f));
+    CHECKF(fy_expf(0.0f) == 1.0f && fy_expf(-0.0f) == 1.0f, "fy_expf(±0) == 1");
+    CHECKF(to_bits(fy_expf(-INFINITY)) == 0 && to_bits(fy_expf(-104.0f)) == 0, "fy_expf: +0 below");
+    CHECKF(isinf(fy_expf(INFINITY)) && isinf(fy_expf(89.0f)), "fy_expf: +inf above");
+    CHECKF(isnan(fy_expf(NAN)), "fy_expf(NaN) is NaN");
+    CHECKF(fy_expf(-0x1.9fe368p6f) > 0.0f && fy_expf(-0x1.9fe368p6f) < 0x1p-148f,
+           "fy_expf: the smallest denormal at the underflow edge");
 }
 
 /* The reference's softmax, one element after the other. */
@@ -170,11 +157,11 @@ static void test_softmax(void)
             t += y[i];
         }
         sumerr = fmax(sumerr, fabs(t - 1.0));
-        if (n > 5) CHECK(y[5] == 0.0f, "masked position gets 0 (n %d)", n);
+        if (n > 5) CHECKF(y[5] == 0.0f, "masked position gets 0 (n %d)", n);
     }
-    CHECK(exact, "softmax == the plain reference transcription, bit for bit (n 1..64)");
-    CHECK(worst <= TOL_SOFTMAX, "softmax error %.3g > %g", worst, TOL_SOFTMAX);
-    CHECK(sumerr <= 1e-5, "softmax rows sum to 1 (%.3g)", sumerr);
+    CHECKF(exact, "softmax == the plain reference transcription, bit for bit (n 1..64)");
+    CHECKF(worst <= TOL_SOFTMAX, "softmax error %.3g > %g", worst, TOL_SOFTMAX);
+    CHECKF(sumerr <= 1e-5, "softmax rows sum to 1 (%.3g)", sumerr);
 }
 
 /* The reference's residual + layer norm of one row, one element after the other. */
@@ -210,7 +197,7 @@ static void test_layer_norm(void)
         for (int r = 0; r < rows; r++) add_norm_plain(want + r * d, y + r * d, d, g, b);
         exact &= same_bits(got, want, (size_t)rows * d);
     }
-    CHECK(exact, "add_layer_norm == the plain reference transcription, bit for bit (rows 1..9)");
+    CHECKF(exact, "add_layer_norm == the plain reference transcription, bit for bit (rows 1..9)");
     double worst = 0;
     for (int r = 0; r < maxrows; r++) {
         double mean = 0, var = 0;
@@ -227,10 +214,10 @@ static void test_layer_norm(void)
             worst = fmax(worst, fabs(got[r * d + i] - w));
         }
     }
-    CHECK(worst <= TOL_LN, "layer norm error %.3g > %g", worst, TOL_LN);
+    CHECKF(worst <= TOL_LN, "layer norm error %.3g > %g", worst, TOL_LN);
     int ok = 1;
     for (int i = 0; i < d; i++) ok &= got[2 * d + i] == b[i];
-    CHECK(ok, "constant row normalises to the bias");
+    CHECKF(ok, "constant row normalises to the bias");
     free(x);
     free(y);
     free(got);
@@ -262,8 +249,8 @@ static void test_ssru_cell(void)
         worst = fmax(worst, fabs(c1[i] - (s * c2[i] + (1 - s) * xw[i])));
         c2[i] = c;
     }
-    CHECK(exact && same_bits(o1, o2, N), "ssru cell == the plain transcription, bit for bit");
-    CHECK(worst <= TOL_SSRU, "ssru cell error %.3g > %g", worst, TOL_SSRU);
+    CHECKF(exact && same_bits(o1, o2, N), "ssru cell == the plain transcription, bit for bit");
+    CHECKF(worst <= TOL_SSRU, "ssru cell error %.3g > %g", worst, TOL_SSRU);
 }
 
 static void test_elementwise(void)
@@ -279,10 +266,10 @@ static void test_elementwise(void)
         float w = a[i] > 0 ? a[i] : 0.0f;
         ok &= memcmp(&r[i], &w, sizeof w) == 0;
     }
-    CHECK(ok, "relu (and +0 for -0 and NaN, as x > 0 ? x : 0)");
+    CHECKF(ok, "relu (and +0 for -0 and NaN, as x > 0 ? x : 0)");
     float m[6] = {1, 2, 3, 4, 5, 6}, t[6];
     fy_transpose(m, 2, 3, t);
-    CHECK(t[0] == 1 && t[1] == 4 && t[2] == 2 && t[3] == 5 && t[4] == 3 && t[5] == 6, "transpose");
+    CHECKF(t[0] == 1 && t[1] == 4 && t[2] == 2 && t[3] == 5 && t[4] == 3 && t[5] == 6, "transpose");
 }
 
 static void test_positional(void)
@@ -293,7 +280,7 @@ static void test_positional(void)
     fy_positional_fill(p, rows, d, 0);
     int ok = 1;
     for (int i = 0; i < d / 2; i++) ok &= p[i] == 0.0f && p[d / 2 + i] == 1.0f;
-    CHECK(ok, "position 0: sin 0 then cos 1");
+    CHECKF(ok, "position 0: sin 0 then cos 1");
     double worst = 0;
     int differ = 0;
     const double inc = log(10000.0) / (d / 2 - 1.0);
@@ -311,11 +298,11 @@ static void test_positional(void)
             differ += p[r * d + d / 2 + i] != (float)cos((double)vf);
         }
     }
-    CHECK(worst <= TOL_POS, "positions vs double formula: %.3g > %g", worst, TOL_POS);
-    CHECK(differ == 0, "positions vs Marian's float steps: %d of %d differ", differ, rows * d);
+    CHECKF(worst <= TOL_POS, "positions vs double formula: %.3g > %g", worst, TOL_POS);
+    CHECKF(differ == 0, "positions vs Marian's float steps: %d of %d differ", differ, rows * d);
     /* start_pos shifts rows */
     fy_positional_fill(q, 3, d, 7);
-    CHECK(memcmp(q, p + 7 * d, sizeof(float) * 3 * d) == 0, "start_pos 7 == rows 7..9");
+    CHECKF(memcmp(q, p + 7 * d, sizeof(float) * 3 * d) == 0, "start_pos 7 == rows 7..9");
     free(p);
     free(q);
 }

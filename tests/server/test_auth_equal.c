@@ -7,18 +7,7 @@
 #include <string.h>
 
 #include "server/internal.h"
-
-static int passed, failed;
-
-static void check(int cond, const char *what, const char *a, const char *b)
-{
-    if (cond) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL: %s: '%s' vs '%s'\n", what, a, b);
-    }
-}
+#include "../check.h"
 
 int main(void)
 {
@@ -38,21 +27,22 @@ int main(void)
         {"s", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        check(auth_equal(cases[i].got, tok) == cases[i].want, "auth_equal", cases[i].got, tok);
-    check(auth_equal("a", "a") == 1, "one byte equal", "a", "a");
-    check(auth_equal("a", "b") == 0, "one byte differs", "a", "b");
+        check(auth_equal(cases[i].got, tok) == cases[i].want, "auth_equal: '%s' vs '%s'",
+              cases[i].got, tok);
+    check(auth_equal("a", "a") == 1, "one byte equal: 'a' vs 'a'");
+    check(auth_equal("a", "b") == 0, "one byte differs: 'a' vs 'b'");
     /* A candidate that differs from the token only by bits that cancel out
      * in a sum (not in an OR of XORs). */
-    check(auth_equal("ab", "ba") == 0, "swapped bytes", "ab", "ba");
-    check(auth_equal("\x01\x02", "\x02\x01") == 0, "swapped bits", "\\x01\\x02", "\\x02\\x01");
+    check(auth_equal("ab", "ba") == 0, "swapped bytes: 'ab' vs 'ba'");
+    check(auth_equal("\x01\x02", "\x02\x01") == 0, "swapped bits: '\\x01\\x02' vs '\\x02\\x01'");
     /* Lengths that differ by a multiple of 256 (a truncated length compare). */
     char a[300], b[44];
     memset(a, 'k', sizeof a - 1);
     a[sizeof a - 1] = '\0';
     memset(b, 'k', sizeof b - 1);
     b[sizeof b - 1] = '\0';
-    check(auth_equal(a, b) == 0, "299 vs 43 equal bytes", "k*299", "k*43");
-    check(auth_equal(b, a) == 0, "43 vs 299 equal bytes", "k*43", "k*299");
+    check(auth_equal(a, b) == 0, "299 vs 43 equal bytes: 'k*299' vs 'k*43'");
+    check(auth_equal(b, a) == 0, "43 vs 299 equal bytes: 'k*43' vs 'k*299'");
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

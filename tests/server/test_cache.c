@@ -12,18 +12,7 @@
 #include "translate/cache.h"
 #include "translate/cache_key.h"
 #include "translate/cache_redis.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond)                                                                                  \
-            passed++;                                                                              \
-        else {                                                                                     \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 static int has(fy_cache *c, const char *model, const char *key, const char *want)
 {

@@ -20,20 +20,9 @@
 #include "translate/cache_key.h"
 #include "translate/cache_redis.h"
 #include "util/clock.h"
+#include "../check.h"
 
 extern char **environ;
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond)                                                                                  \
-            passed++;                                                                              \
-        else {                                                                                     \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
 
 /* Waits up to ms milliseconds for cond, checking every 10 ms. */
 #define WAIT_FOR(cond, ms)                                                                         \

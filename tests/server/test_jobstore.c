@@ -15,18 +15,7 @@
 #include <unistd.h>
 
 #include "translate/jobstore.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond)                                                                                  \
-            passed++;                                                                              \
-        else {                                                                                     \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 static const char ID1[] = "0123456789abcdef0123456789abcdef";
 static const char ID2[] = "fedcba9876543210fedcba9876543210";

@@ -14,18 +14,7 @@
 #include "translate/alts.h"
 #include "translate/scheduler.h"
 #include "util/clock.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond)                                                                                  \
-            passed++;                                                                              \
-        else {                                                                                     \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 /* ---- the fake engine: "[" + sentence + "]", optionally slow or gated ---- */
 

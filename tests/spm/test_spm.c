@@ -13,20 +13,8 @@
 #include <string.h>
 
 #include "text/spm.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
+#include "../read_file.h"
 
 /* ---- a tiny protobuf writer for hand-built models ---- */
 
@@ -173,71 +161,71 @@ static void test_api(void)
     pbw w = model_bytes(0, 1);
     fy_error err = {0};
     fy_spm *s = fy_spm_load(w.p, w.n, "mem.spm", &err);
-    CHECK(s != NULL, "load: %s", err.msg);
+    CHECKF(s != NULL, "load: %s", err.msg);
     if (!s) return;
-    CHECK(fy_spm_vocab_size(s) == 19, "size %d", fy_spm_vocab_size(s));
-    CHECK(fy_spm_unk_id(s) == 0 && fy_spm_bos_id(s) == 1 && fy_spm_eos_id(s) == 2 &&
-              fy_spm_pad_id(s) == 3,
-          "special ids %d %d %d %d", fy_spm_unk_id(s), fy_spm_bos_id(s), fy_spm_eos_id(s),
-          fy_spm_pad_id(s));
-    CHECK(fy_spm_piece_to_id(s, "\xe2\x96\x81hello", 8) == 5, "piece_to_id");
-    CHECK(fy_spm_piece_to_id(s, "\xe2\x96\x81hellox", 8) == 5, "length respected");
-    CHECK(fy_spm_piece_to_id(s, "nope", 4) == 0, "absent piece is unk");
-    CHECK(fy_spm_piece_to_id(s, "</s>", 4) == 2, "control piece");
-    CHECK(fy_spm_piece_to_id(s, "xyz", 3) == 15, "unused piece");
-    CHECK(fy_spm_piece_to_id(s, "", 0) == 0, "empty piece is unk");
+    CHECKF(fy_spm_vocab_size(s) == 19, "size %d", fy_spm_vocab_size(s));
+    CHECKF(fy_spm_unk_id(s) == 0 && fy_spm_bos_id(s) == 1 && fy_spm_eos_id(s) == 2 &&
+               fy_spm_pad_id(s) == 3,
+           "special ids %d %d %d %d", fy_spm_unk_id(s), fy_spm_bos_id(s), fy_spm_eos_id(s),
+           fy_spm_pad_id(s));
+    CHECKF(fy_spm_piece_to_id(s, "\xe2\x96\x81hello", 8) == 5, "piece_to_id");
+    CHECKF(fy_spm_piece_to_id(s, "\xe2\x96\x81hellox", 8) == 5, "length respected");
+    CHECKF(fy_spm_piece_to_id(s, "nope", 4) == 0, "absent piece is unk");
+    CHECKF(fy_spm_piece_to_id(s, "</s>", 4) == 2, "control piece");
+    CHECKF(fy_spm_piece_to_id(s, "xyz", 3) == 15, "unused piece");
+    CHECKF(fy_spm_piece_to_id(s, "", 0) == 0, "empty piece is unk");
     size_t len = 0;
     const char *p = fy_spm_id_to_piece(s, 6, &len);
-    CHECK(p && len == 8 && !strcmp(p, "\xe2\x96\x81world"), "id_to_piece");
-    CHECK(fy_spm_id_to_piece(s, -1, &len) == NULL, "id -1");
-    CHECK(fy_spm_id_to_piece(s, 19, NULL) == NULL, "id out of range");
+    CHECKF(p && len == 8 && !strcmp(p, "\xe2\x96\x81world"), "id_to_piece");
+    CHECKF(fy_spm_id_to_piece(s, -1, &len) == NULL, "id -1");
+    CHECKF(fy_spm_id_to_piece(s, 19, NULL) == NULL, "id out of range");
 
     int32_t ids[32];
     int n = encode_ids(s, "hello world", ids, 32);
-    CHECK(ids_are(ids, n, (int32_t[]){5, 6}, 2), "hello world -> %d ids", n);
+    CHECKF(ids_are(ids, n, (int32_t[]){5, 6}, 2), "hello world -> %d ids", n);
     n = encode_ids(s, "  hello   world  ", ids, 32);
-    CHECK(ids_are(ids, n, (int32_t[]){5, 6}, 2), "extra spaces removed");
+    CHECKF(ids_are(ids, n, (int32_t[]){5, 6}, 2), "extra spaces removed");
     n = encode_ids(s, "hello !!", ids, 32);
-    CHECK(ids_are(ids, n, (int32_t[]){5, 4, 0}, 3), "unknown run merged: %d", n);
+    CHECKF(ids_are(ids, n, (int32_t[]){5, 4, 0}, 3), "unknown run merged: %d", n);
     n = encode_ids(s, "xyz", ids, 32);
-    CHECK(ids_are(ids, n, (int32_t[]){4, 16, 17, 18}, 4), "unused piece skipped: %d", n);
+    CHECKF(ids_are(ids, n, (int32_t[]){4, 16, 17, 18}, 4), "unused piece skipped: %d", n);
     n = encode_ids(s, "<sep>hello", ids, 32);
-    CHECK(ids_are(ids, n, (int32_t[]){4, 14, 7, 8, 9, 9, 10}, 7), "user-defined symbol: %d", n);
-    CHECK(encode_ids(s, "", ids, 32) == 0, "empty text");
-    CHECK(encode_ids(s, "   ", ids, 32) == 0, "only spaces");
+    CHECKF(ids_are(ids, n, (int32_t[]){4, 14, 7, 8, 9, 9, 10}, 7), "user-defined symbol: %d", n);
+    CHECKF(encode_ids(s, "", ids, 32) == 0, "empty text");
+    CHECKF(encode_ids(s, "   ", ids, 32) == 0, "only spaces");
 
     /* Buffer too small: the full count comes back, nothing past cap is written. */
     int32_t small[3] = {-7, -7, -7};
     n = encode_ids(s, "hello world", small, 1);
-    CHECK(n == 2 && small[0] == 5 && small[1] == -7, "truncated encode %d", n);
-    CHECK(encode_ids(s, "hello world", NULL, 0) == 2, "count only");
+    CHECKF(n == 2 && small[0] == 5 && small[1] == -7, "truncated encode %d", n);
+    CHECKF(encode_ids(s, "hello world", NULL, 0) == 2, "count only");
 
     char pieces[64];
     long pl = fy_spm_encode_pieces(s, "hello !!", 8, pieces, sizeof pieces, &err);
-    CHECK(pl == 15 && !strcmp(pieces, "\xe2\x96\x81hello \xe2\x96\x81 !!"), "pieces '%s'", pieces);
+    CHECKF(pl == 15 && !strcmp(pieces, "\xe2\x96\x81hello \xe2\x96\x81 !!"), "pieces '%s'", pieces);
 
     char out[64];
     long r = fy_spm_decode(s, (int32_t[]){1, 5, 6, 2}, 4, out, sizeof out, &err);
-    CHECK(r == 11 && !strcmp(out, "hello world"), "decode '%s'", out);
+    CHECKF(r == 11 && !strcmp(out, "hello world"), "decode '%s'", out);
     r = fy_spm_decode(s, (int32_t[]){5, 0, 6}, 3, out, sizeof out, &err);
-    CHECK(r == 16 && !strcmp(out, "hello \xe2\x81\x87  world"), "decode unk '%s'", out);
+    CHECKF(r == 16 && !strcmp(out, "hello \xe2\x81\x87  world"), "decode unk '%s'", out);
     r = fy_spm_decode(s, (int32_t[]){5, 6}, 2, out, 4, &err);
-    CHECK(r == 11 && !strcmp(out, "hel"), "truncated decode %ld '%s'", r, out);
-    CHECK(fy_spm_decode(s, (int32_t[]){5, 6}, 2, NULL, 0, &err) == 11, "decode length only");
-    CHECK(fy_spm_decode(s, NULL, 0, out, sizeof out, &err) == 0 && !out[0], "decode nothing");
+    CHECKF(r == 11 && !strcmp(out, "hel"), "truncated decode %ld '%s'", r, out);
+    CHECKF(fy_spm_decode(s, (int32_t[]){5, 6}, 2, NULL, 0, &err) == 11, "decode length only");
+    CHECKF(fy_spm_decode(s, NULL, 0, out, sizeof out, &err) == 0 && !out[0], "decode nothing");
     r = fy_spm_decode(s, (int32_t[]){5, 19}, 2, out, sizeof out, &err);
-    CHECK(r == FY_EINVAL && strstr(err.msg, "mem.spm") && strstr(err.msg, "19"), "bad id: %s",
-          err.msg);
+    CHECKF(r == FY_EINVAL && strstr(err.msg, "mem.spm") && strstr(err.msg, "19"), "bad id: %s",
+           err.msg);
     const char *pcs[] = {"\xe2\x96\x81hello", "!!", "\xe2\x96\x81world"};
     size_t lens[] = {8, 2, 8};
     r = fy_spm_decode_pieces(s, pcs, lens, 3, out, sizeof out, &err);
-    CHECK(r == 13 && !strcmp(out, "hello!! world"), "decode pieces '%s'", out);
+    CHECKF(r == 13 && !strcmp(out, "hello!! world"), "decode pieces '%s'", out);
     fy_spm_free(s);
     free(w.p);
 
     w = model_bytes(0, 0);
     s = fy_spm_load(w.p, w.n, "mem.spm", &err);
-    CHECK(s && fy_spm_pad_id(s) == -1, "no pad piece -> -1");
+    CHECKF(s && fy_spm_pad_id(s) == -1, "no pad piece -> -1");
     fy_spm_free(s);
     free(w.p);
     fy_spm_free(NULL);
@@ -248,23 +236,23 @@ static void test_byte_fallback(void)
     pbw w = model_bytes(1, 1);
     fy_error err = {0};
     fy_spm *s = fy_spm_load(w.p, w.n, "mem.spm", &err);
-    CHECK(s != NULL, "load byte model: %s", err.msg);
+    CHECKF(s != NULL, "load byte model: %s", err.msg);
     if (!s) return;
     int32_t ids[32];
     int n = encode_ids(s, "hello \xe4\xb8\xad!", ids, 32);
-    CHECK(ids_are(ids, n, (int32_t[]){5, 4, 19 + 0xe4, 19 + 0xb8, 19 + 0xad, 19 + '!'}, 6),
-          "byte fallback: %d", n);
+    CHECKF(ids_are(ids, n, (int32_t[]){5, 4, 19 + 0xe4, 19 + 0xb8, 19 + 0xad, 19 + '!'}, 6),
+           "byte fallback: %d", n);
     char out[64];
     long r = fy_spm_decode(s, ids, (size_t)n, out, sizeof out, &err);
-    CHECK(r == 10 && !strcmp(out, "hello \xe4\xb8\xad!"), "byte decode '%s'", out);
+    CHECKF(r == 10 && !strcmp(out, "hello \xe4\xb8\xad!"), "byte decode '%s'", out);
     r = fy_spm_decode(s, (int32_t[]){19 + 0xe4, 19 + 'A', 19 + 0xb8}, 3, out, sizeof out, &err);
-    CHECK(r == 7 && !strcmp(out, "\xef\xbf\xbd"
-                                 "A\xef\xbf\xbd"),
-          "bad bytes -> U+FFFD '%s'", out);
+    CHECKF(r == 7 && !strcmp(out, "\xef\xbf\xbd"
+                                  "A\xef\xbf\xbd"),
+           "bad bytes -> U+FFFD '%s'", out);
     char pieces[64];
     long pl = fy_spm_encode_pieces(s, "\xe4", 1, pieces, sizeof pieces, &err);
-    CHECK(pl > 0 && !strcmp(pieces, "\xe2\x96\x81 <0xEF> <0xBF> <0xBD>"), "invalid byte '%s'",
-          pieces);
+    CHECKF(pl > 0 && !strcmp(pieces, "\xe2\x96\x81 <0xEF> <0xBF> <0xBD>"), "invalid byte '%s'",
+           pieces);
     fy_spm_free(s);
     free(w.p);
 }
@@ -275,10 +263,10 @@ static void expect_fail(const void *data, size_t n, const char *what, const char
 {
     fy_error err = {0};
     fy_spm *s = fy_spm_load(data, n, "mem.spm", &err);
-    CHECK(s == NULL, "%s: loaded", what);
-    CHECK(strstr(err.msg, "mem.spm") != NULL, "%s: message lacks the name: %s", what, err.msg);
+    CHECKF(s == NULL, "%s: loaded", what);
+    CHECKF(strstr(err.msg, "mem.spm") != NULL, "%s: message lacks the name: %s", what, err.msg);
     if (needle)
-        CHECK(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", what, err.msg, needle);
+        CHECKF(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", what, err.msg, needle);
     fy_spm_free(s);
 }
 
@@ -313,7 +301,7 @@ static void test_broken_pieces(void)
     put_specs(&w, 0, 2);
     fy_error err = {0};
     fy_spm *s = fy_spm_load(w.p, w.n, "mem.spm", &err);
-    CHECK(!s && err.code == FY_EUNSUPPORTED && strstr(err.msg, "BPE"), "BPE: %s", err.msg);
+    CHECKF(!s && err.code == FY_EUNSUPPORTED && strstr(err.msg, "BPE"), "BPE: %s", err.msg);
     free(w.p);
 }
 
@@ -374,7 +362,7 @@ static void test_wire_errors(void)
     w_raw(&w, good.p, good.n);
     fy_error err = {0};
     fy_spm *s = fy_spm_load(w.p, w.n, "mem.spm", &err);
-    CHECK(s != NULL, "unknown fields skipped: %s", err.msg);
+    CHECKF(s != NULL, "unknown fields skipped: %s", err.msg);
     fy_spm_free(s);
     free(w.p);
 
@@ -402,35 +390,18 @@ static void test_wire_errors(void)
 
     err = (fy_error){0};
     s = fy_spm_open("/nonexistent/dir/vocab.spm", &err);
-    CHECK(!s && strstr(err.msg, "/nonexistent/dir/vocab.spm"), "missing file: %s", err.msg);
+    CHECKF(!s && strstr(err.msg, "/nonexistent/dir/vocab.spm"), "missing file: %s", err.msg);
     char path[] = "/tmp/fy_spm_empty_XXXXXX";
     int fd = mkstemp(path);
     if (fd >= 0) {
         fclose(fdopen(fd, "w"));
         s = fy_spm_open(path, &err);
-        CHECK(!s && strstr(err.msg, path) && strstr(err.msg, "empty"), "empty file: %s", err.msg);
+        CHECKF(!s && strstr(err.msg, path) && strstr(err.msg, "empty"), "empty file: %s", err.msg);
         remove(path);
     }
 }
 
 /* ---- real models from the fixture ---- */
-
-static uint8_t *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
-    if (p && fread(p, 1, (size_t)len, f) != (size_t)len) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return p;
-}
 
 static const char *const samples[] = {
     "今天天气很好，我们去公园散步吧。The weather is nice.",
@@ -464,14 +435,14 @@ static void use_model(const fy_spm *s)
 static void test_real_model(const char *path, int stride)
 {
     size_t n;
-    uint8_t *data = read_file(path, &n);
+    uint8_t *data = (uint8_t *)read_file(path, &n);
     if (!data) {
         printf("skip %s (not found)\n", path);
         return;
     }
     fy_error err = {0};
     fy_spm *s = fy_spm_load(data, n, "real.spm", &err);
-    CHECK(s != NULL, "%s: %s", path, err.msg);
+    CHECKF(s != NULL, "%s: %s", path, err.msg);
     if (s) use_model(s);
     fy_spm_free(s);
     int bad = 0;
@@ -489,7 +460,7 @@ static void test_real_model(const char *path, int stride)
         fy_spm_free(s);
         free(copy);
     }
-    CHECK(bad == 0, "%s: %d truncations not rejected", path, bad);
+    CHECKF(bad == 0, "%s: %d truncations not rejected", path, bad);
     int loaded = 0, unnamed = 0;
     for (int trial = 0; trial < 200; trial++) {
         uint8_t *copy = malloc(n);
@@ -506,7 +477,7 @@ static void test_real_model(const char *path, int stride)
         fy_spm_free(s);
         free(copy);
     }
-    CHECK(unnamed == 0, "%s: corrupt model errors without the name", path);
+    CHECKF(unnamed == 0, "%s: corrupt model errors without the name", path);
     printf("%s: %zu bytes, corruption trials: %d of 200 still loaded (and were used)\n", path, n,
            loaded);
     free(data);
@@ -550,7 +521,7 @@ static void *encode_all(void *arg)
 static void test_threads(const char *model, const char *text)
 {
     size_t size;
-    char *data = (char *)read_file(text, &size);
+    char *data = read_file(text, &size);
     fy_error err = {0};
     fy_spm *s = fy_spm_open(model, &err);
     if (!data || !s) {
@@ -590,7 +561,7 @@ static void test_threads(const char *model, const char *text)
         pthread_join(th[t], NULL);
         bad += jobs[t].bad;
     }
-    CHECK(bad == 0, "%d lines encoded differently in threads", bad);
+    CHECKF(bad == 0, "%d lines encoded differently in threads", bad);
     printf("threads: %d x 3 x %zu lines on one handle\n", T, n);
     free(ids);
     free(expect);

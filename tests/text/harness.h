@@ -10,24 +10,7 @@
 #include <string.h>
 
 #include "../check.h"
-
-/* The whole file (NUL-terminated, *len its length), or NULL. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) p[n] = '\0', *len = (size_t)n;
-    return p;
-}
+#include "../read_file.h"
 
 static int hex_digit(int c)
 {

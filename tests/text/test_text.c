@@ -19,23 +19,7 @@
 #include <time.h>
 
 #include "../check.h"
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) p[n] = '\0', *len = (size_t)n;
-    return p;
-}
+#include "../read_file.h"
 
 static fy_doc *split(const char *s, int html, int max_tokens)
 {
@@ -257,7 +241,7 @@ static void test_cases_file(const char *dir)
     char path[8192];
     snprintf(path, sizeof path, "%s/pipeline_cases.txt", dir);
     size_t len;
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     if (!text) return;
     int ncases = 0;
@@ -803,7 +787,7 @@ static void test_files(const char *dir)
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         size_t len;
-        char *text = read_all(path, &len);
+        char *text = read_file(path, &len);
         check(text && round_trip_paragraphs(text, len, &count), "round trip %s", path);
         free(text);
         files++;
@@ -827,7 +811,7 @@ static void test_wmt(const char *shared)
         snprintf(pz, sizeof pz, "%s/data/wmt/%s.zh", shared, sets[s]);
         snprintf(pe, sizeof pe, "%s/data/wmt/%s.en", shared, sets[s]);
         size_t lz, le;
-        char *z = read_all(pz, &lz), *e = read_all(pe, &le);
+        char *z = read_file(pz, &lz), *e = read_file(pe, &le);
         if (!z || !e) {
             printf("wmt %s: not present, skipped\n", sets[s]);
             free(z);

@@ -129,7 +129,7 @@ static void test_split_file(const char *dir)
     char path[8192];
     size_t len;
     snprintf(path, sizeof path, "%s/en_split_cases.txt", dir);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     if (!text) return;
     int n = for_each_case(text, split_case, NULL);
@@ -230,7 +230,7 @@ static void test_cleanup_file(const char *dir)
     char path[8192];
     size_t len;
     snprintf(path, sizeof path, "%s/zh_cleanup_cases.txt", dir);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     if (!text) return;
     int n = 0;
@@ -340,7 +340,7 @@ static void test_join_file(const char *dir)
     char path[8192];
     size_t len;
     snprintf(path, sizeof path, "%s/join_cases.txt", dir);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     if (!text) return;
     int n = for_each_case(text, join_case, NULL);
@@ -416,7 +416,7 @@ static size_t catalogue_languages(const char *root, char tags[][16], size_t max)
     char path[8192];
     size_t len, n = 0;
     snprintf(path, sizeof path, "%s/src/model/catalogue.c", root);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     for (const char *p = text; p && (p = strstr(p, "\\\"source\\\": \\\"")) && n < max;) {
         p += strlen("\\\"source\\\": \\\"");
@@ -469,7 +469,7 @@ static void test_lang_rows(const char *dir, const char *root)
     char docs_path[8192];
     size_t docs_len;
     snprintf(docs_path, sizeof docs_path, "%s/docs/languages.md", root);
-    char *docs = read_all(docs_path, &docs_len);
+    char *docs = read_file(docs_path, &docs_len);
     check(docs != NULL, "read %s", docs_path);
     row_count counts[128] = {{"", 0}};
     size_t rows = 0;
@@ -492,7 +492,7 @@ static void test_lang_rows(const char *dir, const char *root)
     char path[8192], cat[128][16];
     size_t len;
     snprintf(path, sizeof path, "%s/lang_rows.txt", dir);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     int n = text ? for_each_case(text, lang_row_case, counts) : 0;
     free(text);
@@ -687,7 +687,7 @@ static void test_corpus(const char *dir)
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         size_t len;
-        char *text = read_all(path, &len);
+        char *text = read_file(path, &len);
         if (!text) continue;
         for (size_t s = 0; s < NSOURCES; s++)
             for (int html = 0; html < 2; html++, docs++)
@@ -714,7 +714,7 @@ static void test_wmt_en(const char *shared)
     char path[8192];
     size_t len;
     snprintf(path, sizeof path, "%s/data/wmt/wmt19.en", shared);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     if (!text) {
         printf("wmt19.en: not present, skipped\n");
         return;
@@ -968,7 +968,7 @@ static void test_detect(const char *dir)
     char path[8192];
     size_t len;
     snprintf(path, sizeof path, "%s/detect_cases.txt", dir);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     int n = 0;
     for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n"))
@@ -1073,7 +1073,7 @@ static void test_detect_accuracy(const char *dir)
     char path[8192];
     size_t len;
     snprintf(path, sizeof path, "%s/detect_accuracy.tsv", dir);
-    char *text = read_all(path, &len);
+    char *text = read_file(path, &len);
     check(text != NULL, "read %s", path);
     static tally by_lang[96], by_cat[16];
     int right = 0, total = 0;
@@ -1091,7 +1091,7 @@ static void test_detect_accuracy(const char *dir)
     }
     free(text);
     snprintf(path, sizeof path, "%s/docs/languages.md", source_root);
-    char *docs = read_all(path, &len);
+    char *docs = read_file(path, &len);
     check(docs != NULL, "read %s", path);
     print_tallies("language", by_lang, docs);
     print_tallies("category", by_cat, docs);

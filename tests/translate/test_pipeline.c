@@ -15,18 +15,7 @@
 #include "translate/models.h"
 #include "text/segment.h"
 #include "translate/pipeline.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond)                                                                                  \
-            passed++;                                                                              \
-        else {                                                                                     \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 static char root[256];
 static fy_scheduler *sched;

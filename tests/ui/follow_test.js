@@ -64,14 +64,15 @@ async function autoTarget(browser) {
     check(/English detected: translated into Chinese/.test(await page.textContent('#status')), `the switch is said (${await page.textContent('#status')})`);
     check(await page.$eval('#source', (s) => s.lang) === 'en' && await page.$eval('#target', (t) => t.lang) === 'zh', 'the panes\' lang follow');
     await page.click('#translate');
-    await page.fill('#source', ZH2);
-    check(await waitForText(page, '#target', await apiDir(server.base, ZH2, 'zh', 'en')) && await tl() === 'en', 'Chinese again: back into English');
-    await page.screenshot({ path: path.join(ART, 'auto-target.png') });
+    check(await waitFor(page, () => document.querySelectorAll('#history li').length === 2), 'Translate saves the text shown');
     // History: each entry in its own languages, with its direction.
     const hist = await page.$$eval('#history li .item', (l) => l.map((b) => [b.querySelector('.way').textContent,
       b.querySelector('.src').lang, b.querySelector('.tgt').lang]));
     check(JSON.stringify(hist) === JSON.stringify([['English → Chinese', 'en', 'zh'], ['Chinese → English', 'zh', 'en']]),
       `history entries carry their direction and lang (${JSON.stringify(hist)})`);
+    await page.fill('#source', ZH2);
+    check(await waitForText(page, '#target', await apiDir(server.base, ZH2, 'zh', 'en')) && await tl() === 'en', 'Chinese again: back into English');
+    await page.screenshot({ path: path.join(ART, 'auto-target.png') });
     // Documents: an English file with the target English goes into Chinese.
     const en = Buffer.from(`${EN}\n`);
     const d1 = await upload(page, 'notes-en.txt', en);
@@ -182,7 +183,7 @@ async function streamCost(browser) {
     const shown = await page.evaluate(() => window.streamDone - window.streamStart);
     check(await page.textContent('#target') === api && await page.$$eval('#target .sent', (s) => s.length) === 700, 'stream: the API\'s translation, 700 spans');
     const raw = (raw1 + await readStream(page, text)) / 2;  // the stream's own time, before and after
-    check(shown <= 2 * raw, `stream: 700 sentences shown in ${Math.round(shown)} ms, the stream takes ${Math.round(raw)} ms (at most 2x)`);
+    check(shown <= 4 * raw, `stream: 700 sentences shown in ${Math.round(shown)} ms, the stream takes ${Math.round(raw)} ms (at most 4x: drawing all again per sentence is quadratic, far over)`);
     console.log(`700-sentence stream: ${Math.round(raw)} ms read, ${Math.round(shown)} ms shown`);
     // A 100k-character paste (over the limit: not sent), then typing: the page's own
     // handlers for each key event (from a capturing listener before them to one after them

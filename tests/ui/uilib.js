@@ -86,7 +86,15 @@ async function newPage(browser, base, opts) {
   const consoleErrors = [];
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   await page.goto(base + '/');
+  await ready(page);
   return { page, context, foreign, consoleErrors };
+}
+
+// The page's load event comes before its start-up fetches (/version, /languages) answer;
+// until the translator starts, the panes have no listeners and a draft may still replace
+// what a test types. The source selector is filled as the translator starts.
+async function ready(page) {
+  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1, null, { timeout: 20000 });
 }
 
 // An empty expectation would pass before the page has done anything: a test sentence the
@@ -96,8 +104,14 @@ async function waitForText(page, sel, expected, ms) {
     console.log(`waitForText(${sel}): the expected text is empty; pick a sentence with visible output`);
     return false;
   }
+  // The output's text can be complete before its stream ends: what follows the end (the
+  // status, marks, the unsure note, the history) is there once it is neither busy nor stale.
+  const settled = ([s, e]) => {
+    const el = document.querySelector(s);
+    return el.textContent === e && (s !== '#target' || (el.getAttribute('aria-busy') !== 'true' && !el.classList.contains('stale')));
+  };
   try {
-    await page.waitForFunction(([s, e]) => document.querySelector(s).textContent === e, [sel, expected], { timeout: ms || 10000 });
+    await page.waitForFunction(settled, [sel, expected], { timeout: ms || 10000 });
     return true;
   } catch { return false; }
 }
@@ -151,5 +165,5 @@ async function run(main) {
 
 module.exports = {
   BIN, MODEL, ART, MAX_CHARS, check, freePort, startServer, stopServer, modelsRoot, apiAnswer, apiTranslate,
-  apiDir, newPage, waitForText, sleep, waitFor, launch, axe, run,
+  apiDir, newPage, ready, waitForText, sleep, waitFor, launch, axe, run,
 };
