@@ -682,11 +682,12 @@ function offerSave(result) {
   state.saveTimer = setTimeout(savePending, SAVE_PAUSE_MS);
 }
 
-// Translate or Ctrl+Enter: the user means this text. Shown already: saved now; else
-// translated and saved when done.
+// Translate or Ctrl+Enter: the user means this text. Shown already, current and in this
+// direction: saved now; else translated (again) and saved when done.
 function translateMeant() {
   state.saveOnDone = true;
-  if (state.pending && state.pending.source === ui.source.value) savePending();
+  const p = state.pending;
+  if (p && p.source === ui.source.value && p.sl === ui.sourceLang.value && p.tl === ui.targetLang.value && !isStale()) savePending();
   else translate(true);
 }
 

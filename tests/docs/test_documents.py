@@ -14,23 +14,11 @@ import zipfile
 
 from lxml import etree
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import T  # noqa: E402
+
 TOOL = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="fanyi-docs-")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
-    return cond
-
-
-def eq(got, want, what):
-    return check(got == want, f"{what}: got {got!r}, want {want!r}")
 
 
 def run(name, data):
@@ -56,13 +44,13 @@ def entries(data):
 def same_other_entries(src, out, changed, what):
     """Every entry not in changed is byte-for-byte the same, compression too."""
     a, b = entries(src), entries(out)
-    eq(list(a), list(b), f"{what}: entry names and order")
+    T.eq(list(a), list(b), f"{what}: entry names and order")
     for name, (info, data) in a.items():
         if name in changed or name not in b:
             continue
         oi, od = b[name]
-        check(od == data and oi.compress_type == info.compress_type and oi.CRC == info.CRC,
-              f"{what}: entry {name} copied as it was")
+        T.ok(od == data and oi.compress_type == info.compress_type and oi.CRC == info.CRC,
+             f"{what}: entry {name} copied as it was")
 
 
 # ---- docx ----------------------------------------------------------------------------
@@ -90,32 +78,32 @@ def test_docx():
     # A hyperlink the way Word writes it (python-docx has no API for it).
     src = add_docx_hyperlink(src)
     msg, out = run("report.docx", src)
-    if not check(out is not None, f"docx translated ({msg})"):
+    if not T.ok(out is not None, f"docx translated ({msg})"):
         return
     o = docx.Document(io.BytesIO(out))
     texts = [p.text for p in o.paragraphs]
-    eq(texts[0], "THE ANNUAL REPORT", "docx heading text")
-    eq(o.paragraphs[0].style.name, "Heading 1", "docx heading style kept")
-    eq(texts[1], "SALES GREW VERY FAST THIS YEAR, AND COSTS FELL.", "docx paragraph text")
+    T.eq(texts[0], "THE ANNUAL REPORT", "docx heading text")
+    T.eq(o.paragraphs[0].style.name, "Heading 1", "docx heading style kept")
+    T.eq(texts[1], "SALES GREW VERY FAST THIS YEAR, AND COSTS FELL.", "docx paragraph text")
     runs = [(r.text, bool(r.bold), bool(r.italic)) for r in o.paragraphs[1].runs]
-    check(("VERY FAST", True, False) in runs, f"docx bold run kept: {runs}")
-    check(("COSTS", False, True) in runs, f"docx italic run kept: {runs}")
-    eq(texts[2], "SECOND PARAGRAPH. IT HAS TWO SENTENCES.", "docx list paragraph")
-    eq(o.paragraphs[2].style.name, "List Bullet", "docx list style kept")
-    eq(o.tables[0].cell(0, 0).text, "LEFT CELL", "docx table cell")
-    eq(o.tables[0].cell(0, 1).text, "RIGHT CELL", "docx table cell 2")
-    eq(o.sections[0].header.paragraphs[0].text, "HEADER TEXT", "docx header")
-    eq(o.sections[0].footer.paragraphs[0].text, "FOOTER TEXT", "docx footer")
+    T.ok(("VERY FAST", True, False) in runs, f"docx bold run kept: {runs}")
+    T.ok(("COSTS", False, True) in runs, f"docx italic run kept: {runs}")
+    T.eq(texts[2], "SECOND PARAGRAPH. IT HAS TWO SENTENCES.", "docx list paragraph")
+    T.eq(o.paragraphs[2].style.name, "List Bullet", "docx list style kept")
+    T.eq(o.tables[0].cell(0, 0).text, "LEFT CELL", "docx table cell")
+    T.eq(o.tables[0].cell(0, 1).text, "RIGHT CELL", "docx table cell 2")
+    T.eq(o.sections[0].header.paragraphs[0].text, "HEADER TEXT", "docx header")
+    T.eq(o.sections[0].footer.paragraphs[0].text, "FOOTER TEXT", "docx footer")
     xml = entries(out)["word/document.xml"][1]
     root = etree.fromstring(xml)
     ns = {"w": "http://schemas.openxmlformats.org/wordprocessingml/2006/main"}
     links = root.findall(".//w:hyperlink", ns)
-    check(len(links) == 1 and links[0].get(
+    T.ok(len(links) == 1 and links[0].get(
         "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id") == "rIdLink1",
-          "docx hyperlink and its relationship id kept")
+         "docx hyperlink and its relationship id kept")
     link_text = "".join(links[0].itertext()) if links else ""
-    eq(link_text, "OUR WEBSITE", "docx hyperlink text translated")
-    check(b"bookmarkStart" in xml, "docx bookmark kept")
+    T.eq(link_text, "OUR WEBSITE", "docx hyperlink text translated")
+    T.ok(b"bookmarkStart" in xml, "docx bookmark kept")
     same_other_entries(src, out, {"word/document.xml", "word/header1.xml", "word/footer1.xml"},
                        "docx")
 
@@ -164,22 +152,22 @@ def test_odt():
     doc.save(buf)
     src = buf.getvalue()
     msg, out = run("notes.odt", src)
-    if not check(out is not None, f"odt translated ({msg})"):
+    if not T.ok(out is not None, f"odt translated ({msg})"):
         return
     o = load(io.BytesIO(out))
     hs = [teletype.extractText(h) for h in o.getElementsByType(H)]
     ps = [teletype.extractText(p) for p in o.getElementsByType(P)]
-    eq(hs, ["CHAPTER ONE"], "odt heading")
-    eq(ps[0], "THIS IS IMPORTANT AND SPACED.   NEXT ONE.", "odt paragraph with span and spaces")
+    T.eq(hs, ["CHAPTER ONE"], "odt heading")
+    T.eq(ps[0], "THIS IS IMPORTANT AND SPACED.   NEXT ONE.", "odt paragraph with span and spaces")
     spans = [teletype.extractText(s) for s in o.getElementsByType(Span)]
-    eq(spans, ["IMPORTANT"], "odt span kept around its words")
+    T.eq(spans, ["IMPORTANT"], "odt span kept around its words")
     links = o.getElementsByType(A)
-    eq([a.getAttribute("href") for a in links], ["https://example.com/x"], "odt link target kept")
-    eq([teletype.extractText(a) for a in links], ["THE MANUAL"], "odt link text")
+    T.eq([a.getAttribute("href") for a in links], ["https://example.com/x"], "odt link target kept")
+    T.eq([teletype.extractText(a) for a in links], ["THE MANUAL"], "odt link text")
     same_other_entries(src, out, {"content.xml"}, "odt")
     first = zipfile.ZipFile(io.BytesIO(out)).infolist()[0]
-    check(first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED,
-          "odt mimetype first and stored")
+    T.ok(first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED,
+         "odt mimetype first and stored")
 
 
 # ---- pptx ------------------------------------------------------------------------------
@@ -217,23 +205,23 @@ def make_pptx():
 def test_pptx():
     src = make_pptx()
     msg, out = run("deck.pptx", src)
-    if not check(out is not None, f"pptx translated ({msg})"):
+    if not T.ok(out is not None, f"pptx translated ({msg})"):
         return
     e = entries(out)
     ns = {"a": "http://schemas.openxmlformats.org/drawingml/2006/main"}
     s1 = etree.fromstring(e["ppt/slides/slide1.xml"][1])
     paras = s1.findall(".//a:p", ns)
-    eq(["".join(p.itertext()) for p in paras], ["QUARTERLY RESULTS", "REVENUE IS UP AGAIN.NEXT LINE."],
-       "pptx paragraph texts")
-    check(paras[0].find("a:pPr", ns) is not None and paras[0].find("a:pPr", ns).get("algn") == "ctr",
-          "pptx paragraph properties kept")
-    eq(etree.QName(paras[0][-1]).localname, "endParaRPr", "pptx endParaRPr stays last")
+    T.eq(["".join(p.itertext()) for p in paras], ["QUARTERLY RESULTS", "REVENUE IS UP AGAIN.NEXT LINE."],
+         "pptx paragraph texts")
+    T.ok(paras[0].find("a:pPr", ns) is not None and paras[0].find("a:pPr", ns).get("algn") == "ctr",
+         "pptx paragraph properties kept")
+    T.eq(etree.QName(paras[0][-1]).localname, "endParaRPr", "pptx endParaRPr stays last")
     bold = [r.find("a:t", ns).text for r in paras[1].findall("a:r", ns)
             if r.find("a:rPr", ns).get("b") == "1"]
-    eq(bold, ["UP"], "pptx bold run kept")
-    check(paras[1].find("a:br", ns) is not None, "pptx line break kept")
+    T.eq(bold, ["UP"], "pptx bold run kept")
+    T.ok(paras[1].find("a:br", ns) is not None, "pptx line break kept")
     s2 = etree.fromstring(e["ppt/slides/slide2.xml"][1])
-    eq("".join(s2.itertext()), "THANK YOU", "pptx second slide")
+    T.eq("".join(s2.itertext()), "THANK YOU", "pptx second slide")
     same_other_entries(src, out, {"ppt/slides/slide1.xml", "ppt/slides/slide2.xml"}, "pptx")
 
 
@@ -261,7 +249,7 @@ def test_epub():
     epub.write_epub(path, book)
     src = open(path, "rb").read()
     msg, out = run("book.epub", src)
-    if not check(out is not None, f"epub translated ({msg})"):
+    if not T.ok(out is not None, f"epub translated ({msg})"):
         return
     opath = os.path.join(TMP, "out-read.epub")
     open(opath, "wb").write(out)
@@ -269,18 +257,18 @@ def test_epub():
     docs = {i.get_name(): i.get_content() for i in o.get_items() if isinstance(i, epub.EpubHtml)}
     x = etree.fromstring(docs["chap_01.xhtml"])
     h = {"h": "http://www.w3.org/1999/xhtml"}
-    eq("".join(x.find(".//h:h1", h).itertext()), "FIRST CHAPTER", "epub heading")
+    T.eq("".join(x.find(".//h:h1", h).itertext()), "FIRST CHAPTER", "epub heading")
     p = x.findall(".//h:p", h)
-    eq("".join(p[0].itertext()), "IT WAS A DARK NIGHT. SEE THE NEXT ONE.", "epub paragraph")
-    eq(p[0].find("h:em", h).text, "DARK", "epub emphasis kept")
-    eq(p[0].find("h:a", h).get("href"), "chap_02.xhtml", "epub link target kept")
-    eq(p[1].find("h:code", h).text, "make all", "epub code untouched")
-    eq(x.find(".//h:pre", h).text, "keep this", "epub pre untouched")
+    T.eq("".join(p[0].itertext()), "IT WAS A DARK NIGHT. SEE THE NEXT ONE.", "epub paragraph")
+    T.eq(p[0].find("h:em", h).text, "DARK", "epub emphasis kept")
+    T.eq(p[0].find("h:a", h).get("href"), "chap_02.xhtml", "epub link target kept")
+    T.eq(p[1].find("h:code", h).text, "make all", "epub code untouched")
+    T.eq(x.find(".//h:pre", h).text, "keep this", "epub pre untouched")
     y = etree.fromstring(docs["chap_02.xhtml"])
-    eq("".join(y.find(".//h:li", h).itertext()), "ONE ITEM", "epub list item")
+    T.eq("".join(y.find(".//h:li", h).itertext()), "ONE ITEM", "epub list item")
     first = zipfile.ZipFile(io.BytesIO(out)).infolist()[0]
-    check(first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED,
-          "epub mimetype first and stored")
+    T.ok(first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED,
+         "epub mimetype first and stored")
 
 
 # ---- text formats ----------------------------------------------------------------------------
@@ -296,26 +284,26 @@ def test_text_formats():
             " THEN READ [THE GUIDE.](https://example.com/guide_v2 \"Guide\")\nIT WRAPS HERE.\n\n"
             "- FIRST ITEM\n- SECOND *ITEM*\n\n```python\nprint('hello')\n```\n\n    indented code\n\n"
             "> A QUOTE\n\n| NAME | VALUE |\n|------|-------|\n| ALPHA | ONE |\n\n![logo](img/logo.png)\n")
-    eq(out.decode() if out else msg, want, "markdown round trip")
+    T.eq(out.decode() if out else msg, want, "markdown round trip")
     srt = ("1\r\n00:00:01,000 --> 00:00:03,500\r\nHello <i>my</i>\r\nfriend.\r\n\r\n"
            "2\r\n00:00:04,000 --> 00:00:05,000\r\n{\\an8}Top line.\r\n")
     msg, out = run("movie.srt", srt.encode())
-    eq(out.decode() if out else msg,
-       srt.replace("Hello <i>my</i>", "HELLO <i>MY</i>").replace("friend.", "FRIEND.")
-       .replace("Top line.", "TOP LINE."), "srt: timings, numbering, tags, CRLF kept")
+    T.eq(out.decode() if out else msg,
+         srt.replace("Hello <i>my</i>", "HELLO <i>MY</i>").replace("friend.", "FRIEND.")
+         .replace("Top line.", "TOP LINE."), "srt: timings, numbering, tags, CRLF kept")
     vtt = ("WEBVTT - a title\n\nNOTE not translated\n\ncue-1\n00:00.500 --> 00:02.000 align:start\n"
            "<v Ann>Good &amp; bad</v> <00:01.000>news\n")
     msg, out = run("talk.vtt", vtt.encode())
-    eq(out.decode() if out else msg, vtt.replace("Good &amp; bad", "GOOD &amp; BAD")
-       .replace(">news", ">NEWS"), "vtt: header, note, settings, voice, timestamp kept")
+    T.eq(out.decode() if out else msg, vtt.replace("Good &amp; bad", "GOOD &amp; BAD")
+         .replace(">news", ">NEWS"), "vtt: header, note, settings, voice, timestamp kept")
     html = ("<!DOCTYPE html><html><head><title>Page</title><style>p{color:red}</style></head>"
             "<body><p>One <a href=\"/x\">link</a> here.</p><script>var a='no';</script></body></html>")
     msg, out = run("page.html", html.encode())
-    eq(out.decode() if out else msg, html.replace(">Page<", ">PAGE<").replace("One", "ONE")
-       .replace(">link<", ">LINK<").replace("here.", "HERE."), "html round trip")
+    T.eq(out.decode() if out else msg, html.replace(">Page<", ">PAGE<").replace("One", "ONE")
+         .replace(">link<", ">LINK<").replace("here.", "HERE."), "html round trip")
     txt = "First line.\nSecond line.\n\n\nThird block."
     msg, out = run("plain.txt", txt.encode())
-    eq(out.decode() if out else msg, txt.upper(), "txt round trip")
+    T.eq(out.decode() if out else msg, txt.upper(), "txt round trip")
 
 
 # ---- hostile files ----------------------------------------------------------------------------
@@ -336,8 +324,8 @@ DOCX_MIN = [("[Content_Types].xml", "<Types/>"),
 
 def refused(name, data, kind, words, what):
     msg, out = run(name, data)
-    check(out is None and msg.startswith(f"error {kind}:") and all(w in msg for w in words),
-          f"{what}: got {msg!r}, want error {kind} with {words}")
+    T.ok(out is None and msg.startswith(f"error {kind}:") and all(w in msg for w in words),
+         f"{what}: got {msg!r}, want error {kind} with {words}")
 
 
 def test_hostile():
@@ -406,5 +394,4 @@ test_odt()
 test_pptx()
 test_epub()
 test_hostile()
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed or not passed else 0)
+T.finish()

@@ -16,17 +16,10 @@ import tempfile
 
 import docx
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import T  # noqa: E402
+
 RT = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 tmp = tempfile.mkdtemp(prefix="fanyi-gl-docx-")
@@ -45,20 +38,19 @@ d.add_paragraph("Fanyi keeps its name.")
 d.save(src)
 
 r = subprocess.run([RT, src, out, tsv], capture_output=True, text=True, timeout=120)
-check(r.returncode == 0 and r.stdout.startswith("units="), f"doc_roundtrip: {r.stdout} {r.stderr}")
+T.ok(r.returncode == 0 and r.stdout.startswith("units="), f"doc_roundtrip: {r.stdout} {r.stderr}")
 back = docx.Document(out)
 paras = [q for q in back.paragraphs if q.text]
 texts = [q.text for q in paras]
-check(texts[0] == "THE Kraftwerk RUNS.", f"a term across a run boundary: {texts[0]!r}")
-check(any(run.bold and "Kraftwerk" in run.text for run in paras[0].runs),
-      f"the term takes the first run's formatting: {[(x.text, x.bold) for x in paras[0].runs]}")
-check("POW" not in texts[0] and "power" not in texts[0].lower(), "no piece of the source term left")
-check(texts[1] == "EACH Turbine FEEDS A Turbine HALL.", f"twice, one in its own run: {texts[1]!r}")
-check(any(run.italic and run.text == "Turbine" for run in paras[1].runs),
-      f"a term's own run keeps its formatting: {[(x.text, x.italic) for x in paras[1].runs]}")
-check(texts[2] == "Fanyi KEEPS ITS NAME.", f"keep as is: {texts[2]!r}")
+T.ok(texts[0] == "THE Kraftwerk RUNS.", f"a term across a run boundary: {texts[0]!r}")
+T.ok(any(run.bold and "Kraftwerk" in run.text for run in paras[0].runs),
+     f"the term takes the first run's formatting: {[(x.text, x.bold) for x in paras[0].runs]}")
+T.ok("POW" not in texts[0] and "power" not in texts[0].lower(), "no piece of the source term left")
+T.ok(texts[1] == "EACH Turbine FEEDS A Turbine HALL.", f"twice, one in its own run: {texts[1]!r}")
+T.ok(any(run.italic and run.text == "Turbine" for run in paras[1].runs),
+     f"a term's own run keeps its formatting: {[(x.text, x.italic) for x in paras[1].runs]}")
+T.ok(texts[2] == "Fanyi KEEPS ITS NAME.", f"keep as is: {texts[2]!r}")
 for n in (src, out, tsv):
     os.unlink(n)
 os.rmdir(tmp)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed or not passed else 0)
+T.finish()

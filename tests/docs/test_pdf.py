@@ -18,25 +18,13 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import T  # noqa: E402
+
 TOOL, FANYI, MODELS = sys.argv[1:4]
 HERE = os.path.dirname(os.path.abspath(__file__))
 TMP = tempfile.mkdtemp(prefix="fanyi-pdf-")
 IN = os.path.join(TMP, "in")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
-    return cond
-
-
-def eq(got, want, what):
-    return check(got == want, f"{what}: got {got!r}, want {want!r}")
 
 
 def run(cmd, **kw):
@@ -150,7 +138,7 @@ def check_layout(src, out, us, texts, what, page_map=None):
         got = squash("".join(w[4] for w in ws))
         want = drawn(texts[u["unit"]])
         # An empty box would match an empty translation whatever the writer did.
-        if not check(want, f"{what}: unit {u['unit']} ({u['text'][:40]!r}) has a translation "
+        if not T.ok(want, f"{what}: unit {u['unit']} ({u['text'][:40]!r}) has a translation "
                            f"with visible text ({texts[u['unit']]!r}): pick words that have one"):
             continue
         more = [] if got == want else overflow(u, wo.get(page_map(u["page"]), []), got, want)
@@ -158,25 +146,25 @@ def check_layout(src, out, us, texts, what, page_map=None):
             past += 1
             ran_on.update(more)
             continue
-        if not check(got == want, f"{what}: unit {u['unit']} (page {u['page']}) text in its box:"
+        if not T.ok(got == want, f"{what}: unit {u['unit']} (page {u['page']}) text in its box:"
                                   f" got {got!r}, want {want!r}"):
             continue
         bad = [w for w in ws if not inside(w, u["box"], u["size"])]
-        check(not bad, f"{what}: unit {u['unit']} stays inside {u['box']}: {bad[:3]}")
+        T.ok(not bad, f"{what}: unit {u['unit']} stays inside {u['box']}: {bad[:3]}")
     for p in set(u["page"] for u in us):
         known = {(round(w[0]), round(w[1]), w[4]) for w in wi.get(p, [])}
         for w in wo.get(page_map(p), []):
             if w in ran_on or any(centre_in(w, u["box"]) for u in us if u["page"] == p):
                 continue
-            check((round(w[0]), round(w[1]), w[4]) in known,
-                  f"{what}: page {p}: word {w} is kept text at its place")
+            T.ok((round(w[0]), round(w[1]), w[4]) in known,
+                 f"{what}: page {p}: word {w} is kept text at its place")
     dims = pages(out)
     for i, (pw, ph, rot) in enumerate(dims):
         if rot % 180:
             pw, ph = ph, pw
         for w in wo.get(i + 1, []):
-            if not check(w[0] >= 0 and w[1] >= 0 and w[2] <= pw + 0.5 and w[3] <= ph + 0.5,
-                         f"{what}: page {i + 1}: {w} inside the page"):
+            if not T.ok(w[0] >= 0 and w[1] >= 0 and w[2] <= pw + 0.5 and w[3] <= ph + 0.5,
+                        f"{what}: page {i + 1}: {w} inside the page"):
                 break
     return past
 
@@ -214,18 +202,18 @@ def images(path):
 def test_units(expect):
     for name, e in expect.items():
         head, us = units(os.path.join(IN, name))
-        eq(head["pages"], e["pages"], f"{name}: pages")
+        T.eq(head["pages"], e["pages"], f"{name}: pages")
         got = [[u["page"], squash(u["text"])] for u in us]
         want = [[p, squash(t)] for p, t in e["units"]]
-        check(sorted(got) == sorted(want),
-              f"{name}: paragraphs: missing {[w for w in want if w not in got]}, "
-              f"unexpected {[g for g in got if g not in want]}")
+        T.ok(sorted(got) == sorted(want),
+             f"{name}: paragraphs: missing {[w for w in want if w not in got]}, "
+             f"unexpected {[g for g in got if g not in want]}")
         for p, t in e["kept"]:
-            check(all(squash(t) not in squash(u["text"]) for u in us), f"{name}: {t!r} is kept")
+            T.ok(all(squash(t) not in squash(u["text"]) for u in us), f"{name}: {t!r} is kept")
         for p in e["no_text"]:
-            check(any(f"page {p} has no text layer" in n for n in head["notes"]),
-                  f"{name}: page {p} reported without text: {head['notes']}")
-        check(all(len(u["text"]) and u["lines"] >= 1 for u in us), f"{name}: units have text")
+            T.ok(any(f"page {p} has no text layer" in n for n in head["notes"]),
+                 f"{name}: page {p} reported without text: {head['notes']}")
+        T.ok(all(len(u["text"]) and u["lines"] >= 1 for u in us), f"{name}: units have text")
 
 
 def test_refused():
@@ -234,14 +222,14 @@ def test_refused():
              ("truncated.pdf", "format", "")]
     for name, code, words_ in cases:
         r = tool("units", os.path.join(IN, name))
-        check(r.returncode == 2 and r.stdout.startswith(f"error {code}:") and words_ in r.stdout,
-              f"{name} refused ({code}, {words_!r}): {r.stdout.strip()!r}")
+        T.ok(r.returncode == 2 and r.stdout.startswith(f"error {code}:") and words_ in r.stdout,
+             f"{name} refused ({code}, {words_!r}): {r.stdout.strip()!r}")
     out = os.path.join(TMP, "encrypted-open.pdf")
     r = tool("write", os.path.join(IN, "encrypted-open.pdf"), out, "--target", "de", "--upper")
     info = run(["pdfinfo", out]).stdout
-    check(r.returncode == 0 and re.search(r"Encrypted:\s+yes .*change:yes", info) and
-          "THIS DOCUMENT IS ENCRYPTED" in page_text(out, 1),
-          f"an encrypted PDF that allows changes: translated, still encrypted: {r.stdout} {info}")
+    T.ok(r.returncode == 0 and re.search(r"Encrypted:\s+yes .*change:yes", info) and
+         "THIS DOCUMENT IS ENCRYPTED" in page_text(out, 1),
+         f"an encrypted PDF that allows changes: translated, still encrypted: {r.stdout} {info}")
     # Damaged files: cut short or with bytes changed (a fixed seed): each is
     # translated (MuPDF repaired it) or refused with a message, never a crash.
     import random
@@ -255,27 +243,27 @@ def test_refused():
         with open(broken, "wb") as f:
             f.write(d)
         r = tool("write", broken, os.path.join(TMP, "x.pdf"), "--target", "de", "--upper")
-        check(r.returncode == 0 or (r.returncode == 2 and re.match(r"error (format|unsupported):",
+        T.ok(r.returncode == 0 or (r.returncode == 2 and re.match(r"error (format|unsupported):",
                                                                     r.stdout)),
-              f"damaged file {i}: translated or refused, not {r.returncode} {r.stdout!r}")
+             f"damaged file {i}: translated or refused, not {r.returncode} {r.stdout!r}")
     bogus = os.path.join(TMP, "bogus.pdf")
     with open(bogus, "wb") as f:
         f.write(b"this is not a PDF at all\n")
     r = tool("units", bogus)
-    check(r.returncode == 2 and "not a PDF" in r.stdout, f"text named .pdf: {r.stdout!r}")
+    T.ok(r.returncode == 2 and "not a PDF" in r.stdout, f"text named .pdf: {r.stdout!r}")
     r = run([TOOL, "units", "--max-pages", "3", os.path.join(IN, "report.pdf")])
-    check(r.stdout.startswith("error limit:") and "5 pages" in r.stdout, f"page limit: {r.stdout!r}")
+    T.ok(r.stdout.startswith("error limit:") and "5 pages" in r.stdout, f"page limit: {r.stdout!r}")
     r = run([TOOL, "write", "--max-memory", "8", os.path.join(IN, "chinese.pdf"),
              os.path.join(TMP, "x.pdf"), "--target", "zh"])
-    check(r.stdout.startswith("error limit:") and "MiB" in r.stdout, f"memory limit: {r.stdout!r}")
+    T.ok(r.stdout.startswith("error limit:") and "MiB" in r.stdout, f"memory limit: {r.stdout!r}")
     r = tool("write", os.path.join(IN, "report.pdf"), os.path.join(TMP, "x.pdf"), "--target", "ar")
-    check(r.stdout.startswith("error unsupported:") and "Arabic" in r.stdout,
-          f"Arabic output refused: {r.stdout!r}")
+    T.ok(r.stdout.startswith("error unsupported:") and "Arabic" in r.stdout,
+         f"Arabic output refused: {r.stdout!r}")
     none = os.path.join(TMP, "never-written.pdf")
     r = run([FANYI, "translate", "--model", os.path.join(MODELS, "firefox-en-zh"), "--file",
              os.path.join(IN, "encrypted-user.pdf"), "-o", none])
-    check(r.returncode == 1 and "password" in r.stderr and not os.path.exists(none),
-          f"fanyi translate on an encrypted PDF: {r.stderr!r}")
+    T.ok(r.returncode == 1 and "password" in r.stderr and not os.path.exists(none),
+         f"fanyi translate on an encrypted PDF: {r.stderr!r}")
 
 
 # ---- writing with translations given ------------------------------------------------------
@@ -287,22 +275,22 @@ def test_keep_and_upper(expect):
     for mode, target in (("--keep", "en"), ("--upper", "de")):
         out = os.path.join(TMP, f"report{mode}.pdf")
         r = tool("write", src, out, "--target", target, mode)
-        if not check(r.returncode == 0, f"write {mode}: {r.stdout}"):
+        if not T.ok(r.returncode == 0, f"write {mode}: {r.stdout}"):
             continue
         texts = {u["unit"]: u["text"].upper() if mode == "--upper" else u["text"] for u in us}
-        eq(pages(out), pages(src), f"{mode}: pages, sizes and rotation")
+        T.eq(pages(out), pages(src), f"{mode}: pages, sizes and rotation")
         check_layout(src, out, us, texts, mode)
-        eq(images(out), images(src), f"{mode}: images")
-        eq(links(out), links(src), f"{mode}: links")
-        check([x[1] for x in links(src)] == e["links"], "the input has its link")
+        T.eq(images(out), images(src), f"{mode}: images")
+        T.eq(links(out), links(src), f"{mode}: links")
+        T.ok([x[1] for x in links(src)] == e["links"], "the input has its link")
         text = squash("".join(page_text(out, p) for p in range(1, 6)))
         for _, t in e["kept"]:
-            check(squash(t) in text, f"{mode}: kept text {t!r} still there")
+            T.ok(squash(t) in text, f"{mode}: kept text {t!r} still there")
         for p in e["no_text"]:
-            eq(page_contents(out, p), page_contents(src, p), f"{mode}: page {p} untouched")
+            T.eq(page_contents(out, p), page_contents(src, p), f"{mode}: page {p} untouched")
         pg3 = page_text(out, 3)
-        check(squash(texts[[u for u in us if u["page"] == 3][0]["unit"]]) == squash(pg3),
-              f"{mode}: the rotated page's text: {pg3!r}")
+        T.ok(squash(texts[[u for u in us if u["page"] == 3][0]["unit"]]) == squash(pg3),
+             f"{mode}: the rotated page's text: {pg3!r}")
 
 
 def test_narrow():
@@ -312,7 +300,7 @@ def test_narrow():
     out = os.path.join(TMP, "narrow-keep.pdf")
     _, us = units(src)
     r = tool("write", src, out, "--target", "en", "--keep")
-    if check(r.returncode == 0, f"narrow write: {r.stdout}"):
+    if T.ok(r.returncode == 0, f"narrow write: {r.stdout}"):
         check_layout(src, out, us, {u["unit"]: u["text"] for u in us}, "narrow --keep")
 
 
@@ -322,7 +310,7 @@ def test_partial():
     out = os.path.join(TMP, "partial.pdf")
     _, us = units(src)
     r = tool("write", src, out, "--target", "de", "--upper", "--skip", "2")
-    if not check(r.returncode == 0, f"partial write: {r.stdout}"):
+    if not T.ok(r.returncode == 0, f"partial write: {r.stdout}"):
         return
     texts = {u["unit"]: u["text"] if u["unit"] % 2 == 0 else u["text"].upper() for u in us}
     check_layout(src, out, us, texts, "partial")
@@ -334,22 +322,22 @@ def test_bilingual():
     single = os.path.join(TMP, "report--upper.pdf")
     _, us = units(src)
     r = tool("write", src, out, "--target", "de", "--upper", "--bilingual")
-    if not check(r.returncode == 0, f"bilingual write: {r.stdout}"):
+    if not T.ok(r.returncode == 0, f"bilingual write: {r.stdout}"):
         return
     ps, po = pages(src), pages(out)
-    eq(len(po), 2 * len(ps), "bilingual: twice the pages")
-    eq(po[0::2], ps, "bilingual: originals at their size")
-    eq(po[1::2], ps, "bilingual: translations at their size")
+    T.eq(len(po), 2 * len(ps), "bilingual: twice the pages")
+    T.eq(po[0::2], ps, "bilingual: originals at their size")
+    T.eq(po[1::2], ps, "bilingual: translations at their size")
     for p in range(1, len(ps) + 1):
-        eq(squash(page_text(out, 2 * p - 1)), squash(page_text(src, p)),
-           f"bilingual: page {2 * p - 1} is page {p} as it was")
-        eq(squash(page_text(out, 2 * p)), squash(page_text(single, p)),
-           f"bilingual: page {2 * p} is page {p} translated")
+        T.eq(squash(page_text(out, 2 * p - 1)), squash(page_text(src, p)),
+             f"bilingual: page {2 * p - 1} is page {p} as it was")
+        T.eq(squash(page_text(out, 2 * p)), squash(page_text(single, p)),
+             f"bilingual: page {2 * p} is page {p} translated")
     texts = {u["unit"]: u["text"].upper() for u in us}
     check_layout(src, out, us, texts, "bilingual", lambda p: 2 * p)
     (p, uri, rect), = links(src)
-    eq(links(out), [(1, uri, rect), (2, uri, rect)], "bilingual: the link on both pages")
-    eq(len(images(out)), 2 * len(images(src)), "bilingual: images on both pages")
+    T.eq(links(out), [(1, uri, rect), (2, uri, rect)], "bilingual: the link on both pages")
+    T.eq(len(images(out)), 2 * len(images(src)), "bilingual: images on both pages")
 
 
 def test_cjk_layout():
@@ -358,12 +346,12 @@ def test_cjk_layout():
     out = os.path.join(TMP, "chinese-keep.pdf")
     _, us = units(src)
     r = tool("write", src, out, "--target", "zh", "--keep")
-    if not check(r.returncode == 0, f"chinese write: {r.stdout}"):
+    if not T.ok(r.returncode == 0, f"chinese write: {r.stdout}"):
         return
     check_layout(src, out, us, {u["unit"]: u["text"] for u in us}, "chinese --keep")
     fonts = run(["pdffonts", out]).stdout
-    check(re.search(r"\+WenQuanYiMicroHei\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes", fonts),
-          f"chinese: the CJK font embedded as a subset with a ToUnicode map:\n{fonts}")
+    T.ok(re.search(r"\+WenQuanYiMicroHei\s+CID TrueType\s+Identity-H\s+yes\s+yes\s+yes", fonts),
+         f"chinese: the CJK font embedded as a subset with a ToUnicode map:\n{fonts}")
     # A long translation shrinks into the box.
     longer = os.path.join(TMP, "long.txt")
     with open(longer, "w") as f:
@@ -371,7 +359,7 @@ def test_cjk_layout():
             f.write(json.dumps(u["text"] * 3, ensure_ascii=False) + "\n")
     out2 = os.path.join(TMP, "chinese-long.pdf")
     r = tool("write", src, out2, "--target", "zh", "--with", longer)
-    if check(r.returncode == 0, f"chinese long write: {r.stdout}"):
+    if T.ok(r.returncode == 0, f"chinese long write: {r.stdout}"):
         check_layout(src, out2, us, {u["unit"]: u["text"] * 3 for u in us}, "chinese x3")
 
 
@@ -382,7 +370,7 @@ def translate_lines(model, src, tgt, texts):
     r = run([FANYI, "translate", "--model", model, "--from", src, "--to", tgt],
             input="".join(t + "\n" for t in texts))
     out = r.stdout.split("\n")[:len(texts)]
-    check(len(out) == len(texts), f"fanyi translate: a line per text: {r.stderr}")
+    T.ok(len(out) == len(texts), f"fanyi translate: a line per text: {r.stderr}")
     return out
 
 
@@ -393,19 +381,19 @@ def test_engine(name, model, src_lang, tgt_lang, bilingual):
     args = [FANYI, "translate", "--model", model, "--from", src_lang, "--to", tgt_lang, "--file",
             src, "-o", out] + (["--bilingual"] if bilingual else [])
     r = run(args)
-    if not check(r.returncode == 0, f"fanyi translate --file {name}: {r.stderr}"):
+    if not T.ok(r.returncode == 0, f"fanyi translate --file {name}: {r.stderr}"):
         return
     _, us = units(src)
     lines = translate_lines(model, src_lang, tgt_lang, [u["text"] for u in us])
     texts = {u["unit"]: t for u, t in zip(us, lines)}
-    check(any(texts[k] != u["text"] for k, u in zip(texts, us)), f"{name}: something translated")
+    T.ok(any(texts[k] != u["text"] for k, u in zip(texts, us)), f"{name}: something translated")
     past = check_layout(src, out, us, texts, f"engine {name}{' bilingual' if bilingual else ''}",
                         (lambda p: 2 * p) if bilingual else None)
     said = sum(int(n) for n in re.findall(r"(\d+) paragraphs? (?:is|are) too long for", r.stderr))
-    eq(past, said, f"engine {name}: paragraphs that ran past their box, as the CLI said")
-    eq(len(pages(out)), len(pages(src)) * (2 if bilingual else 1), f"engine {name}: pages")
+    T.eq(past, said, f"engine {name}: paragraphs that ran past their box, as the CLI said")
+    T.eq(len(pages(out)), len(pages(src)) * (2 if bilingual else 1), f"engine {name}: pages")
     if "report" in name:
-        check("page 4 has no text layer" in r.stderr, f"the CLI reports page 4: {r.stderr!r}")
+        T.ok("page 4 has no text layer" in r.stderr, f"the CLI reports page 4: {r.stderr!r}")
 
 
 def test_server():
@@ -425,7 +413,7 @@ def test_server():
     try:
         st, _, r = s.post("/translate_file", body,
                           {"Content-Type": f"multipart/form-data; boundary={b}"})
-        if not check(st == 200 and "translatedFileUrl" in r, f"/translate_file a PDF: {st} {r}"):
+        if not T.ok(st == 200 and "translatedFileUrl" in r, f"/translate_file a PDF: {st} {r}"):
             return
         url = r["translatedFileUrl"]
         c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=120)
@@ -433,7 +421,7 @@ def test_server():
         resp = c.getresponse()
         pdf = resp.read()
         c.close()
-        check(resp.status == 200 and resp.getheader("Content-Type", "").startswith(
+        T.ok(resp.status == 200 and resp.getheader("Content-Type", "").startswith(
             "application/pdf") and pdf.startswith(b"%PDF-"), f"download: {resp.status}")
         out = os.path.join(TMP, "server.pdf")
         with open(out, "wb") as f:
@@ -444,9 +432,9 @@ def test_server():
         st, _, r = s.post("/translate_file", body.replace(data, open(
             os.path.join(IN, "encrypted-user.pdf"), "rb").read()),
             {"Content-Type": f"multipart/form-data; boundary={b}"})
-        check(st == 415 and "password" in r.get("error", ""), f"an encrypted PDF: {st} {r}")
+        T.ok(st == 415 and "password" in r.get("error", ""), f"an encrypted PDF: {st} {r}")
     finally:
-        eq(s.stop(), 0, "server exit status")
+        T.eq(s.stop(), 0, "server exit status")
 
 
 def test_cli_names():
@@ -456,16 +444,16 @@ def test_cli_names():
     shutil.copy(os.path.join(IN, "report.pdf"), src)
     model = os.path.join(MODELS, "firefox-en-zh")
     r = run([FANYI, "translate", "--model", model, "--file", src, "--bilingual"])
-    check(r.returncode == 0 and os.path.exists(os.path.join(d, "report.zh.bilingual.pdf")),
-          f"--bilingual names report.zh.bilingual.pdf: {r.stderr!r} {os.listdir(d)}")
+    T.ok(r.returncode == 0 and os.path.exists(os.path.join(d, "report.zh.bilingual.pdf")),
+         f"--bilingual names report.zh.bilingual.pdf: {r.stderr!r} {os.listdir(d)}")
     r = run([FANYI, "translate", "--model", model, "--bilingual"], input="x\n")
-    check(r.returncode == 2 and "--bilingual needs --file" in r.stderr, f"--bilingual alone: {r.stderr!r}")
+    T.ok(r.returncode == 2 and "--bilingual needs --file" in r.stderr, f"--bilingual alone: {r.stderr!r}")
     txt = os.path.join(d, "notes.txt")
     with open(txt, "w") as f:
         f.write("Hello.\n")
     r = run([FANYI, "translate", "--model", model, "--file", txt, "--bilingual"])
-    check(r.returncode == 1 and "bilingual output is made for PDF only" in r.stderr,
-          f"--bilingual on a .txt: {r.stderr!r}")
+    T.ok(r.returncode == 1 and "bilingual output is made for PDF only" in r.stderr,
+         f"--bilingual on a .txt: {r.stderr!r}")
 
 
 def main():
@@ -486,8 +474,7 @@ def main():
     test_cli_names()
     test_server()
     shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    T.finish()
 
 
 if __name__ == "__main__":

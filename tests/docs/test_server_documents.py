@@ -6,7 +6,6 @@ docx; what is kept (timings, structure, styles) and what is refused
 download store's TTL; the document metrics; `fanyi translate --file`.
 """
 import base64
-import http.client
 import io
 import json
 import os
@@ -18,35 +17,9 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
-from fylib import BIN, MODEL, Server, T, ZH  # noqa: E402
+from fylib import BIN, MODEL, Server, T, ZH, multipart  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
-
-
-def multipart(fields, files):
-    """A multipart/form-data body: fields {name: value}, files [(field, filename, bytes)]."""
-    b = "fanyiboundary7f3a"
-    out = io.BytesIO()
-    for k, v in fields.items():
-        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode())
-    for field, name, data in files:
-        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{field}"; filename="{name}"\r\n'
-                  f'Content-Type: application/octet-stream\r\n\r\n'.encode())
-        out.write(data)
-        out.write(b"\r\n")
-    out.write(f"--{b}--\r\n".encode())
-    return out.getvalue(), {"Content-Type": f"multipart/form-data; boundary={b}"}
-
-
-def raw(s, method, path, body=None, headers=None):
-    """(status, headers, bytes) without decoding."""
-    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=600)
-    try:
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-    finally:
-        c.close()
 
 
 def translate_file(s, name, data, **fields):
@@ -57,7 +30,7 @@ def translate_file(s, name, data, **fields):
 
 def download(s, url):
     path = url[url.index("/download_file/"):]
-    return raw(s, "GET", path)
+    return s.raw("GET", path)
 
 
 def make_docx():
@@ -120,7 +93,7 @@ def check_libre(s):
 
 def check_native(s):
     src = make_docx()
-    st, h, out = raw(s, "POST", "/translate/document?filename=report.docx&source=zh&target=en",
+    st, h, out = s.raw("POST", "/translate/document?filename=report.docx&source=zh&target=en",
                      src, {"Content-Type": "application/octet-stream"})
     T.eq(st, 200, "/translate/document status")
     T.ok(h.get("content-type", "").startswith("application/x-ndjson"), "NDJSON Content-Type")
@@ -136,11 +109,11 @@ def check_native(s):
     data = base64.b64decode(done.get("data", ""))
     T.eq(len(data), done.get("bytes"), "inline data has the announced size")
     T.ok(zipfile.is_zipfile(io.BytesIO(data)), "inline data is the docx")
-    dst, _, dl = raw(s, "GET", done["url"])
+    dst, _, dl = s.raw("GET", done["url"])
     T.eq((dst, dl), (200, data), "the URL serves the same file")
     # multipart works too, and auto-detects the source
     body, hh = multipart({}, [("file", "a.txt", ZH[3].encode())])
-    st, _, out = raw(s, "POST", "/translate/document?inline=0", body, hh)
+    st, _, out = s.raw("POST", "/translate/document?inline=0", body, hh)
     ev = [json.loads(line) for line in out.decode().splitlines()]
     T.eq((st, ev[0]["source"], ev[-1]["event"], "data" in ev[-1]), (200, "zh", "done", False),
          "multipart upload, detected source, inline=0")
@@ -180,14 +153,14 @@ def check_refusals(s):
     st, _, out = translate_file(s, "long.txt", ((ZH[1] + "\n") * 400).encode())  # ~8000 characters
     T.ok(st == 413 and "characters" in out.get("error", ""),
          f"over --max-document-chars: {st} {str(out)[:200]}")
-    st, _, out = raw(s, "GET", "/download_file/" + "0" * 32 + ".x.txt")
+    st, _, out = s.raw("GET", "/download_file/" + "0" * 32 + ".x.txt")
     T.eq(st, 404, "unknown download id")
-    st, _, out = raw(s, "GET", "/download_file/..")
+    st, _, out = s.raw("GET", "/download_file/..")
     T.ok(st == 400 and b"Invalid filename" in out, f"download '..': {st} {out}")
     for bare in ("/download_file", "/download_file/"):  # the route's prefix alone
-        st, _, out = raw(s, "GET", bare)
+        st, _, out = s.raw("GET", bare)
         T.ok(st == 400 and b"Invalid filename" in out, f"download {bare}: {st} {out}")
-    st, _, out = raw(s, "POST", "/translate/document?filename=x.txt", b"",
+    st, _, out = s.raw("POST", "/translate/document?filename=x.txt", b"",
                      {"Content-Type": "text/plain"})
     T.eq(st, 400, "native: empty body")
 

@@ -9,6 +9,7 @@ Every test script does:
     T.finish()
 """
 import http.client
+import io
 import json
 import os
 import re
@@ -18,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import T  # noqa: E402,F401  (the tests' counted checks, here for every server test)
 
 BIN = os.environ.get("FANYI_BIN")
 BUILD = os.environ.get("FANYI_BUILD_DIR")
@@ -47,28 +51,6 @@ WORDS = ["你好", "谢谢", "再见", "朋友", "学校", "火车站", "饺子"
 SHORT = [f"{a}，{b}。" for a in WORDS for b in WORDS]
 
 
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def ok(self, cond, what):
-        if cond:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL:", what, file=sys.stderr)
-        return cond
-
-    def eq(self, got, want, what):
-        return self.ok(got == want, f"{what}: got {got!r}, want {want!r}")
-
-    def finish(self):
-        print(f"{self.passed} passed, {self.failed} failed")
-        sys.exit(1 if self.failed or not self.passed else 0)
-
-
-T = Checks()
 
 
 class Server:
@@ -173,6 +155,16 @@ class Server:
         finally:
             c.close()
 
+    def raw(self, method, path, body=None, headers=None):
+        """(status, headers dict with lower-case names, the body's bytes undecoded)."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+        finally:
+            c.close()
+
     def post(self, path, body, headers=None, timeout=600):
         return self.request("POST", path, body, headers, timeout)
 
@@ -201,6 +193,48 @@ class Server:
         T.ok(out != "" or not text.strip(),
              f"the translation of {text!r} is empty: pick a sentence with visible output")
         return out
+
+
+def multipart(fields, files):
+    """A multipart/form-data body and its headers: fields {name: value}, files
+    [(field, filename, bytes)] or [(field, filename, bytes, content type)]
+    (application/octet-stream when not given)."""
+    b = "fanyiboundary7f3a"
+    out = io.BytesIO()
+    for k, v in fields.items():
+        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode())
+    for field, name, data, *ctype in files:
+        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{field}"; filename="{name}"\r\n'
+                  f'Content-Type: {ctype[0] if ctype else "application/octet-stream"}\r\n\r\n'.encode())
+        out.write(data)
+        out.write(b"\r\n")
+    out.write(f"--{b}--\r\n".encode())
+    return out.getvalue(), {"Content-Type": f"multipart/form-data; boundary={b}"}
+
+
+def responses(data):
+    """[(status, headers lower-cased, body)] of the complete HTTP responses at
+    the start of a byte stream read from a connection (interim 100 Continue
+    skipped; a response whose body has not all arrived is not counted)."""
+    out = []
+    while data.startswith(b"HTTP/"):
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if not sep:
+            break
+        lines = head.split(b"\r\n")
+        h = {}
+        for ln in lines[1:]:
+            k, _, v = ln.partition(b":")
+            h[k.strip().lower().decode()] = v.strip().decode("latin-1")
+        if int(lines[0].split()[1]) == 100:
+            data = rest
+            continue
+        n = int(h.get("content-length", "0"))
+        if len(rest) < n:
+            break
+        out.append((int(lines[0].split()[1]), h, rest[:n]))
+        data = rest[n:]
+    return out
 
 
 def sse_events(resp):

@@ -16,7 +16,7 @@ import urllib.request
 
 import requests
 
-from fylib import T, Server, ZH
+from fylib import T, Server, ZH, responses
 
 HEAD = (b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n")
@@ -37,7 +37,7 @@ def exchange(port, data, until=2, wait=10.0):
     out, closed = b"", False
     try:
         c.sendall(data)
-        while len(parse(out)) < until:
+        while len(responses(out)) < until:
             d = c.recv(65536)
             if not d:
                 closed = True
@@ -49,29 +49,7 @@ def exchange(port, data, until=2, wait=10.0):
         closed = True
     finally:
         c.close()
-    return parse(out), closed, time.monotonic() - t0
-
-
-def parse(data):
-    out = []
-    while data.startswith(b"HTTP/"):
-        head, sep, rest = data.partition(b"\r\n\r\n")
-        if not sep:
-            break
-        lines = head.split(b"\r\n")
-        h = {}
-        for ln in lines[1:]:
-            k, _, v = ln.partition(b":")
-            h[k.strip().lower().decode()] = v.strip().decode("latin-1")
-        if int(lines[0].split()[1]) == 100:  # 100 Continue
-            data = rest
-            continue
-        n = int(h.get("content-length", "0"))
-        if len(rest) < n:
-            break
-        out.append((int(lines[0].split()[1]), h, rest[:n]))
-        data = rest[n:]
-    return out
+    return responses(out), closed, time.monotonic() - t0
 
 
 def translation(body):

@@ -19,13 +19,12 @@ libmicrohttpd with suspended connections, no dropped connection):
 The work is made far larger than the drain (one worker, thousands of
 sentences per request), so every request is cut in every build."""
 import http.client
-import io
 import json
 import socket
 import threading
 import time
 
-from fylib import SHORT, T, Server, WORDS
+from fylib import SHORT, T, Server, WORDS, multipart
 
 DRAIN = 2  # seconds
 # Distinct sentences (a request translates a repeated one once).
@@ -36,17 +35,6 @@ LONG_DOC = "\n\n".join(DISTINCT * 4).encode()  # 2,048 paragraphs
 
 def conn(s):
     return http.client.HTTPConnection("127.0.0.1", s.port, timeout=120)
-
-
-def multipart(fields, name, data):
-    b = "drainboundary"
-    out = io.BytesIO()
-    for k, v in fields.items():
-        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode())
-    out.write(f'--{b}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-              f'Content-Type: text/plain\r\n\r\n'.encode() + data + b"\r\n")
-    out.write(f"--{b}--\r\n".encode())
-    return out.getvalue(), {"Content-Type": f"multipart/form-data; boundary={b}"}
 
 
 def plain(path, body, headers=None):
@@ -85,7 +73,7 @@ def stream(path, body, headers=None):
 
 
 POT = "Translate into English:\n\"\"\"\n%s\n\"\"\"" % BIG
-doc_body, doc_headers = multipart({"target": "en"}, "long.txt", LONG_DOC)
+doc_body, doc_headers = multipart({"target": "en"}, [("file", "long.txt", LONG_DOC, "text/plain")])
 KINDS = {
     "native": plain("/translate", {"text": BIG}),
     "libre": plain("/translate", {"q": BIG, "source": "zh", "target": "en"}),

@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.request
 
-from fylib import T, Server
+from fylib import T, Server, responses
 
 TRIES = 10
 
@@ -171,24 +171,6 @@ def exchange(port, data, wait=3.0):
     return out, time.monotonic() - t0
 
 
-def answers(data):
-    """[(status, headers lower-cased, body)] of a byte stream of responses."""
-    out = []
-    while data.startswith(b"HTTP/"):
-        head, sep, rest = data.partition(b"\r\n\r\n")
-        if not sep:
-            break
-        lines = head.split(b"\r\n")
-        h = {}
-        for ln in lines[1:]:
-            k, _, v = ln.partition(b":")
-            h[k.strip().lower().decode()] = v.strip().decode("latin-1")
-        n = int(h.get("content-length", "0"))
-        out.append((int(lines[0].split()[1]), h, rest[:n]))
-        data = rest[n:]
-    return out
-
-
 SMUGGLED = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
 BODY = b'{"text":"\xe4\xbd\xa0\xe5\xa5\xbd"}'
 
@@ -230,7 +212,7 @@ def framing(s):
     ]
     for name, req, want in cases:
         got, dt = exchange(s.port, req + SMUGGLED)
-        a = answers(got)
+        a = responses(got)
         st = a[0][0] if a else got[:40]
         T.eq(st, want, f"{name}: status")
         T.ok(dt < 1.0, f"{name}: answered and closed at once ({dt:.2f} s)")
@@ -250,7 +232,7 @@ def framing(s):
         ("HTTP/1.0 without Host", b"GET /health HTTP/1.0\r\n\r\n"),
     ]:
         got, _ = exchange(s.port, req)
-        a = answers(got)
+        a = responses(got)
         T.ok(a and a[0][0] == 200 and json.loads(a[0][2]) == {"status": "ok"},
              f"{name}: 200 ({got[:80]!r})")
     # (Not half-closed: the server takes that for a client gone away while
@@ -261,7 +243,7 @@ def framing(s):
               b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     got = b""
     try:
-        while len(answers(got)) < 2:
+        while len(responses(got)) < 2:
             d = c.recv(65536)
             if not d:
                 break
@@ -269,7 +251,7 @@ def framing(s):
     except OSError:
         pass
     c.close()
-    T.eq([a[0] for a in answers(got)], [200, 200], "a translation then /health, kept alive")
+    T.eq([a[0] for a in responses(got)], [200, 200], "a translation then /health, kept alive")
 
 
 def www_authenticate():

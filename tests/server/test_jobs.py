@@ -14,37 +14,14 @@
   after --download-ttl, its files deleted from the data directory
 """
 import base64
-import io
 import json
 import os
 import time
 
-from fylib import SHORT, T, Server, WORDS
+from fylib import SHORT, T, Server, WORDS, multipart
 
 DISTINCT = [f"{a}{b}，{c}。" for a in WORDS for b in WORDS for c in WORDS]  # 512 sentences
 SMALL = "\n\n".join(SHORT[:6]).encode()
-
-
-def multipart(fields, name, data):
-    b = "jobsboundary42"
-    out = io.BytesIO()
-    for k, v in fields.items():
-        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode())
-    out.write(f'--{b}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-              f'Content-Type: application/octet-stream\r\n\r\n'.encode() + data + b"\r\n")
-    out.write(f"--{b}--\r\n".encode())
-    return out.getvalue(), {"Content-Type": f"multipart/form-data; boundary={b}"}
-
-
-def raw(s, method, path, body=None, headers=None):
-    import http.client
-    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=600)
-    try:
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-    finally:
-        c.close()
 
 
 def submit(s, data, query="filename=a.txt&target=en", headers=None):
@@ -74,16 +51,16 @@ def check_api(s):
          f"done: {job}")
     T.ok(job["result"] == f"/documents/{jid}/result" and job["finished"] and job["expires"],
          "done: its result URL, finished, expires")
-    st, h, out = raw(s, "GET", job["result"])
+    st, h, out = s.raw("GET", job["result"])
     T.eq((st, h.get("content-type")), (200, "text/plain"), "GET result")
     T.ok('filename="notes.en.txt"' in h.get("content-disposition", ""), "result's name")
     # The same file as the stream endpoint makes.
-    st, _, nd = raw(s, "POST", "/translate/document?filename=notes.txt&target=en", SMALL,
+    st, _, nd = s.raw("POST", "/translate/document?filename=notes.txt&target=en", SMALL,
                     {"Content-Type": "text/plain"})
     done = json.loads(nd.decode().splitlines()[-1])
     T.eq(base64.b64decode(done.get("data", "")), out, "the result is /translate/document's")
     # multipart, auto target, a client's list
-    body, hh = multipart({"client": "tab-1"}, "b.md", f"# {SHORT[7]}\n\n{SHORT[8]}\n".encode())
+    body, hh = multipart({"client": "tab-1"}, [("file", "b.md", f"# {SHORT[7]}\n\n{SHORT[8]}\n".encode())])
     st, _, job2 = s.request("POST", "/documents", body, hh)
     T.ok(st == 202 and job2["format"] == "md" and job2["target"] == "en", f"multipart: {job2}")
     wait_state(s, job2["id"], ("done", "error"))
@@ -168,7 +145,7 @@ def check_token():
         T.eq([j["id"] for j in lst.get("documents", [])], [job["id"]],
              "GET /documents with the token: every job")
         # A job made through DeepL's API is its key holder's.
-        body, hh = multipart({"target_lang": "EN-US"}, "d.txt", SMALL)
+        body, hh = multipart({"target_lang": "EN-US"}, [("file", "d.txt", SMALL)])
         hh["Authorization"] = "DeepL-Auth-Key tok"
         st, _, d = s.request("POST", "/v2/document", body, hh)
         T.eq(st, 200, f"DeepL upload: {d}")

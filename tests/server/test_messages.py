@@ -4,22 +4,10 @@ KiB/MiB (with as many decimals as it takes to read as more than the limit)
 and names the option that sets the limit; every document endpoint and form
 (LibreTranslate's /translate_file, the native /translate/document as a
 multipart part or as the raw body) has one rule for an empty file."""
-import io
 import json
 import socket
 
-from fylib import T, Server, ZH
-
-
-def multipart(fields, name, data):
-    b = "msgboundary"
-    out = io.BytesIO()
-    for k, v in fields.items():
-        out.write(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode())
-    out.write(f'--{b}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-              f'Content-Type: text/plain\r\n\r\n'.encode() + data + b"\r\n")
-    out.write(f"--{b}--\r\n".encode())
-    return out.getvalue(), {"Content-Type": f"multipart/form-data; boundary={b}"}
+from fylib import T, Server, ZH, multipart
 
 
 def message(body):
@@ -66,7 +54,7 @@ with Server(["--max-chars", "50", "--max-batch-items", "4", "--max-document-mb",
          (413, "the document is 1048577 bytes, over the limit of --max-document-mb 1 (1.0 MiB)"),
          "document 1 byte over --max-document-mb")
     doc = ("你好。" * 400000).encode()[:1100000]
-    body, h = multipart({"target": "en"}, "a.txt", doc)
+    body, h = multipart({"target": "en"}, [("file", "a.txt", doc, "text/plain")])
     st, _, b = s.post("/translate_file", body, h)
     T.eq((st, message(b)), (413, "the document is 1.05 MiB, over the limit of --max-document-mb 1 "
                                  "(1.0 MiB)"), "translate_file over --max-document-mb")
@@ -80,18 +68,18 @@ with Server(["--max-chars", "50", "--max-batch-items", "4", "--max-document-mb",
 
     # One rule for an empty document, whichever endpoint and form.
     EMPTY = "the document is empty (0 bytes): there is nothing to translate"
-    body, h = multipart({"target": "en"}, "a.txt", b"")
+    body, h = multipart({"target": "en"}, [("file", "a.txt", b"", "text/plain")])
     for path in ("/translate_file", "/translate/document"):
         st, _, b = s.post(path, body, h)
         T.eq((st, message(b)), (400, EMPTY), f"{path}: an empty multipart file")
     st, _, b = s.post("/translate/document?filename=a.txt&target=en", b"",
                       {"Content-Type": "text/plain"})
     T.eq((st, message(b)), (400, EMPTY), "/translate/document: an empty body")
-    body, h = multipart({"target": "en"}, "a.docx", b"")
+    body, h = multipart({"target": "en"}, [("file", "a.docx", b"", "text/plain")])
     st, _, b = s.post("/translate_file", body, h)
     T.eq((st, message(b)), (400, EMPTY), "an empty .docx: the same rule before the format's")
     # A document with bytes but no text to translate comes back unchanged.
-    body, h = multipart({"target": "en"}, "a.txt", b"  \n\n 42\n")
+    body, h = multipart({"target": "en"}, [("file", "a.txt", b"  \n\n 42\n", "text/plain")])
     st, _, b = s.post("/translate_file", body, h)
     T.ok(st == 200 and "translatedFileUrl" in b, f"no text to translate: 200 ({st} {b})")
     st, _, b = s.post("/translate/document?filename=a.txt&target=en&inline=1", b"  \n\n 42\n",

@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 
-from fylib import SHORT, WORDS, T, Server, ZH
+from fylib import WORDS, T, Server, ZH
 
 # 32 requests of 16 distinct sentences each: a few hundred ms of work on a
 # fast quiet machine (24 requests of 3 sentences were once done before the
