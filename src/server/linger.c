@@ -13,8 +13,8 @@
  * number of bytes, and only then closes.
  *
  * The caller hands over a dup() of the connection's descriptor just before
- * libmicrohttpd closes its own (which it does after removing it from its
- * epoll set), so the socket outlives libmicrohttpd's close and nothing of
+ * libmicrohttpd closes its own (after which its threads poll it no more),
+ * so the socket outlives libmicrohttpd's close and nothing of
  * libmicrohttpd's is touched here.
  */
 #include "server/internal.h"

@@ -341,8 +341,15 @@ fy_server *fy_server_start(const fy_server_options *o, fy_registry *reg, fy_sche
     struct sockaddr_storage ss;
     if (resolve(s->host, o->port, &ss, err) < 0) goto fail;
     raise_fd_limit();
+    /* poll(), not epoll: with epoll, MHD_quiesce_daemon (the drain) and a
+     * pool thread between two event rounds both take the listening socket
+     * out of that thread's epoll set, and the one that loses the race
+     * aborts the process (libmicrohttpd 0.9.75: "Failed to remove listen
+     * FD from epoll set", seen on a SIGTERM right after a request). With
+     * poll() each thread rebuilds its set every round and quiescing only
+     * tells it to leave the socket out. */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     if (s->tls_cert) flags |= MHD_USE_TLS;
     struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
@@ -407,7 +414,7 @@ int fy_server_drain(fy_server *s, int timeout_ms)
     atomic_store(&s->draining, 1);
     /* New connections are refused at once (shutdown stops the listening),
      * but the descriptor is closed only after MHD_stop_daemon: its threads
-     * may still be taking it out of their epoll sets (libmicrohttpd's rule
+     * may still be polling it until they see the quiesce (libmicrohttpd's rule
      * for MHD_quiesce_daemon; closing it earlier is a race TSan reports). */
     MHD_socket fd = MHD_quiesce_daemon(s->d);
     if (fd != MHD_INVALID_SOCKET) shutdown(fd, SHUT_RDWR);

@@ -1,6 +1,6 @@
 /* server.h - the HTTP translation service behind `fanyi serve`.
  *
- * One libmicrohttpd daemon (thread pool + epoll) in front of the request
+ * One libmicrohttpd daemon (thread pool + poll) in front of the request
  * pipeline (translate/pipeline.h): HTTP threads parse, authenticate and
  * validate, turn each dialect's JSON into a request and submit it; the
  * scheduler's workers translate; HTTP threads format the request's
