@@ -11,7 +11,7 @@ const { execFile, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const {
-  BIN, ART, check, startServer, stopServer, modelsRoot, apiDir, newPage, waitForText, waitFor, axe, run,
+  BIN, ART, check, startServer, stopServer, modelsRoot, apiDir, newPage, ready, waitForText, waitFor, axe, run,
 } = require('./uilib');
 
 // Sentences the synthetic models translate to something (not every one: see ui_test.js).
@@ -32,9 +32,9 @@ async function apiDocument(base, name, bytes, target) {
 async function upload(page, name, bytes) {
   await page.evaluate(() => { const a = document.querySelector('#doc-download'); a.hidden = true; });
   await page.setInputFiles('#doc-file', { name, mimeType: '', buffer: bytes });
-  const ready = await waitFor(page, () => !document.querySelector('#doc-download').hidden ||
+  const settled = await waitFor(page, () => !document.querySelector('#doc-download').hidden ||
     /nothing to translate|无需翻译|refused|failed/.test(document.querySelector('#doc-status').textContent), null, 30000);
-  if (!ready || await page.$eval('#doc-download', (a) => a.hidden)) return null;
+  if (!settled || await page.$eval('#doc-download', (a) => a.hidden)) return null;
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#doc-download')]);
   return { name: download.suggestedFilename(), bytes: fs.readFileSync(await download.path()) };
 }
@@ -97,7 +97,6 @@ async function autoTarget(browser) {
 // Only zh→en here: an English .docx into English, or a file without words, is not copied.
 async function nothingToTranslate(browser, server) {
   const { page, context } = await newPage(browser, server.base, { ...DESK, acceptDownloads: true });
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
   const docx = execFileSync('/usr/bin/python3', ['-c', ENGLISH_DOCX]);
   check(await upload(page, 'notes-en.docx', docx) === null, 'an English .docx into English: no download');
   check(/notes-en\.docx is already English: nothing to translate, no copy made\./.test(await page.textContent('#doc-status')),
@@ -112,7 +111,6 @@ async function nothingToTranslate(browser, server) {
 
 async function phone(browser, server) {
   const { page, context } = await newPage(browser, server.base, PHONE);
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
   const box = (sel) => page.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, height: r.height, left: r.left, right: r.right }; });
   const header = await box('.top');
   check(header.height <= 110, `phone: the header is ${header.height} px (at most 110)`);
@@ -169,7 +167,7 @@ async function streamCost(browser) {
     });
     const page = await context.newPage();
     await page.goto(server.base + '/');
-    await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
+    await ready(page);
     const text = Array(700).fill('你好。').join('\n');  // short lines: a list, subtitles, a chat log
     const api = await apiDir(server.base, text, 'auto', 'en');
     const raw1 = await readStream(page, text);
@@ -246,7 +244,7 @@ async function editMidStream(browser, server) {
   });
   const page = await context.newPage();
   await page.goto(server.base + '/');
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
+  await ready(page);
   const text = `${ZH}${ZH2}${ZH}`;
   const full = await apiDir(server.base, text, 'zh', 'en');
   await page.evaluate(() => { window.holdAfterOne = true; });
@@ -269,7 +267,6 @@ async function editMidStream(browser, server) {
 
 async function chinese(browser, server) {
   const { page, context } = await newPage(browser, server.base, { ...DESK, locale: 'zh-CN' });
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
   check(await page.getAttribute('html', 'lang') === 'zh' && await page.textContent('#translate') === '翻译' &&
     await page.textContent('#doc-title') === '文档', 'zh-CN browser: the interface in Chinese');
   const keys = await page.evaluate(async () => {
@@ -387,7 +384,7 @@ async function axeStates(browser, server) {
     const where = `${name} ${scheme}`;
     const run1 = async (state) => { const f = await axe(page, scheme === 'dark'); check(f.length === 0, `axe, ${where}, ${state}: ${f.join('; ') || 'clean'}`); };
     await page.goto(server.base + '/');
-    await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
+    await ready(page);
     await page.fill('#source', ZH);
     await waitForText(page, '#target', await apiDir(server.base, ZH, 'zh', 'en'));
     if (scheme === 'light' && name === 'desktop') {

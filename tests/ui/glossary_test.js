@@ -41,7 +41,6 @@ async function confidence(browser, server) {
   const wantMarked = want.scores.map((s, i) => (s && s.margin < UNSURE ? i : -1)).filter((i) => i >= 0);
   for (const [opts, scheme, where] of [[DESK, 'light', 'desktop'], [DESK, 'dark', 'desktop'], [PHONE, 'light', 'phone']]) {
     const { page, context, consoleErrors } = await newPage(browser, server.base, { ...opts, colorScheme: scheme, bypassCSP: true });
-    await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
     await page.fill('#source', text);
     check(await waitForText(page, '#target', want.translation), `${where} ${scheme}: the API's translation`);
     const marked = await page.$$eval('#target .sent.unsure', (l) => l.map((e) => Number(e.dataset.i)));
@@ -90,7 +89,6 @@ async function glossary(browser, server) {
   const { page, context, consoleErrors } = await newPage(browser, server.base, { ...DESK, acceptDownloads: true, bypassCSP: true });
   const sent = [];
   page.on('request', (r) => { if (r.url().endsWith('/translate/stream')) sent.push(JSON.parse(r.postData())); });
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
   check(/choose the source language/.test(await page.textContent('#gl-dir')) && await page.$eval('#gl-editor', (e) => e.hidden),
     'before a language is known the panel says glossaries are per direction');
   // Detect finds Chinese: the panel is for Chinese → English.

@@ -58,7 +58,6 @@ async function axeClean(page, what, colours) {
 
 async function shortJobs(browser, server, pdfs) {
   const { page, context, consoleErrors } = await newPage(browser, server.base, { ...DESK, acceptDownloads: true, bypassCSP: true });
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
   check(/\.pdf\b/.test(await page.getAttribute('#doc-file', 'accept')) && /\.pdf/.test(await page.textContent('#doc-formats')), 'the panel takes PDFs');
   // A text file: a job, its result the API's.
   const txt = Buffer.from(ZH);
@@ -106,7 +105,6 @@ async function shortJobs(browser, server, pdfs) {
 
 async function longJob(browser, server, pdfs) {
   const { page, context, consoleErrors } = await newPage(browser, server.base, { ...DESK, acceptDownloads: true, bypassCSP: true });
-  await page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
   await page.setInputFiles('#doc-file', { name: 'long.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(path.join(pdfs, 'long.pdf')) });
   const running = () => /Translating long\.pdf: \d+% \(page \d+ of 200\) · about \d+ (s|min) left/.test(document.querySelector('#doc-status').textContent);
   check(await waitFor(page, running, null, 30000), `a long PDF: its progress in pages and the time left (${await status(page)})`);
@@ -137,7 +135,6 @@ async function longJob(browser, server, pdfs) {
   // Dark and phone: the running state.
   for (const [opts, scheme] of [[DESK, 'dark'], [PHONE, 'light']]) {
     const c = await newPage(browser, server.base, { ...opts, colorScheme: scheme, bypassCSP: true });
-    await c.page.waitForFunction(() => document.querySelectorAll('#source-lang option').length > 1);
     await c.page.setInputFiles('#doc-file', { name: 'long.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(path.join(pdfs, 'long.pdf')) });
     if (await waitFor(c.page, () => !document.querySelector('#doc-cancel').hidden, null, 30000)) {
       await axeClean(c.page, `a document job running, ${opts === PHONE ? 'phone' : 'desktop'} ${scheme}`, scheme === 'dark');
