@@ -102,8 +102,8 @@ stage "sanitizer tests (ASan + UBSan)"
 stage "thread sanitizer build"
 scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFANYI_TSAN=ON
 share_models build-tsan
-stage "thread sanitizer tests (scheduler, cache, server)"
-(cd build-tsan && ctest_run -L server)
+stage "thread sanitizer tests (scheduler, cache, server, helper threads)"
+(cd build-tsan && ctest_run -L '^(server|threads)$')
 
 stage "fuzzing (libFuzzer + ASan + UBSan, 60 s per harness)"
 tests/fuzz/run.sh 60

@@ -223,3 +223,13 @@ int cli_open_devices(const char *spec, int cpu_threads, int gpu_threads, long de
     so->ndevices = *n < FY_SCHED_DEVICES ? *n : FY_SCHED_DEVICES;
     return 0;
 }
+
+int cli_start_helpers(fy_nn_dev *const *devs, int n, long helpers, long cores, fy_error *err)
+{
+    for (int i = 0; i < n; i++)
+        if (devs[i] == fy_nn_cpu_device()) {
+            int rc = fy_nn_cpu_helpers((int)helpers, (int)cores, err);
+            return rc < 0 ? rc : (int)helpers;
+        }
+    return 0;
+}

@@ -56,6 +56,12 @@ int cli_open_devices(const char *spec, int cpu_threads, int gpu_threads, long de
                      struct fy_scheduler_options *so, struct fy_nn_dev ***devs, int *n,
                      fy_error *err);
 
+/* Starts helpers (fy_nn_cpu_helpers, for cores cores) when devs include
+ * the CPU. Returns how many started (0 without the CPU), or an error code
+ * with err set. fy_nn_cpu_helpers(0, ...) stops them. */
+int cli_start_helpers(struct fy_nn_dev *const *devs, int n, long helpers, long cores,
+                      fy_error *err);
+
 /* The program version string ("0.1.0"). */
 const char *cli_version(void);
 

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "model/discover.h"
 #include "nn/backend.h"
+#include "nn/par.h"
 #include "util/clock.h"
 #include "translate/confidence.h"
 #include "translate/scheduler.h"
@@ -41,7 +42,7 @@ static const char *const default_text[] = {
 
 typedef struct bench_opts {
     const char *model, *models, *input, *device;
-    int threads, sentences, json, beam, batch, scores;
+    int threads, sentences, json, beam, batch, scores, helpers;
     double max_length_factor;
 } bench_opts;
 
@@ -132,7 +133,8 @@ static double cpu_seconds(void)
            ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 }
 
-/* One sentence per call on one worker: what an interactive user waits. */
+/* One sentence per call on one worker: what an interactive user waits
+ * (with the CPU's helpers when fy_nn_cpu_helpers started some). */
 static int bench_single(const fy_translator *t, fy_nn_dev *dev, const lines *in, int beam,
                         single_result *r, fy_error *err)
 {
@@ -267,30 +269,36 @@ static int bench_batched(fy_translator *t, const bench_opts *o, fy_nn_dev *dev, 
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: fanyi bench [--model DIR | --models ROOT] [--threads N] [--input FILE]\n"
-            "                   [--sentences N] [--max-length-factor F] [--beam N]\n"
-            "                   [--device D] [--batch N] [--scores] [--json]\n\n"
-            "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
-            "thread), batched throughput through the real scheduler (N threads, every\n"
-            "sentence submitted at once), and peak RSS.\n\n"
-            "  --model DIR            model directory (default: $FANYI_MODEL_DIR, else the\n"
-            "                         zh-en model, or the only model, of the models dir)\n"
-            "  --models ROOT          the models directory (default: $FANYI_MODELS_DIR,\n"
-            "                         else ~/.local/share/fanyi/models)\n"
-            "  --threads N            scheduler workers for the batched run (default: cores)\n"
-            "  --input FILE           one sentence a line (default: ../shared/data/wmt/wmt19.zh\n"
-            "                         when present, else built-in Chinese sentences)\n"
-            "  --sentences N          how many lines to use (default 200)\n"
-            "  --max-length-factor F  output length limit per source token (default 2.0)\n"
-            "  --beam N               beam search width, 1 .. 16 (default 1: greedy)\n"
-            "  --device D             where to translate: cpu (default), vulkan:N, auto\n"
-            "                         (the first device it opens; see fanyi devices)\n"
-            "  --batch N              sentences per batch of the batched run (default: the\n"
-            "                         device's: 32 on the CPU); its mean time is reported\n"
-            "  --scores               the batched run also computes each sentence's confidence\n"
-            "                         (the n-best score and margin, as fanyi serve does)\n"
-            "  --json                 one JSON object instead of a table\n");
+    fprintf(
+        out,
+        "usage: fanyi bench [--model DIR | --models ROOT] [--threads N] [--input FILE]\n"
+        "                   [--sentences N] [--max-length-factor F] [--beam N]\n"
+        "                   [--device D] [--batch N] [--helper-threads N] [--scores] [--json]\n\n"
+        "Measures model load time, one-sentence-at-a-time latency (p50/p90/p99, one\n"
+        "worker: on one thread, then with the helper threads that fanyi serve gives\n"
+        "a worker while cores are idle), batched throughput through the real\n"
+        "scheduler (N threads, every sentence submitted at once), and peak RSS.\n\n"
+        "  --model DIR            model directory (default: $FANYI_MODEL_DIR, else the\n"
+        "                         zh-en model, or the only model, of the models dir)\n"
+        "  --models ROOT          the models directory (default: $FANYI_MODELS_DIR,\n"
+        "                         else ~/.local/share/fanyi/models)\n"
+        "  --threads N            scheduler workers for the batched run (default: cores)\n"
+        "  --input FILE           one sentence a line (default: ../shared/data/wmt/wmt19.zh\n"
+        "                         when present, else built-in Chinese sentences)\n"
+        "  --sentences N          how many lines to use (default 200)\n"
+        "  --max-length-factor F  output length limit per source token (default 2.0)\n"
+        "  --beam N               beam search width, 1 .. 16 (default 1: greedy)\n"
+        "  --device D             where to translate: cpu (default), vulkan:N, auto\n"
+        "                         (the first device it opens; see fanyi devices)\n"
+        "  --batch N              sentences per batch of the batched run (default: the\n"
+        "                         device's: 32 on the CPU); its mean time is reported\n"
+        "  --helper-threads N     threads that join the worker's products on idle\n"
+        "                         cores, 0 .. %d (default: cores - 1, at most %d; 0: no\n"
+        "                         helped run)\n"
+        "  --scores               the batched run also computes each sentence's confidence\n"
+        "                         (the n-best score and margin, as fanyi serve does)\n"
+        "  --json                 one JSON object instead of a table\n",
+        FY_PAR_MAX_HELPERS, FY_PAR_MAX_HELPERS);
 }
 
 static int parse(int argc, char **argv, bench_opts *o)
@@ -306,6 +314,7 @@ static int parse(int argc, char **argv, bench_opts *o)
                                          {"batch", required_argument, NULL, 'b'},
                                          {"models", required_argument, NULL, 'M'},
                                          {"scores", no_argument, NULL, 'S'},
+                                         {"helper-threads", required_argument, NULL, 'H'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     long v;
@@ -351,6 +360,11 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'S':
             o->scores = 1;
             break;
+        case 'H':
+            if (cli_parse_long("bench", "--helper-threads", optarg, 0, FY_PAR_MAX_HELPERS, &v))
+                return 2;
+            o->helpers = (int)v;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -364,8 +378,19 @@ static int parse(int argc, char **argv, bench_opts *o)
     return 0;
 }
 
+/* The helped one-at-a-time run as a JSON member (empty without one). */
+static void json_helped(const bench_opts *o, const single_result *h)
+{
+    if (o->helpers)
+        printf(",\"helpers\":%d,\"single_helped\":{\"p50_ms\":%.2f,\"p90_ms\":%.2f,"
+               "\"p99_ms\":%.2f,\"sentences_per_s\":%.2f,\"out_tokens_per_s\":%.1f,"
+               "\"cpu_s\":%.3f}",
+               o->helpers, h->p50, h->p90, h->p99, h->per_s, h->out_per_s, h->cpu_s);
+}
+
 static void report(const bench_opts *o, const fy_nn_dev *dev, const char *dir, size_t n,
-                   double load_ms, const single_result *s, const batch_result *b, double rss)
+                   double load_ms, const single_result *s, const single_result *h,
+                   const batch_result *b, double rss)
 {
     if (o->json) {
         printf("{\"model\":\"%s\",\"device\":\"%s\",\"device_desc\":\"%s\",\"sentences\":%zu,"
@@ -374,11 +399,13 @@ static void report(const bench_opts *o, const fy_nn_dev *dev, const char *dir, s
                "\"p90_ms\":%.2f,\"p99_ms\":%.2f,\"sentences_per_s\":%.2f,"
                "\"out_tokens_per_s\":%.1f,\"cpu_s\":%.3f},\"batched\":{\"sentences_per_s\":%.2f,"
                "\"tokens_per_s\":%.1f,\"out_tokens_per_s\":%.1f,\"mean_batch\":%.2f,"
-               "\"batch_ms\":%.2f,\"cpu_s\":%.3f},\"peak_rss_mib\":%.1f}\n",
+               "\"batch_ms\":%.2f,\"cpu_s\":%.3f},\"peak_rss_mib\":%.1f",
                dir, dev->name, dev->desc, n, o->threads, o->beam, o->max_length_factor, load_ms,
                s->out_tokens, s->p50, s->p90, s->p99, s->per_s, s->out_per_s, s->cpu_s, b->per_s,
                b->tokens_per_s, b->per_s * (double)s->out_tokens / (double)n, b->mean_batch,
                b->batch_ms, b->cpu_s, rss);
+        json_helped(o, h);
+        printf("}\n");
         return;
     }
     printf("model           %s\n", dir);
@@ -389,6 +416,10 @@ static void report(const bench_opts *o, const fy_nn_dev *dev, const char *dir, s
     printf("single, 1 thr   p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s  %.0f output "
            "tokens/s  (CPU %.2f s)\n",
            s->p50, s->p90, s->p99, s->per_s, s->out_per_s, s->cpu_s);
+    if (o->helpers)
+        printf("single, +%d hlp  p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  %.2f sentences/s  %.0f "
+               "output tokens/s  (CPU %.2f s)\n",
+               o->helpers, h->p50, h->p90, h->p99, h->per_s, h->out_per_s, h->cpu_s);
     printf("batched, %d thr  %.2f sentences/s  %.0f source tokens/s  %.0f output tokens/s  mean "
            "batch %.1f (%.1f ms)  (CPU %.2f s)\n",
            o->threads, b->per_s, b->tokens_per_s, b->per_s * (double)s->out_tokens / (double)n,
@@ -403,6 +434,7 @@ int cmd_bench(int argc, char **argv)
     bench_opts o = {.sentences = 200, .max_length_factor = 2.0, .beam = 1};
     o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (o.threads < 1) o.threads = 1;
+    o.helpers = fy_nn_cpu_default_helpers(sysconf(_SC_NPROCESSORS_ONLN));
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.input && access("../shared/data/wmt/wmt19.zh", R_OK) == 0)
@@ -426,15 +458,21 @@ int cmd_bench(int argc, char **argv)
     double t0 = fy_now_s();
     fy_translator *t = !rc && dir ? fy_translator_open(dir, &to, &err) : NULL;
     double load_ms = (fy_now_s() - t0) * 1e3;
-    single_result s = {0};
+    single_result s = {0}, h = {0};
     batch_result b = {0};
     rc = t ? 0 : -1;
+    if (devs[0] != fy_nn_cpu_device()) o.helpers = 0; /* they share CPU products only */
     if (!rc) rc = bench_single(t, devs[0], &in, o.beam, &s, &err);
+    /* Then with helpers, as fanyi serve runs; the batched run too. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!rc && o.helpers && (rc = fy_nn_cpu_helpers(o.helpers, (int)cores, &err)) == 0)
+        rc = bench_single(t, devs[0], &in, o.beam, &h, &err);
     if (!rc) rc = bench_batched(t, &o, devs[0], &in, &b, &err);
     if (rc)
         fprintf(stderr, "fanyi bench: %s\n", err.msg[0] ? err.msg : "out of memory");
     else
-        report(&o, devs[0], dir, in.n, load_ms, &s, &b, peak_rss_mib());
+        report(&o, devs[0], dir, in.n, load_ms, &s, &h, &b, peak_rss_mib());
+    fy_nn_cpu_helpers(0, 0, &err);
     fy_translator_free(t);
     fy_nn_devices_close(devs, ndevs);
     free(dir);

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "model/discover.h"
 #include "nn/backend.h"
+#include "nn/par.h"
 #include "server/server.h"
 #include "translate/cache.h"
 #include "translate/cache_redis.h"
@@ -34,6 +35,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fanyi serve [--models DIR | --model DIR] [--models-memory MB]\n"
             "                   [--host ADDR] [--port N] [--threads N] [--express-threads N]\n"
+            "                   [--helper-threads N]\n"
             "                   [--device SPEC] [--gpu-threads N] [--device-memory MB]\n"
             "                   [--api-token-file FILE | --api-token T] [--cache-mb N]\n"
             "                   [--max-chars N] [--beam N] [--max-beam N]\n"
@@ -71,6 +73,11 @@ static void usage(FILE *out)
             "  --gpu-threads N      workers per GPU (FANYI_GPU_THREADS; 2)\n"
             "  --device-memory MB   GPU memory models may take on each GPU; 0 = 90%% of it\n"
             "                       (FANYI_DEVICE_MEMORY; 0)\n"
+            "  --helper-threads N   threads that join a CPU worker's matrix products while\n"
+            "                       fewer than --threads workers compute: one request on\n"
+            "                       a quiet server uses more than one core; under full\n"
+            "                       load they sleep (FANYI_HELPER_THREADS; default:\n"
+            "                       threads - 1, at most 3; 0 = none)\n"
             "  --express-threads N  more workers only for small requests (at most 4\n"
             "                       sentences) and streams' first sentences while a big\n"
             "                       request's batch runs, so these do not wait behind it\n"
@@ -156,7 +163,7 @@ typedef struct serve_config {
     char *tls_cert, *tls_key; /* their contents (malloc'd) */
     long port, threads, express, cache_mb, max_chars, max_items, queue, timeout_ms, max_conn,
         max_per_ip;
-    long models_mb, gpu_threads, device_mb;
+    long models_mb, gpu_threads, device_mb, helpers;
     long idle_timeout, read_timeout, drain_timeout, request_mb;
     long beam, max_beam;
     long redis_ttl, redis_timeout_ms;
@@ -265,6 +272,7 @@ static int parse_args(int argc, char **argv, serve_config *c)
         {"--port", "FANYI_PORT", 0, 65535, &c->port},
         {"--threads", "FANYI_THREADS", 1, 1024, &c->threads},
         {"--express-threads", "FANYI_EXPRESS_THREADS", 0, 64, &c->express},
+        {"--helper-threads", "FANYI_HELPER_THREADS", 0, FY_PAR_MAX_HELPERS, &c->helpers},
         {"--cache-mb", "FANYI_CACHE_MB", 0, 1 << 20, &c->cache_mb},
         {"--max-chars", "FANYI_MAX_CHARS", 1, 10000000, &c->max_chars},
         {"--max-batch-items", "FANYI_MAX_BATCH_ITEMS", 1, 100000, &c->max_items},
@@ -544,7 +552,7 @@ static void device_names(fy_nn_dev **devs, int n, char *out, size_t cap)
 /* Serves until SIGTERM/SIGINT (blocked in every thread, taken here). */
 static int run(const serve_config *c, const char *root)
 {
-    int rc = 1, ndevs = 0;
+    int rc = 1, ndevs = 0, helpers = 0;
     fy_error err = {0};
     fy_nn_dev **devs = NULL;
     fy_server *srv = NULL;
@@ -571,6 +579,9 @@ static int run(const serve_config *c, const char *root)
         rc = 2;
         goto quiet;
     }
+    /* The workers are the cores this server means to use (a container's
+     * CPU limit): helpers sleep while all of them compute. */
+    if ((helpers = cli_start_helpers(devs, ndevs, c->helpers, c->threads, &err)) < 0) goto out;
     sched = fy_scheduler_open(&so, &err);
     if (!sched) goto out;
 
@@ -646,9 +657,10 @@ static int run(const serve_config *c, const char *root)
     for (int i = 0; i < ndevs && !c->quiet; i++)
         if (devs[i] != fy_nn_cpu_device())
             fprintf(stderr, "fanyi serve: %s: %s\n", devs[i]->name, devs[i]->desc);
-    printf("fanyi serve: listening on %s://%s%s%s:%d models=%s threads=%d devices=%s\n",
+    printf("fanyi serve: listening on %s://%s%s%s:%d models=%s threads=%d helpers=%d "
+           "devices=%s\n",
            c->tls_cert ? "https" : "http", strchr(c->host, ':') ? "[" : "", c->host,
-           strchr(c->host, ':') ? "]" : "", fy_server_port(srv), dirs, st.threads, names);
+           strchr(c->host, ':') ? "]" : "", fy_server_port(srv), dirs, st.threads, helpers, names);
     fflush(stdout);
 
     sigset_t set;
@@ -670,6 +682,7 @@ quiet:
     fy_jobs_free(jobs); /* before the models: its jobs hold them */
     fy_registry_free(reg);
     fy_scheduler_free(sched);
+    fy_nn_cpu_helpers(0, 0, &err); /* every worker has stopped */
     fy_nn_devices_close(devs, ndevs);
     fy_cache_free(cache);
     fy_glossary_store_free(glossaries);
@@ -715,11 +728,13 @@ int cmd_serve(int argc, char **argv)
                       .gpu_threads = 2};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = cores > 0 ? cores : 1;
+    c.helpers = -1; /* default: from --threads */
     int prc = parse_args(argc, argv, &c);
     if (prc) {
         free_tls(&c);
         return prc < 0 ? 0 : prc;
     }
+    if (c.helpers < 0) c.helpers = fy_nn_cpu_default_helpers(c.threads);
 
     /* Signals are taken synchronously by run(): block them before any
      * thread starts so every thread inherits the mask. */

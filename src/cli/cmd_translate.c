@@ -39,6 +39,7 @@
 #include "translate/models.h"
 #include "text/segment.h"
 #include "nn/backend.h"
+#include "nn/par.h"
 #include "text/glossary.h"
 #include "translate/pipeline.h"
 #include "util/buf.h"
@@ -47,7 +48,8 @@
 
 static const char USAGE[] =
     "usage: fanyi translate [--from LANG] [--to LANG] [--models DIR | --model DIR]\n"
-    "                       [--threads N] [--batch N] [--raw | --html] [--no-shortlist]\n"
+    "                       [--threads N] [--helper-threads N] [--batch N] [--raw | --html]\n"
+    "                       [--no-shortlist]\n"
     "                       [--max-length-factor F] [--beam N] [--min-gap] [--strict]\n"
     "                       [--device D] [--glossary FILE]\n"
     "       fanyi translate --file IN [-o OUT] [--bilingual] [--force] [--max-document-mb N]\n"
@@ -66,6 +68,8 @@ static const char USAGE[] =
     "                         $FANYI_MODELS_DIR, else ~/.local/share/fanyi/models)\n"
     "  --model DIR            use this one model directory ($FANYI_MODEL_DIR)\n"
     "  --threads N            worker threads translating batches concurrently (default 1)\n"
+    "  --helper-threads N     threads that join the workers' matrix products while\n"
+    "                         cores are idle, 0 .. 3 (default: cores - 1, at most 3)\n"
     "  --batch N              sentences per batch (default 16)\n"
     "  --device D             where to translate: cpu (default), vulkan:N, auto, or a\n"
     "                         list (see fanyi devices); every device gives the same output\n"
@@ -105,12 +109,20 @@ static const char USAGE[] =
 typedef struct opts {
     const char *model, *models, *from, *to, *file, *output, *device, *glossary_file;
     fy_glossary *glossary; /* --glossary, for the lines' direction */
-    long threads, batch, beam, doc_mb, doc_chars;
+    long threads, batch, beam, doc_mb, doc_chars, helpers;
     int raw, html, min_gap, strict, force, bilingual;
     fy_translator_options topt;
 } opts;
 
-enum { OPT_STRICT = 256, OPT_FORCE, OPT_DOC_MB, OPT_DOC_CHARS, OPT_DEVICE, OPT_GLOSSARY };
+enum {
+    OPT_STRICT = 256,
+    OPT_FORCE,
+    OPT_DOC_MB,
+    OPT_DOC_CHARS,
+    OPT_DEVICE,
+    OPT_GLOSSARY,
+    OPT_HELPERS
+};
 
 static int parse_opts(int argc, char **argv, opts *o)
 {
@@ -120,6 +132,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"from", required_argument, NULL, 'F'},
         {"to", required_argument, NULL, 'T'},
         {"threads", required_argument, NULL, 't'},
+        {"helper-threads", required_argument, NULL, OPT_HELPERS},
         {"batch", required_argument, NULL, 'b'},
         {"raw", no_argument, NULL, 'r'},
         {"html", no_argument, NULL, 'H'},
@@ -192,6 +205,10 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case 'B':
             if (cli_parse_long(CMD, "--beam", optarg, 1, FY_BEAM_MAX, &o->beam)) return 2;
+            break;
+        case OPT_HELPERS:
+            if (cli_parse_long(CMD, "--helper-threads", optarg, 0, FY_PAR_MAX_HELPERS, &o->helpers))
+                return 2;
             break;
         case OPT_STRICT:
             o->strict = 1;
@@ -633,6 +650,7 @@ static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 int cmd_translate(int argc, char **argv)
 {
     opts o = {.threads = 1, .batch = 16, .beam = 1};
+    o.helpers = fy_nn_cpu_default_helpers(sysconf(_SC_NPROCESSORS_ONLN));
     fy_translator_options_default(&o.topt);
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
@@ -657,11 +675,15 @@ int cmd_translate(int argc, char **argv)
         fprintf(stderr, "fanyi translate: --device %s: %s\n", o.device, err.msg);
         return 2;
     }
-    fy_scheduler *sched = fy_scheduler_open(&so, &err);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    fy_scheduler *sched = cli_start_helpers(devs, ndevs, o.helpers, cores, &err) < 0
+                              ? NULL
+                              : fy_scheduler_open(&so, &err);
     fy_registry *reg = sched ? open_registry(&o, sched, &err) : NULL;
     if (!reg) {
         fprintf(stderr, "fanyi translate: %s\n", err.msg);
         fy_scheduler_free(sched);
+        fy_nn_cpu_helpers(0, 0, &err);
         fy_nn_devices_close(devs, ndevs);
         return 1;
     }
@@ -684,6 +706,7 @@ int cmd_translate(int argc, char **argv)
     }
     fy_registry_free(reg);
     fy_scheduler_free(sched);
+    fy_nn_cpu_helpers(0, 0, &err);
     fy_nn_devices_close(devs, ndevs);
     fy_glossary_unref(o.glossary);
     if (fclose(stdout) != 0 && !rc) {

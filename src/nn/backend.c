@@ -2,6 +2,7 @@
  * the GPUs a Vulkan build finds (see backend.h). */
 #include "nn/backend.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "nn/backend_vk.h"
 #include "nn/cpu.h"
+#include "nn/par.h"
 
 fy_nn_dev *fy_nn_cpu_device(void)
 {
@@ -19,6 +21,30 @@ fy_nn_dev *fy_nn_cpu_device(void)
                  fy_isa_name(fy_cpu_isa()));
     }
     return &cpu;
+}
+
+/* The CPU device's impl is its helper team (NULL: none). */
+int fy_nn_cpu_helpers(int helpers, int cores, fy_error *err)
+{
+    fy_nn_dev *cpu = fy_nn_cpu_device();
+    fy_par_free(cpu->impl);
+    cpu->impl = NULL;
+    if (helpers <= 0) return 0;
+    cpu->impl = fy_par_open(helpers, cores, err);
+    return cpu->impl ? 0 : err->code;
+}
+
+int fy_nn_cpu_default_helpers(long cores)
+{
+    long n = cores - 1;
+    return (int)(n < 0 ? 0 : n > FY_PAR_MAX_HELPERS ? FY_PAR_MAX_HELPERS : n);
+}
+
+void fy_nn_dev_busy(fy_nn_dev *dev, int delta)
+{
+    if (dev != fy_nn_cpu_device() || !dev->impl) return;
+    fy_par_busy(dev->impl, delta);
+    fy_par_attach(delta > 0 ? dev->impl : NULL);
 }
 
 /* One term of a device list: "cpu", "vulkan" or "vulkan:N". Appends to
@@ -49,6 +75,22 @@ static int open_term(const char *term, fy_nn_dev **devs, int *n, int is_auto, fy
     return fy_nn_vk_open(index, devs, n, FY_NN_DEV_MAX, is_auto, err);
 }
 
+/* 1 when the machine shows user space a GPU: a DRM render node
+ * (/dev/dri/renderD*: AMD, Intel, ...), NVIDIA's control device or WSL's
+ * /dev/dxg. Only then does "auto" ask Vulkan: the drivers it loads stay
+ * mapped (vk_instance.c), and Mesa's, which find only a software device on
+ * a machine without a GPU, cost a CPU-only server about 50 MiB (LLVM). */
+static int gpu_node_present(void)
+{
+    if (!access("/dev/nvidiactl", F_OK) || !access("/dev/dxg", F_OK)) return 1;
+    DIR *d = opendir("/dev/dri");
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));)
+        found = !strncmp(e->d_name, "renderD", 7);
+    if (d) closedir(d);
+    return found;
+}
+
 int fy_nn_devices_open(const char *spec, fy_nn_dev ***out, int *n, fy_error *err)
 {
     *out = NULL;
@@ -63,7 +105,7 @@ int fy_nn_devices_open(const char *spec, fy_nn_dev ***out, int *n, fy_error *err
         if (!strcmp(t, "auto")) {
             /* Every GPU found, else the CPU: a missing loader is no error. */
             fy_error ignore;
-            if (open_term("vulkan", devs, n, 1, &ignore) < 0 || *n == 0)
+            if (!gpu_node_present() || open_term("vulkan", devs, n, 1, &ignore) < 0 || *n == 0)
                 rc = open_term("cpu", devs, n, 1, err);
         } else {
             rc = open_term(t, devs, n, 0, err);

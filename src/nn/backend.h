@@ -135,8 +135,25 @@ extern const fy_nn_backend fy_nn_cpu;
 /* The host CPU as a device (its kernel path in desc). Always available. */
 fy_nn_dev *fy_nn_cpu_device(void);
 
+/* Starts `helpers` threads (0 .. FY_PAR_MAX_HELPERS, nn/par.h) that join a
+ * CPU worker's matrix products while fewer than cores workers compute
+ * (cores: those the process means to use, e.g. its workers: in a container
+ * with a CPU limit, not the host's); 0 stops them. Call while no worker
+ * computes (at start-up and shut-down). Returns 0, or an error code with
+ * err set. */
+int fy_nn_cpu_helpers(int helpers, int cores, fy_error *err);
+
+/* The helpers for cores cores by default: cores - 1, at most
+ * FY_PAR_MAX_HELPERS. */
+int fy_nn_cpu_default_helpers(long cores);
+
+/* A worker starts (+1) or ends (-1) a computation on dev: on the CPU, its
+ * products then share the helpers (fy_nn_cpu_helpers); elsewhere nothing. */
+void fy_nn_dev_busy(fy_nn_dev *dev, int delta);
+
 /* Opens the devices spec names, comma-separated: "cpu", "vulkan" (every
- * Vulkan device), "vulkan:N", or "auto" (every GPU found, else the CPU).
+ * Vulkan device), "vulkan:N", or "auto" (every GPU found, else the CPU;
+ * Vulkan is asked only when the machine has a GPU device node).
  * NULL or "" means "cpu". On success *out holds *n devices (at most
  * FY_NN_DEV_MAX) until fy_nn_devices_close. Fails with FY_EINVAL for a bad
  * spec, FY_EUNSUPPORTED / FY_ENOTFOUND when a named device is not there

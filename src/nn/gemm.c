@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn/gemm_impl.h"
+#include "nn/par.h"
 
 /* Columns gathered per pass when a float layer computes a column subset. */
 #define F32_GATHER_COLS 64
@@ -430,6 +431,58 @@ static void i8_p16_chunk(const fy_linear *l, const uint8_t *a, const uint8_t *ap
  * CHUNK_BYTES) stay in the L2 cache while every row block of x uses them. */
 #define CHUNK_BYTES (128 * 1024)
 
+/* Products smaller than this (m·columns·k multiply-adds) stay on one
+ * thread: handing items to a helper costs a few hundred nanoseconds. */
+#define PAR_MIN_MACS (64 * 1024)
+
+/* Items per thread of a shared product: enough that a thread finishing
+ * early takes another, few enough that each streams long runs of weights
+ * (measured: 1, 2 and 4 within noise; docs/performance.md). */
+#define PAR_ITEMS_PER_THREAD 2
+
+/* One int8 product after its activations are quantised (and packed): the
+ * columns in items of `chunk`, for fy_par_for. */
+typedef struct i8_product {
+    const fy_linear *l;
+    const uint8_t *a, *ap;
+    int m, ncols, chunk, ldy;
+    const int32_t *cols;
+    float *y;
+} i8_product;
+
+static void i8_item(void *arg, int item)
+{
+    const i8_product *p = arg;
+    const fy_linear *l = p->l;
+    const int k = l->k, c0 = item * p->chunk;
+    const int nc = p->ncols - c0 < p->chunk ? p->ncols - c0 : p->chunk;
+    float *y = p->y + c0;
+    if (p->ap)
+        i8_p16_chunk(l, p->a, p->ap, p->m, p->cols, c0, nc, y, p->ldy);
+    else if (l->vnni)
+        i8_vnni_chunk(l, p->a, p->m, p->cols, c0, nc, y, p->ldy);
+    else if (p->cols)
+        l->kern->i8_gemm(p->a, p->m, k, l->w8, p->cols + c0, nc, l->unquant, l->bias, y, p->ldy);
+    else
+        l->kern->i8_gemm(p->a, p->m, k, l->w8 + (size_t)c0 * k, NULL, nc, l->unquant, l->bias + c0,
+                         y, p->ldy);
+}
+
+/* Columns per item: a pass's worth of L2 for many rows, everything at once
+ * for a few; with a team, smaller where that gives each of its threads
+ * PAR_ITEMS_PER_THREAD items (multiples of 8 columns, at least 64). */
+static int i8_chunk(const fy_linear *l, int m, int ncols, const fy_par *team)
+{
+    int chunk = m <= 3 ? ncols : (CHUNK_BYTES / l->k + 7) / 8 * 8;
+    if (team && (long)m * ncols * l->k >= PAR_MIN_MACS) {
+        int parts = PAR_ITEMS_PER_THREAD * fy_par_threads(team);
+        int even = (ncols + parts - 1) / parts;
+        even = even < 64 ? 64 : (even + 7) / 8 * 8;
+        if (even < chunk) chunk = even;
+    }
+    return chunk;
+}
+
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy)
 {
@@ -443,19 +496,13 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
             ap = a + ((size_t)m * k + 63) / 64 * 64;
             l->kern->pack_a16(a, m, k, ap);
         }
-        int chunk = m <= 3 ? ncols : (CHUNK_BYTES / k + 7) / 8 * 8;
-        for (int c0 = 0; c0 < ncols; c0 += chunk) {
-            int nc = ncols - c0 < chunk ? ncols - c0 : chunk;
-            if (ap)
-                i8_p16_chunk(l, a, ap, m, cols, c0, nc, y + c0, ldy);
-            else if (l->vnni)
-                i8_vnni_chunk(l, a, m, cols, c0, nc, y + c0, ldy);
-            else if (cols)
-                l->kern->i8_gemm(a, m, k, l->w8, cols + c0, nc, l->unquant, l->bias, y + c0, ldy);
-            else
-                l->kern->i8_gemm(a, m, k, l->w8 + (size_t)c0 * k, NULL, nc, l->unquant,
-                                 l->bias + c0, y + c0, ldy);
-        }
+        fy_par *team = fy_par_attached();
+        i8_product p = {l, a, ap, m, ncols, i8_chunk(l, m, ncols, team), ldy, cols, y};
+        int items = (ncols + p.chunk - 1) / p.chunk;
+        if (team && items > 1)
+            fy_par_for(team, items, i8_item, &p);
+        else
+            for (int i = 0; i < items; i++) i8_item(&p, i);
     } else if (!cols) {
         int chunk =
             m <= 6 ? ncols

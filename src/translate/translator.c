@@ -594,7 +594,10 @@ int fy_translate_beam(const fy_translator *t, fy_worker *w, const char *const *s
     if (!sent) return fy_err(err, FY_ENOMEM, "out of memory");
     if ((rc = make_segments(t, src, n, sent, &segs, &nseg, err)) < 0) goto done;
     if ((rc = buffers_alloc(segs, nseg, beam, nbest != NULL, &buf, err)) < 0) goto done;
-    if ((rc = decode_all(t, w, sent, segs, nseg, buf.order, beam, err)) < 0) goto done;
+    fy_nn_dev_busy(w->dev, +1); /* idle cores' helpers join this worker */
+    rc = decode_all(t, w, sent, segs, nseg, buf.order, beam, err);
+    fy_nn_dev_busy(w->dev, -1);
+    if (rc < 0) goto done;
     if (beam == 1 && nbest) fy_tr_greedy_hyps(t, segs, nseg, buf.hyps);
     if ((rc = fy_tr_assemble(t, segs, nseg, n, out, nbest, err)) < 0) goto done;
     if (info) report(sent, segs, nseg, n, info);

@@ -4,6 +4,7 @@ with Retry-After (in every dialect's shape), a request larger than the whole
 queue 413, a request past --timeout-ms answers 504, and the server stays
 healthy; the exit status without a model."""
 import os
+import glob
 import subprocess
 import threading
 import time
@@ -100,6 +101,29 @@ with Server([], env={"FANYI_THREADS": "3", "FANYI_MAX_CHARS": "10", "FANYI_QUEUE
     st, _, _ = s.post("/translate", {"text": "字" * 11})
     T.eq(st, 413, "FANYI_MAX_CHARS")
     T.eq(s.metrics()["fanyi_queue_capacity"], 7.0, "FANYI_QUEUE")
+# Helper threads: the ready line says how many; they translate as the
+# workers alone do (the same bits: tests/nn/test_par.c).
+with Server(["--helper-threads", "2"]) as s:
+    T.ok("helpers=2 devices=" in s.ready_line, "--helper-threads in the ready line")
+    st, _, b = s.post("/translate", {"text": "今天天气很好。"})
+    helped = b.get("translatedText")
+    T.eq(st, 200, "translated with helpers")
+with Server([], env={"FANYI_HELPER_THREADS": "0"}) as s:
+    T.ok("helpers=0 devices=" in s.ready_line, "FANYI_HELPER_THREADS=0")
+    st, _, b = s.post("/translate", {"text": "今天天气很好。"})
+    T.eq((st, b.get("translatedText")), (200, helped), "the same translation without helpers")
+# --device auto asks Vulkan only on a machine that shows a GPU device node:
+# without one, no Vulkan driver is loaded (Mesa's cost ~50 MiB for nothing).
+gpu_nodes = glob.glob("/dev/dri/renderD*") + glob.glob("/dev/nvidiactl") + glob.glob("/dev/dxg")
+if not gpu_nodes:
+    with Server([]) as s:
+        with open(f"/proc/{s.proc.pid}/maps") as f:
+            drivers = {line.split()[-1] for line in f if "libvulkan_" in line}
+        T.eq(sorted(drivers), [], "auto without a GPU node: no Vulkan driver loaded")
+        T.ok("devices=cpu" in s.ready_line, "auto without a GPU node: the CPU")
+r = subprocess.run([BIN, "serve", "--helper-threads", "4", "--port", "0"], capture_output=True,
+                   text=True, timeout=30)
+T.ok(r.returncode == 2 and "--helper-threads" in r.stderr, "--helper-threads 4: usage error")
 with Server(["--max-chars", "12"], env={"FANYI_MAX_CHARS": "10"}) as s:
     st, _, _ = s.post("/translate", {"text": "字" * 11})
     T.eq(st, 200, "a flag overrides the environment")

@@ -1,0 +1,242 @@
+/* par.c - helper threads sharing a worker's products (see par.h).
+ *
+ * Each helper has one state word. A worker claims a spinning helper by
+ * moving it from SPIN to TAKEN (so no two workers share one), points it at
+ * the job on the worker's stack and moves it to GO; the helper claims items
+ * from the job's counter until none is left, then moves back to SPIN, its
+ * last touch of the job. The worker claims items too and, when none is
+ * left, waits for its helpers to leave GO: every item has then run.
+ * Sleeping and waking go through one mutex and condition variable, so a
+ * wake-up cannot be lost between a helper's decision to sleep and its wait.
+ */
+#include "nn/par.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_STOP };
+
+/* How long a helper spins for work after its last item before it sleeps:
+ * longer than the gaps between one sentence's products (attention, the
+ * selection: tens of microseconds), short enough that a helper does not
+ * hold a core long after its worker's batch (another process may want
+ * it). A sleeping helper costs a worker nothing: it is woken, and the
+ * products until it arrives run without it. */
+#define SPIN_NS 300000L
+
+typedef struct par_job {
+    fy_par_fn fn;
+    void *arg;
+    int items;
+    atomic_int next;
+} par_job;
+
+typedef struct helper {
+    atomic_int state;
+    par_job *job; /* set by the worker that took it, before GO */
+    fy_par *team;
+    pthread_t thread;
+} helper;
+
+struct fy_par {
+    helper h[FY_PAR_MAX_HELPERS];
+    int n, cores;
+    atomic_int busy;    /* workers computing */
+    atomic_long shared; /* jobs a helper took part in */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static _Thread_local fy_par *attached;
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Claims and runs items of job until none is left; returns how many ran. */
+static int run_items(par_job *job)
+{
+    int ran = 0;
+    for (int i; (i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed)) < job->items;
+         ran++)
+        job->fn(job->arg, i);
+    return ran;
+}
+
+/* Sleeps until a worker wakes the helper (SLEEP -> SPIN) or the team stops. */
+static void helper_sleep(helper *h)
+{
+    fy_par *p = h->team;
+    pthread_mutex_lock(&p->mu);
+    while (atomic_load(&h->state) == H_SLEEP) pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *helper_main(void *arg)
+{
+    helper *h = arg;
+    fy_par *p = h->team;
+    long last = now_ns();
+    for (unsigned spins = 0;; spins++) {
+        int st = atomic_load_explicit(&h->state, memory_order_acquire);
+        if (st == H_STOP) return NULL;
+        if (st == H_GO) {
+            if (run_items(h->job)) atomic_fetch_add_explicit(&p->shared, 1, memory_order_relaxed);
+            atomic_store_explicit(&h->state, H_SPIN, memory_order_release);
+            last = now_ns();
+            continue;
+        }
+        if (st == H_SLEEP) {
+            helper_sleep(h);
+            last = now_ns();
+            continue;
+        }
+        if (st == H_SPIN && spins % 64 == 0 &&
+            (atomic_load_explicit(&p->busy, memory_order_relaxed) >= p->cores ||
+             now_ns() - last > SPIN_NS)) {
+            int expect = H_SPIN;
+            atomic_compare_exchange_strong(&h->state, &expect, H_SLEEP);
+            continue;
+        }
+        cpu_relax();
+    }
+}
+
+/* Moves sleeping helpers to SPIN and wakes them, while cores are free. */
+static void wake(fy_par *p)
+{
+    int any = 0;
+    for (int i = 0; i < p->n; i++) any |= atomic_load(&p->h[i].state) == H_SLEEP;
+    if (!any || atomic_load(&p->busy) >= p->cores) return;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->n; i++) {
+        int expect = H_SLEEP;
+        atomic_compare_exchange_strong(&p->h[i].state, &expect, H_SPIN);
+    }
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+fy_par *fy_par_open(int helpers, int cores, fy_error *err)
+{
+    if (helpers < 1 || helpers > FY_PAR_MAX_HELPERS) {
+        fy_err(err, FY_EINVAL, "helper threads: %d is outside [1, %d]", helpers,
+               FY_PAR_MAX_HELPERS);
+        return NULL;
+    }
+    fy_par *p = calloc(1, sizeof *p);
+    if (!p) {
+        fy_err(err, FY_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->cores = cores > 1 ? cores : 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    for (; p->n < helpers; p->n++) {
+        helper *h = &p->h[p->n];
+        atomic_init(&h->state, H_SLEEP);
+        h->team = p;
+        if (pthread_create(&h->thread, NULL, helper_main, h)) {
+            fy_err(err, FY_ENOMEM, "cannot start a helper thread");
+            fy_par_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+void fy_par_free(fy_par *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->n; i++) atomic_store(&p->h[i].state, H_STOP);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n; i++) pthread_join(p->h[i].thread, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+void fy_par_busy(fy_par *p, int delta)
+{
+    if (!p) return;
+    if (atomic_fetch_add(&p->busy, delta) + delta > 0 && delta > 0) wake(p);
+}
+
+void fy_par_attach(fy_par *p)
+{
+    attached = p;
+}
+
+fy_par *fy_par_attached(void)
+{
+    return attached;
+}
+
+int fy_par_threads(const fy_par *p)
+{
+    return p ? p->n + 1 : 1;
+}
+
+int fy_par_awake(const fy_par *p)
+{
+    int n = 0;
+    for (int i = 0; p && i < p->n; i++) n += atomic_load(&((fy_par *)p)->h[i].state) != H_SLEEP;
+    return n;
+}
+
+long fy_par_shared(const fy_par *p)
+{
+    return p ? atomic_load(&((fy_par *)p)->shared) : 0;
+}
+
+/* Takes the spinning helpers, up to want of them; returns how many (their
+ * indices in taken). */
+static int take_helpers(fy_par *p, par_job *job, int want, int *taken)
+{
+    int n = 0;
+    for (int i = 0; i < p->n && n < want; i++) {
+        helper *h = &p->h[i];
+        int expect = H_SPIN;
+        if (!atomic_compare_exchange_strong(&h->state, &expect, H_TAKEN)) continue;
+        h->job = job;
+        atomic_store_explicit(&h->state, H_GO, memory_order_release);
+        taken[n++] = i;
+    }
+    return n;
+}
+
+void fy_par_for(fy_par *p, int items, fy_par_fn fn, void *arg)
+{
+    par_job job = {.fn = fn, .arg = arg, .items = items};
+    atomic_init(&job.next, 0);
+    int taken[FY_PAR_MAX_HELPERS], nt = 0;
+    if (p && items > 1) {
+        nt = take_helpers(p, &job, items - 1, taken);
+        if (!nt) wake(p);
+    }
+    run_items(&job);
+    /* A helper leaves GO after its last item; it is running (it was
+     * spinning when taken), so this wait is as long as one item. */
+    for (int t = 0; t < nt; t++)
+        for (unsigned spins = 1;
+             atomic_load_explicit(&p->h[taken[t]].state, memory_order_acquire) == H_GO; spins++)
+            if (spins % 4096 == 0)
+                sched_yield();
+            else
+                cpu_relax();
+}

@@ -1,0 +1,173 @@
+/* test_par.c - the helper team (src/nn/par.c): every item runs exactly
+ * once, also with two workers at once; idle helpers take part; helpers
+ * stay out while every core has a worker; a linear layer gives the same
+ * bits with helpers as without. Run under ThreadSanitizer too (label
+ * threads). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "nn/gemm.h"
+#include "nn/par.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+enum { MAX_ITEMS = 64 };
+
+typedef struct counts {
+    int runs[MAX_ITEMS];
+    int spin; /* busy work per item (loop iterations) */
+} counts;
+
+static void count_item(void *arg, int item)
+{
+    counts *c = arg;
+    volatile unsigned x = 0;
+    for (int i = 0; i < c->spin; i++) x += (unsigned)i;
+    c->runs[item]++;
+}
+
+/* n products of 1 .. MAX_ITEMS items; 0 when each item of each ran once. */
+static int run_products(fy_par *p, int n, int spin)
+{
+    int bad = 0;
+    for (int r = 0; r < n; r++) {
+        counts c = {.spin = spin};
+        int items = 1 + r % MAX_ITEMS;
+        fy_par_for(p, items, count_item, &c);
+        for (int i = 0; i < MAX_ITEMS; i++) bad += c.runs[i] != (i < items);
+    }
+    return bad;
+}
+
+static void *worker(void *arg)
+{
+    fy_par *p = arg;
+    fy_par_busy(p, +1);
+    long bad = run_products(p, 2000, 200);
+    fy_par_busy(p, -1);
+    return (void *)bad;
+}
+
+static void test_items(void)
+{
+    fy_error err = {0};
+    fy_par *p = fy_par_open(2, 4, &err);
+    CHECKF(p, "open: %s", err.msg);
+    if (!p) return;
+    CHECK(fy_par_threads(p) == 3);
+    CHECK(run_products(NULL, 200, 0) == 0); /* no team: all on the caller */
+    fy_par_busy(p, +1);
+    CHECK(run_products(p, 3000, 0) == 0);
+    /* Helpers wake for a worker and take part within moments; slow items
+     * leave them time to claim some. Bounded: 10 s. */
+    double t0 = now_s();
+    int bad = 0;
+    while (fy_par_shared(p) == 0 && now_s() - t0 < 10) bad += run_products(p, 64, 20000);
+    CHECK(bad == 0);
+    CHECKF(fy_par_shared(p) > 0, "no helper took part in %.1f s", now_s() - t0);
+    fy_par_busy(p, -1);
+    /* Two workers at once, each claiming helpers. */
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, worker, p);
+    for (int i = 0; i < 2; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        CHECKF(r == NULL, "worker %d: %ld products ran an item other than once", i, (long)r);
+    }
+    fy_par_free(p);
+    fy_par_free(NULL);
+}
+
+static void test_full_cores(void)
+{
+    fy_error err = {0};
+    fy_par *p = fy_par_open(1, 2, &err);
+    CHECKF(p, "open: %s", err.msg);
+    if (!p) return;
+    fy_par_busy(p, +2); /* as many workers as cores */
+    /* The helper notices and sleeps; until then it may still take part. */
+    double t0 = now_s();
+    while (fy_par_awake(p) > 0 && now_s() - t0 < 10) run_products(p, 8, 0);
+    CHECKF(fy_par_awake(p) == 0, "the helper still spins with every core busy");
+    long before = fy_par_shared(p);
+    CHECK(run_products(p, 500, 2000) == 0);
+    CHECKF(fy_par_shared(p) == before, "the helper took part %ld times with every core busy",
+           fy_par_shared(p) - before);
+    fy_par_busy(p, -2);
+    fy_par_free(p);
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1DULL;
+static uint32_t next_u32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* A layer's output with and without helpers: the same bits, for every row
+ * count (one-row steps, row kernels, panels) and for column subsets. */
+static void test_linear(void)
+{
+    enum { N = 1024, K = 512, M = 40 };
+    fy_error err = {0};
+    int8_t *w = malloc((size_t)N * K);
+    float *bias = malloc(N * sizeof *bias), *x = malloc((size_t)M * K * sizeof *x);
+    float *y0 = malloc((size_t)M * N * sizeof *y0), *y1 = malloc((size_t)M * N * sizeof *y1);
+    int32_t cols[300];
+    for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (int8_t)((int)(next_u32() % 255) - 127);
+    for (int j = 0; j < N; j++) bias[j] = (float)(next_u32() % 1000) / 500.0f - 1.0f;
+    for (size_t i = 0; i < (size_t)M * K; i++) x[i] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
+    for (int c = 0; c < 300; c++) cols[c] = c * 3 + c % 3;
+    fy_linear *l = fy_linear_new_i8(w, N, K, 1.0f, 64.0f, bias, &err);
+    fy_par *p = fy_par_open(2, 4, &err);
+    void *scratch = aligned_alloc(64, fy_linear_scratch_bytes(l, M) + 64);
+    CHECKF(l && p && scratch, "setup: %s", err.msg);
+    if (l && p && scratch) {
+        fy_par_busy(p, +1);
+        static const int ms[] = {1, 2, 3, 5, 8, 17, 40};
+        for (size_t t = 0; t < sizeof ms / sizeof *ms; t++)
+            for (int sub = 0; sub < 2; sub++) {
+                int m = ms[t], n = sub ? 300 : N;
+                const int32_t *cs = sub ? cols : NULL;
+                fy_par_attach(NULL);
+                fy_linear_forward(l, x, m, cs, n, scratch, y0);
+                fy_par_attach(p);
+                fy_linear_forward(l, x, m, cs, n, scratch, y1);
+                fy_par_attach(NULL);
+                CHECKF(!memcmp(y0, y1, (size_t)m * n * sizeof *y0),
+                       "m = %d, %s: outputs differ with helpers", m, sub ? "subset" : "all");
+            }
+        fy_par_busy(p, -1);
+    }
+    fy_par_free(p);
+    fy_linear_free(l);
+    free(scratch);
+    free(w);
+    free(bias);
+    free(x);
+    free(y0);
+    free(y1);
+}
+
+int main(void)
+{
+    fy_error err = {0};
+    CHECK(!fy_par_open(0, 2, &err) && err.code == FY_EINVAL);
+    CHECK(!fy_par_open(FY_PAR_MAX_HELPERS + 1, 2, &err) && err.code == FY_EINVAL);
+    test_items();
+    test_full_cores();
+    test_linear();
+    printf("test_par: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
