@@ -69,7 +69,8 @@ static const char USAGE[] =
     "  --model DIR            use this one model directory ($FANYI_MODEL_DIR)\n"
     "  --threads N            worker threads translating batches concurrently (default 1)\n"
     "  --helper-threads N     threads that join the workers' matrix products while\n"
-    "                         cores are idle, 0 .. 3 (default: cores - 1, at most 3)\n"
+    "                         cores are idle, 0 .. 3 (default 0: for latency on an\n"
+    "                         idle machine, see fanyi serve --help)\n"
     "  --batch N              sentences per batch (default 16)\n"
     "  --device D             where to translate: cpu (default), vulkan:N, auto, or a\n"
     "                         list (see fanyi devices); every device gives the same output\n"
@@ -649,8 +650,10 @@ static int run(opts *o, fy_scheduler *sched, fy_registry *reg)
 
 int cmd_translate(int argc, char **argv)
 {
+    /* No helpers by default: a batch tool often shares the machine, where
+     * a helper that loses its core stalls its worker (docs/performance.md,
+     * "One sentence on two cores"). */
     opts o = {.threads = 1, .batch = 16, .beam = 1};
-    o.helpers = fy_nn_cpu_default_helpers(sysconf(_SC_NPROCESSORS_ONLN));
     fy_translator_options_default(&o.topt);
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;

@@ -2,10 +2,13 @@
  *
  * Each helper has one state word. A worker claims a spinning helper by
  * moving it from SPIN to TAKEN (so no two workers share one), points it at
- * the job on the worker's stack and moves it to GO; the helper claims items
- * from the job's counter until none is left, then moves back to SPIN, its
- * last touch of the job. The worker claims items too and, when none is
- * left, waits for its helpers to leave GO: every item has then run.
+ * the job on the worker's stack and moves it to GO. The helper accepts by
+ * moving GO to RUN, claims items from the job's counter until none is
+ * left, then moves back to SPIN, its last touch of the job. The worker
+ * claims items too and, when none is left, takes back every helper still
+ * in GO (GO -> SPIN: one that was descheduled while it spun never touches
+ * the job, and the worker does not wait for it to run again) and waits
+ * for those in RUN to finish their item.
  * Sleeping and waking go through one mutex and condition variable, so a
  * wake-up cannot be lost between a helper's decision to sleep and its wait.
  */
@@ -17,7 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_STOP };
+enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_RUN, H_STOP };
 
 /* How long a helper spins for work after its last item before it sleeps:
  * longer than the gaps between one sentence's products (attention, the
@@ -26,6 +29,15 @@ enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_STOP };
  * it). A sleeping helper costs a worker nothing: it is woken, and the
  * products until it arrives run without it. */
 #define SPIN_NS 300000L
+
+/* A gap this long between a spinning helper's looks at the clock, or in a
+ * worker's wait for a helper's last item, means the thread lost its core:
+ * the machine has more runnable threads than cores (other processes,
+ * other servers). Helpers then stay asleep for BACKOFF_NS: a descheduled
+ * helper holding an item stalls its worker, and a spinning one takes a
+ * core from someone else. */
+#define DESCHED_NS 200000L
+#define BACKOFF_NS 250000000L
 
 typedef struct par_job {
     fy_par_fn fn;
@@ -44,8 +56,9 @@ typedef struct helper {
 struct fy_par {
     helper h[FY_PAR_MAX_HELPERS];
     int n, cores;
-    atomic_int busy;    /* workers computing */
-    atomic_long shared; /* jobs a helper took part in */
+    atomic_int busy;         /* workers computing */
+    atomic_long shared;      /* jobs a helper took part in */
+    atomic_long quiet_until; /* CLOCK_MONOTONIC ns before which no helper wakes */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -85,28 +98,47 @@ static void helper_sleep(helper *h)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* The machine is oversubscribed: helpers sleep for BACKOFF_NS. */
+static void back_off(fy_par *p, long now)
+{
+    atomic_store_explicit(&p->quiet_until, now + BACKOFF_NS, memory_order_relaxed);
+}
+
+/* Whether a spinning helper should sleep now (every 64 spins): every core
+ * has a worker, no work came for SPIN_NS, it was descheduled since its
+ * last look (*looked), or the team backs off. */
+static int helper_should_sleep(fy_par *p, long last_work, long *looked)
+{
+    long now = now_ns();
+    if (now - *looked > DESCHED_NS) back_off(p, now);
+    *looked = now;
+    return atomic_load_explicit(&p->busy, memory_order_relaxed) >= p->cores ||
+           now - last_work > SPIN_NS ||
+           now < atomic_load_explicit(&p->quiet_until, memory_order_relaxed);
+}
+
 static void *helper_main(void *arg)
 {
     helper *h = arg;
     fy_par *p = h->team;
-    long last = now_ns();
+    long last = now_ns(), looked = last;
     for (unsigned spins = 0;; spins++) {
         int st = atomic_load_explicit(&h->state, memory_order_acquire);
         if (st == H_STOP) return NULL;
         if (st == H_GO) {
+            int expect = H_GO; /* the worker may have taken it back */
+            if (!atomic_compare_exchange_strong(&h->state, &expect, H_RUN)) continue;
             if (run_items(h->job)) atomic_fetch_add_explicit(&p->shared, 1, memory_order_relaxed);
             atomic_store_explicit(&h->state, H_SPIN, memory_order_release);
-            last = now_ns();
+            last = looked = now_ns();
             continue;
         }
         if (st == H_SLEEP) {
             helper_sleep(h);
-            last = now_ns();
+            last = looked = now_ns();
             continue;
         }
-        if (st == H_SPIN && spins % 64 == 0 &&
-            (atomic_load_explicit(&p->busy, memory_order_relaxed) >= p->cores ||
-             now_ns() - last > SPIN_NS)) {
+        if (st == H_SPIN && spins % 64 == 0 && helper_should_sleep(p, last, &looked)) {
             int expect = H_SPIN;
             atomic_compare_exchange_strong(&h->state, &expect, H_SLEEP);
             continue;
@@ -120,7 +152,9 @@ static void wake(fy_par *p)
 {
     int any = 0;
     for (int i = 0; i < p->n; i++) any |= atomic_load(&p->h[i].state) == H_SLEEP;
-    if (!any || atomic_load(&p->busy) >= p->cores) return;
+    if (!any || atomic_load(&p->busy) >= p->cores ||
+        now_ns() < atomic_load_explicit(&p->quiet_until, memory_order_relaxed))
+        return;
     pthread_mutex_lock(&p->mu);
     for (int i = 0; i < p->n; i++) {
         int expect = H_SLEEP;
@@ -143,6 +177,7 @@ fy_par *fy_par_open(int helpers, int cores, fy_error *err)
         return NULL;
     }
     p->cores = cores > 1 ? cores : 1;
+    atomic_init(&p->quiet_until, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     for (; p->n < helpers; p->n++) {
@@ -230,13 +265,23 @@ void fy_par_for(fy_par *p, int items, fy_par_fn fn, void *arg)
         if (!nt) wake(p);
     }
     run_items(&job);
-    /* A helper leaves GO after its last item; it is running (it was
-     * spinning when taken), so this wait is as long as one item. */
-    for (int t = 0; t < nt; t++)
-        for (unsigned spins = 1;
-             atomic_load_explicit(&p->h[taken[t]].state, memory_order_acquire) == H_GO; spins++)
-            if (spins % 4096 == 0)
-                sched_yield();
-            else
+    /* Every item is claimed. A helper still in GO has not looked: take it
+     * back. One in RUN is finishing its last item: wait for it. */
+    for (int t = 0; t < nt; t++) {
+        helper *h = &p->h[taken[t]];
+        int expect = H_GO;
+        if (atomic_compare_exchange_strong(&h->state, &expect, H_SPIN)) continue;
+        long t0 = 0;
+        for (unsigned spins = 1; atomic_load_explicit(&h->state, memory_order_acquire) == H_RUN;
+             spins++) {
+            if (spins % 256) {
                 cpu_relax();
+                continue;
+            }
+            long now = now_ns();
+            if (!t0) t0 = now;
+            if (now - t0 > DESCHED_NS) back_off(p, now); /* the helper lost its core */
+            sched_yield();
+        }
+    }
 }
