@@ -209,7 +209,8 @@ void fy_par_free(fy_par *p)
 void fy_par_busy(fy_par *p, int delta)
 {
     if (!p) return;
-    if (atomic_fetch_add(&p->busy, delta) + delta > 0 && delta > 0) wake(p);
+    atomic_fetch_add(&p->busy, delta);
+    if (delta > 0) wake(p); /* a worker started: idle cores may help it */
 }
 
 void fy_par_attach(fy_par *p)

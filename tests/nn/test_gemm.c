@@ -22,6 +22,7 @@
 #include "nn/gemm.h"
 #include "nn/gemm_impl.h"
 #include "../check.h"
+#include "../xorshift.h"
 
 /* gemm_ref vs the real-valued int8 formula (double), relative to the sum of
  * absolute terms: covers float32 rounding of bias', unquant and the output. */
@@ -33,10 +34,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint32_t rnd(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
+    return xorshift_next(&rng_state);
 }
 
 static float frand(float lo, float hi)

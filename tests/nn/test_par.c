@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "xorshift.h"
 #include "nn/gemm.h"
 #include "nn/par.h"
 
@@ -109,10 +110,7 @@ static void test_full_cores(void)
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
 static uint32_t next_u32(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
+    return xorshift_next(&rng);
 }
 
 /* A layer's output with and without helpers: the same bits, for every row
