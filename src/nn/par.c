@@ -14,11 +14,14 @@
  */
 #include "nn/par.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_RUN, H_STOP };
 
@@ -30,14 +33,25 @@ enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_RUN, H_STOP };
  * products until it arrives run without it. */
 #define SPIN_NS 300000L
 
-/* A gap this long between a spinning helper's looks at the clock, or in a
- * worker's wait for a helper's last item, means the thread lost its core:
- * the machine has more runnable threads than cores (other processes,
- * other servers). Helpers then stay asleep for BACKOFF_NS: a descheduled
- * helper holding an item stalls its worker, and a spinning one takes a
- * core from someone else. */
-#define DESCHED_NS 200000L
-#define BACKOFF_NS 250000000L
+/* Helpers also sleep while the machine has more runnable threads than
+ * CPUs (other processes, other servers): a spinning helper would take a
+ * core from someone else (its own worker too, since the scheduler shares
+ * a core among all who wait for it), and one descheduled while it holds
+ * an item stalls its worker. A helper sees this in the time it spent
+ * waiting on a run queue (the kernel's schedstat for the thread, read
+ * every WATCH_NS while it is awake): over DESCHED_NS since its last
+ * look, and the team sleeps. Neither the time a virtual machine's vCPU
+ * loses to its hypervisor nor a sleeping thread still counted on a run
+ * queue (the load average's count on recent kernels) looks like this. A
+ * kernel thread preempting a helper now and then is not contention
+ * either: the first sleep is BACKOFF_MIN_NS, doubled on each strike that
+ * comes within STRIKE_RESET_NS of the last sleep's end, up to
+ * BACKOFF_MAX_NS. */
+#define WATCH_NS        2000000L
+#define DESCHED_NS      200000L
+#define BACKOFF_MIN_NS  2000000L
+#define BACKOFF_MAX_NS  256000000L
+#define STRIKE_RESET_NS 100000000L
 
 typedef struct par_job {
     fy_par_fn fn;
@@ -50,15 +64,22 @@ typedef struct helper {
     atomic_int state;
     par_job *job; /* set by the worker that took it, before GO */
     fy_par *team;
+    int stat_fd;         /* its /proc schedstat; -1: not watched */
+    long checked;        /* when it last looked at it */
+    unsigned long delay; /* its run-queue wait then (ns) */
     pthread_t thread;
 } helper;
 
 struct fy_par {
     helper h[FY_PAR_MAX_HELPERS];
     int n, cores;
+    atomic_int watch;        /* whether helpers watch their run-queue waits */
     atomic_int busy;         /* workers computing */
     atomic_long shared;      /* jobs a helper took part in */
+    atomic_long backoffs;    /* times the team slept for contention */
     atomic_long quiet_until; /* CLOCK_MONOTONIC ns before which no helper wakes */
+    atomic_long backoff;     /* the last sleep's length */
+    atomic_long last_strike; /* when it began */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -98,20 +119,49 @@ static void helper_sleep(helper *h)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* The machine is oversubscribed: helpers sleep for BACKOFF_NS. */
-static void back_off(fy_par *p, long now)
+/* The calling helper's run-queue wait so far (ns); 0 if unknown. */
+static unsigned long run_delay(const helper *h)
 {
-    atomic_store_explicit(&p->quiet_until, now + BACKOFF_NS, memory_order_relaxed);
+    char buf[96];
+    unsigned long on_cpu, delay;
+    ssize_t n = pread(h->stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    return sscanf(buf, "%lu %lu", &on_cpu, &delay) == 2 ? delay : 0;
+}
+
+/* Another thread took a helper's core: the team sleeps (see above). */
+static void strike(fy_par *p, long now)
+{
+    long len = atomic_load_explicit(&p->backoff, memory_order_relaxed);
+    long ended = atomic_load_explicit(&p->last_strike, memory_order_relaxed) + len;
+    len = now - ended > STRIKE_RESET_NS ? BACKOFF_MIN_NS : len * 2;
+    if (len > BACKOFF_MAX_NS) len = BACKOFF_MAX_NS;
+    atomic_store_explicit(&p->backoff, len, memory_order_relaxed);
+    atomic_store_explicit(&p->last_strike, now, memory_order_relaxed);
+    atomic_store_explicit(&p->quiet_until, now + len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->backoffs, 1, memory_order_relaxed);
+}
+
+/* Every WATCH_NS: whether the helper waited for a core since. */
+static void watch_machine(helper *h, long now)
+{
+    if (h->stat_fd < 0 || now - h->checked < WATCH_NS) return;
+    unsigned long delay = run_delay(h);
+    int waited = delay - h->delay > DESCHED_NS;
+    h->checked = now;
+    h->delay = delay;
+    if (waited && atomic_load_explicit(&h->team->watch, memory_order_relaxed)) strike(h->team, now);
 }
 
 /* Whether a spinning helper should sleep now (every 64 spins): every core
- * has a worker, no work came for SPIN_NS, it was descheduled since its
- * last look (*looked), or the team backs off. */
-static int helper_should_sleep(fy_par *p, long last_work, long *looked)
+ * has a worker, no work came for SPIN_NS, or the team backs off (perhaps
+ * because this helper just found it had waited for its core). */
+static int helper_should_sleep(helper *h, long last_work)
 {
+    fy_par *p = h->team;
     long now = now_ns();
-    if (now - *looked > DESCHED_NS) back_off(p, now);
-    *looked = now;
+    watch_machine(h, now);
     return atomic_load_explicit(&p->busy, memory_order_relaxed) >= p->cores ||
            now - last_work > SPIN_NS ||
            now < atomic_load_explicit(&p->quiet_until, memory_order_relaxed);
@@ -121,30 +171,36 @@ static void *helper_main(void *arg)
 {
     helper *h = arg;
     fy_par *p = h->team;
-    long last = now_ns(), looked = last;
+    long last = now_ns();
+    h->stat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (h->stat_fd >= 0) h->delay = run_delay(h);
+    h->checked = last;
     for (unsigned spins = 0;; spins++) {
         int st = atomic_load_explicit(&h->state, memory_order_acquire);
-        if (st == H_STOP) return NULL;
+        if (st == H_STOP) break;
         if (st == H_GO) {
             int expect = H_GO; /* the worker may have taken it back */
             if (!atomic_compare_exchange_strong(&h->state, &expect, H_RUN)) continue;
             if (run_items(h->job)) atomic_fetch_add_explicit(&p->shared, 1, memory_order_relaxed);
             atomic_store_explicit(&h->state, H_SPIN, memory_order_release);
-            last = looked = now_ns();
+            last = now_ns();
+            watch_machine(h, last);
             continue;
         }
         if (st == H_SLEEP) {
             helper_sleep(h);
-            last = looked = now_ns();
+            last = now_ns();
             continue;
         }
-        if (st == H_SPIN && spins % 64 == 0 && helper_should_sleep(p, last, &looked)) {
+        if (st == H_SPIN && spins % 64 == 0 && helper_should_sleep(h, last)) {
             int expect = H_SPIN;
             atomic_compare_exchange_strong(&h->state, &expect, H_SLEEP);
             continue;
         }
         cpu_relax();
     }
+    if (h->stat_fd >= 0) close(h->stat_fd);
+    return NULL;
 }
 
 /* Moves sleeping helpers to SPIN and wakes them, while cores are free. */
@@ -177,6 +233,9 @@ fy_par *fy_par_open(int helpers, int cores, fy_error *err)
         return NULL;
     }
     p->cores = cores > 1 ? cores : 1;
+    atomic_init(&p->watch, 1);
+    atomic_init(&p->backoff, 0);
+    atomic_init(&p->last_strike, 0);
     atomic_init(&p->quiet_until, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
@@ -240,6 +299,16 @@ long fy_par_shared(const fy_par *p)
     return p ? atomic_load(&((fy_par *)p)->shared) : 0;
 }
 
+long fy_par_backoffs(const fy_par *p)
+{
+    return p ? atomic_load(&((fy_par *)p)->backoffs) : 0;
+}
+
+void fy_par_watch(fy_par *p, int on)
+{
+    if (p) atomic_store(&p->watch, on != 0);
+}
+
 /* Takes the spinning helpers, up to want of them; returns how many (their
  * indices in taken). */
 static int take_helpers(fy_par *p, par_job *job, int want, int *taken)
@@ -281,8 +350,11 @@ void fy_par_for(fy_par *p, int items, fy_par_fn fn, void *arg)
             }
             long now = now_ns();
             if (!t0) t0 = now;
-            if (now - t0 > DESCHED_NS) back_off(p, now); /* the helper lost its core */
-            sched_yield();
+            /* After DESCHED_NS the helper may have lost its core to this
+             * very thread: let it run. Not sooner: a yield gives the rest
+             * of this thread's time slice to anyone waiting, and most
+             * waits are microseconds. */
+            if (now - t0 > DESCHED_NS) sched_yield();
         }
     }
 }

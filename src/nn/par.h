@@ -10,11 +10,11 @@
  * are the same bits with or without helpers.
  *
  * Helpers never compete with workers for cores: they spin only while fewer
- * workers are computing (fy_par_busy) than the team's cores and a worker
- * gave them work in the last moments, and sleep otherwise; a worker that
- * finds no helper waiting does the whole product itself. So under full
- * load a team costs nothing, and one request on an idle machine gets every
- * core.
+ * workers are computing (fy_par_busy) than the team's cores, no other
+ * thread takes their cores (fy_par_watch), and a worker gave them work in
+ * the last moments; they sleep otherwise, and a worker that finds no
+ * helper waiting does the whole product itself. So under full load a team
+ * costs nothing, and one request on an idle machine gets every core.
  */
 #ifndef FY_NN_PAR_H
 #define FY_NN_PAR_H
@@ -59,5 +59,13 @@ int fy_par_awake(const fy_par *p);
 
 /* Products a helper of p took part in so far (tests, metrics). */
 long fy_par_shared(const fy_par *p);
+
+/* Whether p's helpers watch for contention (on by default): a helper that
+ * waited for a core sends the team to sleep a while, since the machine has
+ * more runnable threads than CPUs. Tests of the sharing itself turn it
+ * off, since other tests may load the machine; fy_par_backoffs counts
+ * those sleeps. */
+void fy_par_watch(fy_par *p, int on);
+long fy_par_backoffs(const fy_par *p);
 
 #endif

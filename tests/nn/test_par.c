@@ -1,13 +1,16 @@
 /* test_par.c - the helper team (src/nn/par.c): every item runs exactly
  * once, also with two workers at once; idle helpers take part; helpers
- * stay out while every core has a worker; a linear layer gives the same
- * bits with helpers as without. Run under ThreadSanitizer too (label
- * threads). */
+ * stay out while every core has a worker, and back off while other
+ * threads want their cores; a linear layer gives the same bits with
+ * helpers as without. Run under ThreadSanitizer too (label threads).
+ * Tests of the sharing itself turn the contention watch off (fy_par_watch):
+ * other tests may load the machine. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "xorshift.h"
@@ -64,6 +67,7 @@ static void test_items(void)
     fy_par *p = fy_par_open(2, 4, &err);
     CHECKF(p, "open: %s", err.msg);
     if (!p) return;
+    fy_par_watch(p, 0);
     CHECK(fy_par_threads(p) == 3);
     CHECK(run_products(NULL, 200, 0) == 0); /* no team: all on the caller */
     fy_par_busy(p, +1);
@@ -107,6 +111,47 @@ static void test_full_cores(void)
     fy_par_free(p);
 }
 
+static atomic_int hogs_stop;
+
+static void *hog(void *arg)
+{
+    (void)arg;
+    volatile unsigned x = 0;
+    while (!atomic_load_explicit(&hogs_stop, memory_order_relaxed)) x++;
+    return NULL;
+}
+
+/* More spinning threads than CPUs: a helper waits for a core, and the team
+ * backs off (bounded: 10 s). */
+static void test_contention(void)
+{
+    if (access("/proc/thread-self/schedstat", R_OK)) {
+        printf("test_contention: skipped, the kernel gives no schedstat\n");
+        return;
+    }
+    enum { MAX_HOGS = 64 };
+    fy_error err = {0};
+    fy_par *p = fy_par_open(1, 2, &err);
+    CHECKF(p, "open: %s", err.msg);
+    if (!p) return;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nhogs = cpus > 0 && cpus < MAX_HOGS ? (int)cpus + 1 : MAX_HOGS;
+    pthread_t th[MAX_HOGS];
+    atomic_store(&hogs_stop, 0);
+    for (int i = 0; i < nhogs; i++) pthread_create(&th[i], NULL, hog, NULL);
+    fy_par_busy(p, +1);
+    double t0 = now_s();
+    int bad = 0;
+    while (fy_par_backoffs(p) == 0 && now_s() - t0 < 10) bad += run_products(p, 64, 2000);
+    CHECK(bad == 0);
+    CHECKF(fy_par_backoffs(p) > 0, "no back-off in %.1f s beside %d spinning threads", now_s() - t0,
+           nhogs);
+    fy_par_busy(p, -1);
+    atomic_store(&hogs_stop, 1);
+    for (int i = 0; i < nhogs; i++) pthread_join(th[i], NULL);
+    fy_par_free(p);
+}
+
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
 static uint32_t next_u32(void)
 {
@@ -114,7 +159,8 @@ static uint32_t next_u32(void)
 }
 
 /* A layer's output with and without helpers: the same bits, for every row
- * count (one-row steps, row kernels, panels) and for column subsets. */
+ * count (one-row steps, row kernels, panels) and for column subsets, each
+ * until a helper took part in a helped run (bounded: 200 runs). */
 static void test_linear(void)
 {
     enum { N = 1024, K = 512, M = 40 };
@@ -131,7 +177,9 @@ static void test_linear(void)
     fy_par *p = fy_par_open(2, 4, &err);
     void *scratch = aligned_alloc(64, fy_linear_scratch_bytes(l, M) + 64);
     CHECKF(l && p && scratch, "setup: %s", err.msg);
+    int helped = 0;
     if (l && p && scratch) {
+        fy_par_watch(p, 0);
         fy_par_busy(p, +1);
         static const int ms[] = {1, 2, 3, 5, 8, 17, 40};
         for (size_t t = 0; t < sizeof ms / sizeof *ms; t++)
@@ -140,13 +188,19 @@ static void test_linear(void)
                 const int32_t *cs = sub ? cols : NULL;
                 fy_par_attach(NULL);
                 fy_linear_forward(l, x, m, cs, n, scratch, y0);
-                fy_par_attach(p);
-                fy_linear_forward(l, x, m, cs, n, scratch, y1);
-                fy_par_attach(NULL);
-                CHECKF(!memcmp(y0, y1, (size_t)m * n * sizeof *y0),
-                       "m = %d, %s: outputs differ with helpers", m, sub ? "subset" : "all");
+                long before = fy_par_shared(p);
+                int same = 1;
+                for (int run = 0; run < 200 && same && fy_par_shared(p) == before; run++) {
+                    fy_par_attach(p);
+                    fy_linear_forward(l, x, m, cs, n, scratch, y1);
+                    fy_par_attach(NULL);
+                    same = !memcmp(y0, y1, (size_t)m * n * sizeof *y0);
+                }
+                CHECKF(same, "m = %d, %s: outputs differ with helpers", m, sub ? "subset" : "all");
+                helped += fy_par_shared(p) > before;
             }
         fy_par_busy(p, -1);
+        CHECKF(helped > 0, "no helper took part in any layer");
     }
     fy_par_free(p);
     fy_linear_free(l);
@@ -165,6 +219,7 @@ int main(void)
     CHECK(!fy_par_open(FY_PAR_MAX_HELPERS + 1, 2, &err) && err.code == FY_EINVAL);
     test_items();
     test_full_cores();
+    test_contention();
     test_linear();
     printf("test_par: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
