@@ -34,6 +34,14 @@ int fy_nn_cpu_helpers(int helpers, int cores, fy_error *err)
     return cpu->impl ? 0 : err->code;
 }
 
+void fy_nn_cpu_helper_stats(fy_nn_helper_stats *st)
+{
+    const fy_par *team = fy_nn_cpu_device()->impl;
+    st->helpers = fy_par_threads(team) - 1;
+    st->shared = fy_par_shared(team);
+    st->backoffs = fy_par_backoffs(team);
+}
+
 int fy_nn_cpu_default_helpers(long cores)
 {
     long n = cores - 1;

@@ -143,6 +143,14 @@ fy_nn_dev *fy_nn_cpu_device(void);
  * err set. */
 int fy_nn_cpu_helpers(int helpers, int cores, fy_error *err);
 
+/* The CPU's helper threads now, the products they took part in and the
+ * times they slept because other threads wanted their cores (metrics). */
+typedef struct fy_nn_helper_stats {
+    int helpers;
+    long shared, backoffs;
+} fy_nn_helper_stats;
+void fy_nn_cpu_helper_stats(fy_nn_helper_stats *st);
+
 /* The helpers for cores cores by default: cores - 1, at most
  * FY_PAR_MAX_HELPERS. */
 int fy_nn_cpu_default_helpers(long cores);

@@ -154,16 +154,18 @@ static void watch_machine(helper *h, long now)
     if (waited && atomic_load_explicit(&h->team->watch, memory_order_relaxed)) strike(h->team, now);
 }
 
-/* Whether a spinning helper should sleep now (every 64 spins): every core
- * has a worker, no work came for SPIN_NS, or the team backs off (perhaps
- * because this helper just found it had waited for its core). */
+/* Whether a spinning helper should sleep now (every 64 spins): no worker
+ * computes (none will give it work soon, and a server's network thread
+ * may want the core now), every core has one, no work came for SPIN_NS, or
+ * the team backs off (perhaps because this helper just found it had
+ * waited for its core). */
 static int helper_should_sleep(helper *h, long last_work)
 {
     fy_par *p = h->team;
     long now = now_ns();
     watch_machine(h, now);
-    return atomic_load_explicit(&p->busy, memory_order_relaxed) >= p->cores ||
-           now - last_work > SPIN_NS ||
+    int busy = atomic_load_explicit(&p->busy, memory_order_relaxed);
+    return busy == 0 || busy >= p->cores || now - last_work > SPIN_NS ||
            now < atomic_load_explicit(&p->quiet_until, memory_order_relaxed);
 }
 
@@ -190,6 +192,10 @@ static void *helper_main(void *arg)
         if (st == H_SLEEP) {
             helper_sleep(h);
             last = now_ns();
+            /* Waiting for a core just after waking is not contention while
+             * helping: count from here. */
+            if (h->stat_fd >= 0) h->delay = run_delay(h);
+            h->checked = last;
             continue;
         }
         if (st == H_SPIN && spins % 64 == 0 && helper_should_sleep(h, last)) {
@@ -208,7 +214,8 @@ static void wake(fy_par *p)
 {
     int any = 0;
     for (int i = 0; i < p->n; i++) any |= atomic_load(&p->h[i].state) == H_SLEEP;
-    if (!any || atomic_load(&p->busy) >= p->cores ||
+    int busy = atomic_load(&p->busy);
+    if (!any || busy == 0 || busy >= p->cores ||
         now_ns() < atomic_load_explicit(&p->quiet_until, memory_order_relaxed))
         return;
     pthread_mutex_lock(&p->mu);

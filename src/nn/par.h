@@ -35,8 +35,9 @@ fy_par *fy_par_open(int helpers, int cores, fy_error *err);
  * fy_par_for. */
 void fy_par_free(fy_par *p);
 
-/* A worker starts (+1) or ends (-1) a computation on the CPU. While as many
- * workers compute as the team has cores, helpers sleep. */
+/* A worker starts (+1) or ends (-1) a computation on the CPU. Helpers join
+ * only while some worker computes, and sleep while none does or as many
+ * as the team has cores. */
 void fy_par_busy(fy_par *p, int delta);
 
 /* Makes p the calling thread's team (NULL: none); fy_par_attached() gives

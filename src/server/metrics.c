@@ -1,6 +1,7 @@
 /* metrics.c - request counters and the Prometheus text of /metrics: HTTP
  * requests by endpoint and status, latency histogram, the scheduler's
  * queue and batches, the cache, and the process's resident memory. */
+#include "nn/backend.h"
 #include "server/internal.h"
 #include "util/buf.h"
 
@@ -142,6 +143,16 @@ static void render_scheduler(fy_buf *b, fy_server *s)
            st.in_flight);
     metric(b, "fanyi_worker_threads", "gauge", "Translation worker threads.",
            (unsigned long long)st.threads);
+    fy_nn_helper_stats hs;
+    fy_nn_cpu_helper_stats(&hs);
+    metric(b, "fanyi_helper_threads", "gauge",
+           "Threads that join a worker's products on idle cores (--helper-threads).",
+           (unsigned long long)hs.helpers);
+    metric(b, "fanyi_helper_products_total", "counter", "Products a helper thread took part in.",
+           (unsigned long long)hs.shared);
+    metric(b, "fanyi_helper_backoffs_total", "counter",
+           "Times the helpers slept because other threads wanted their cores.",
+           (unsigned long long)hs.backoffs);
     metric(b, "fanyi_jobs_total", "counter", "Requests admitted to the scheduler.", st.jobs);
     metric(b, "fanyi_jobs_rejected_total", "counter",
            "Requests refused because the queue was full.", st.rejected);

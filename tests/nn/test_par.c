@@ -1,6 +1,6 @@
 /* test_par.c - the helper team (src/nn/par.c): every item runs exactly
  * once, also with two workers at once; idle helpers take part; helpers
- * stay out while every core has a worker, and back off while other
+ * stay out while no worker or every core has one, and back off while other
  * threads want their cores; a linear layer gives the same bits with
  * helpers as without. Run under ThreadSanitizer too (label threads).
  * Tests of the sharing itself turn the contention watch off (fy_par_watch):
@@ -98,6 +98,11 @@ static void test_full_cores(void)
     fy_par *p = fy_par_open(1, 2, &err);
     CHECKF(p, "open: %s", err.msg);
     if (!p) return;
+    /* No worker marked busy: no helper wakes (a caller outside a worker's
+     * computation, or the moments between two). */
+    CHECK(run_products(p, 200, 2000) == 0);
+    CHECKF(fy_par_shared(p) == 0 && fy_par_awake(p) == 0,
+           "a helper took part %ld times with no worker busy", fy_par_shared(p));
     fy_par_busy(p, +2); /* as many workers as cores */
     /* The helper notices and sleeps; until then it may still take part. */
     double t0 = now_s();

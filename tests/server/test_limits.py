@@ -108,8 +108,13 @@ with Server(["--helper-threads", "2"]) as s:
     st, _, b = s.post("/translate", {"text": "今天天气很好。"})
     helped = b.get("translatedText")
     T.eq(st, 200, "translated with helpers")
+    m = s.metrics()
+    T.eq(m["fanyi_helper_threads"], 2.0, "fanyi_helper_threads")
+    T.ok("fanyi_helper_products_total" in m and "fanyi_helper_backoffs_total" in m,
+         "helper counters in the metrics")
 with Server([], env={"FANYI_HELPER_THREADS": "0"}) as s:
     T.ok("helpers=0 devices=" in s.ready_line, "FANYI_HELPER_THREADS=0")
+    T.eq(s.metrics()["fanyi_helper_threads"], 0.0, "no helper in the metrics")
     st, _, b = s.post("/translate", {"text": "今天天气很好。"})
     T.eq((st, b.get("translatedText")), (200, helped), "the same translation without helpers")
 # --device auto asks Vulkan only on a machine that shows a GPU device node:
