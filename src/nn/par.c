@@ -119,15 +119,18 @@ static void helper_sleep(helper *h)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* The calling helper's run-queue wait so far (ns); 0 if unknown. */
-static unsigned long run_delay(const helper *h)
+/* The calling helper's run-queue wait so far (ns) in *delay; -1 (and
+ * *delay as it was) if the kernel does not say. */
+static int run_delay(const helper *h, unsigned long *delay)
 {
     char buf[96];
-    unsigned long on_cpu, delay;
+    unsigned long on_cpu, d;
     ssize_t n = pread(h->stat_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return 0;
+    if (n <= 0) return -1;
     buf[n] = 0;
-    return sscanf(buf, "%lu %lu", &on_cpu, &delay) == 2 ? delay : 0;
+    if (sscanf(buf, "%lu %lu", &on_cpu, &d) != 2) return -1;
+    *delay = d;
+    return 0;
 }
 
 /* Another thread took a helper's core: the team sleeps (see above). */
@@ -146,9 +149,9 @@ static void strike(fy_par *p, long now)
 /* Every WATCH_NS: whether the helper waited for a core since. */
 static void watch_machine(helper *h, long now)
 {
-    if (h->stat_fd < 0 || now - h->checked < WATCH_NS) return;
-    unsigned long delay = run_delay(h);
-    int waited = delay - h->delay > DESCHED_NS;
+    unsigned long delay;
+    if (h->stat_fd < 0 || now - h->checked < WATCH_NS || run_delay(h, &delay)) return;
+    int waited = delay > h->delay + DESCHED_NS;
     h->checked = now;
     h->delay = delay;
     if (waited && atomic_load_explicit(&h->team->watch, memory_order_relaxed)) strike(h->team, now);
@@ -175,7 +178,10 @@ static void *helper_main(void *arg)
     fy_par *p = h->team;
     long last = now_ns();
     h->stat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    if (h->stat_fd >= 0) h->delay = run_delay(h);
+    if (h->stat_fd >= 0 && run_delay(h, &h->delay)) { /* unreadable: not watched */
+        close(h->stat_fd);
+        h->stat_fd = -1;
+    }
     h->checked = last;
     for (unsigned spins = 0;; spins++) {
         int st = atomic_load_explicit(&h->state, memory_order_acquire);
@@ -194,7 +200,7 @@ static void *helper_main(void *arg)
             last = now_ns();
             /* Waiting for a core just after waking is not contention while
              * helping: count from here. */
-            if (h->stat_fd >= 0) h->delay = run_delay(h);
+            if (h->stat_fd >= 0) run_delay(h, &h->delay);
             h->checked = last;
             continue;
         }
