@@ -146,11 +146,13 @@ static void strike(fy_par *p, long now)
     atomic_fetch_add_explicit(&p->backoffs, 1, memory_order_relaxed);
 }
 
-/* Every WATCH_NS: whether the helper waited for a core since. */
-static void watch_machine(helper *h, long now)
+/* Whether the helper waited for a core since it last looked: every
+ * WATCH_NS while it is awake, and always before it sleeps (an awake spell
+ * under contention is often shorter than WATCH_NS). */
+static void watch_machine(helper *h, long now, int always)
 {
     unsigned long delay;
-    if (h->stat_fd < 0 || now - h->checked < WATCH_NS || run_delay(h, &delay)) return;
+    if (h->stat_fd < 0 || (!always && now - h->checked < WATCH_NS) || run_delay(h, &delay)) return;
     int waited = delay > h->delay + DESCHED_NS;
     h->checked = now;
     h->delay = delay;
@@ -166,7 +168,7 @@ static int helper_should_sleep(helper *h, long last_work)
 {
     fy_par *p = h->team;
     long now = now_ns();
-    watch_machine(h, now);
+    watch_machine(h, now, 0);
     int busy = atomic_load_explicit(&p->busy, memory_order_relaxed);
     return busy == 0 || busy >= p->cores || now - last_work > SPIN_NS ||
            now < atomic_load_explicit(&p->quiet_until, memory_order_relaxed);
@@ -192,7 +194,7 @@ static void *helper_main(void *arg)
             if (run_items(h->job)) atomic_fetch_add_explicit(&p->shared, 1, memory_order_relaxed);
             atomic_store_explicit(&h->state, H_SPIN, memory_order_release);
             last = now_ns();
-            watch_machine(h, last);
+            watch_machine(h, last, 0);
             continue;
         }
         if (st == H_SLEEP) {
@@ -205,6 +207,7 @@ static void *helper_main(void *arg)
             continue;
         }
         if (st == H_SPIN && spins % 64 == 0 && helper_should_sleep(h, last)) {
+            watch_machine(h, now_ns(), 1);
             int expect = H_SPIN;
             atomic_compare_exchange_strong(&h->state, &expect, H_SLEEP);
             continue;
