@@ -1,6 +1,7 @@
 // test_deepl_node_documents.js - DeepL's document API through deepl-node
 // (pinned in package-lock.json), unchanged, against `fanyi serve`:
-// translateDocument (upload, status, download) for every format Fanyi
+// translateDocument (upload, status, download; into a write stream:
+// deepl_files.js says why) for every format Fanyi
 // reads, PDF included, each file equal to what the native jobs API makes of
 // it; the three calls one by one (uploadDocument, getDocumentStatus while it
 // translates, downloadDocument before it is done and after; then the
@@ -17,6 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Checks, makeModels, serve } = require('./serve_clients1');
+const { translateDocumentTo } = require('./deepl_files');
 
 const T = new Checks();
 const KEY = 'fanyi-test-key';
@@ -49,7 +51,7 @@ async function everyFormat(s, dir) {
     const src = path.join(dir, `doc.${f}`), out = path.join(dir, `out.${f}`);
     let status;
     try {
-      status = await t.translateDocument(src, out, null, 'en-US');
+      status = await translateDocumentTo(t, src, out, null, 'en-US');
     } catch (e) {
       T.ok(false, `translateDocument ${f}: ${e.message} ${e.error && e.error.message}`);
       return;
@@ -137,11 +139,11 @@ async function withGlossary(s, dir) {
   const g = await t.createGlossary('Doc', 'zh', 'en',
     new deepl.GlossaryEntries({ entries: { 天气: 'WEATHER-T' } }));
   const out = path.join(dir, 'glossary.en.txt'), plain = path.join(dir, 'plain.en.txt');
-  const st = await t.translateDocument(src, out, 'zh', 'en-US', { glossary: g });
+  const st = await translateDocumentTo(t, src, out, 'zh', 'en-US', { glossary: g });
   const text = fs.readFileSync(out, 'utf8');
   T.ok(st.done() && text.split('WEATHER-T').length - 1 === 2 && !text.includes('天气'),
     `translateDocument with { glossary }: the term in each paragraph (${text})`);
-  await t.translateDocument(src, plain, 'zh', 'en-US');
+  await translateDocumentTo(t, src, plain, 'zh', 'en-US');
   const without = fs.readFileSync(plain, 'utf8');
   T.ok(!without.includes('WEATHER-T') && without !== text, `without it: no term (${without})`);
   await t.deleteGlossary(g);
@@ -149,7 +151,7 @@ async function withGlossary(s, dir) {
 
 async function auth(models, dir) {
   const s = await serve(['--threads', '1', '--api-token', KEY], { models });
-  const st = await client(s.url).translateDocument(path.join(dir, 'doc.md'),
+  const st = await translateDocumentTo(client(s.url), path.join(dir, 'doc.md'),
     path.join(dir, 'auth.md'), 'zh', 'en-GB');
   T.ok(st.done(), 'with the key (DeepL-Auth-Key)');
   const e = await T.throws(() => client(s.url, 'wrong-key').uploadDocument(

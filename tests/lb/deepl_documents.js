@@ -7,6 +7,7 @@
 
 const deepl = require('deepl-node');
 const path = require('node:path');
+const { translateDocumentTo } = require('../clients/deepl_files');
 
 const [url, dir, phase] = process.argv.slice(2);
 const t = new deepl.Translator('lb-key', { serverUrl: url, maxRetries: 0, minTimeout: 600000 });
@@ -16,7 +17,7 @@ async function formats() {
   const out = {};
   // At once: deepl-node waits 5 s between polls of a document not done yet.
   await Promise.all(['txt', 'docx', 'pdf'].map(async (f) => {
-    const st = await t.translateDocument(path.join(dir, `doc.${f}`), path.join(dir, `lb.${f}`),
+    const st = await translateDocumentTo(t, path.join(dir, `doc.${f}`), path.join(dir, `lb.${f}`),
       null, 'en-US');
     out[f] = { status: st.status, billed: st.billedCharacters };
   }));
