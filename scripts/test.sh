@@ -49,6 +49,14 @@ share_models() {
 # The Debian packages and the pinned npm packages (reference engine,
 # playwright-core) the tests use: quick when they are already there.
 stage "setup"
+# The synthetic models' vocabularies are trained on the WMT test sets beside
+# the repository (FANYI_SHARED_DIR in the tests), and the tests pick their
+# sentences by what those models make of them: without the data every
+# vocabulary differs and a few tests fail for no fault of the code.
+if [ ! -d ../shared/data/wmt ]; then
+    echo "test.sh: $(cd .. && pwd)/shared/data/wmt is missing: the suite needs the WMT test sets there" >&2
+    exit 1
+fi
 scripts/setup.sh
 
 stage "format check"
