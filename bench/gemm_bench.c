@@ -18,9 +18,11 @@
  * vpaddd), measured by a register-only loop; the "% peak" column relates
  * each figure to its path's best instruction.
  *
- *     taskset -c 1 build/tests/nn/gemm_bench [--seconds S] [--path P] [--f32]
+ *     taskset -c 1 build/tests/nn/gemm_bench [--seconds S] [--path P] [--rows M,...] [--f32]
  *     build/tests/nn/gemm_bench --model DIR...
  *
+ * --rows: the row counts m to measure instead of 1, 32, 64 (e.g. the
+ * encoder's sentence lengths: 17, 33, 40).
  * --seconds: time per case (default 0.6, best of 3 thirds; CPU time of
  * the thread, so other processes on the core matter less, though they
  * still share its caches). --path: only that kernel path (ref, avx2,
@@ -237,8 +239,8 @@ typedef struct bufs {
 
 static const int shapes[][2] = {{384, 384}, {1536, 384}, {384, 1536}, {32000, 384},
                                 {512, 512}, {2048, 512}, {512, 2048}, {64000, 512}};
-static const int ms[] = {1, 32, 64};
 enum { KMAX = 2048, NMAX = 64000, MMAX = 64, NSUB = 1000 };
+static int ms[MMAX] = {1, 32, 64}, nms = 3; /* --rows */
 
 static void print_row(const char *path, const char *type, const char *dist, int m,
                       const char *shape, const char *product, size_t pairs, double g, double pk)
@@ -263,7 +265,7 @@ static int bench_int8(fy_isa isa, const bufs *b, double min_s, double pk)
                 return 1;
             }
             const char *product = fy_linear_vnni(l) ? "vnni" : "sat";
-            for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++) {
+            for (int mi = 0; mi < nms; mi++) {
                 int m = ms[mi];
                 /* the reference path is slow: skip the huge ones */
                 if (isa == FY_ISA_REF && (n >= 32000 || m > 1)) continue;
@@ -297,7 +299,7 @@ static int bench_f32(fy_isa isa, const bufs *b, double min_s)
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
-        for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++) {
+        for (int mi = 0; mi < nms; mi++) {
             int m = ms[mi];
             if (isa == FY_ISA_REF && (n >= 32000 || m > 1)) continue;
             char shape[32];
@@ -370,6 +372,20 @@ static int count_model(const char *path)
     return 0;
 }
 
+/* --rows: a comma-separated list of row counts (1 .. MMAX). */
+static int parse_rows(const char *list)
+{
+    nms = 0;
+    for (const char *p = list; *p && nms < MMAX;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > MMAX || (*end && *end != ',')) return -1;
+        ms[nms++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return nms ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     double min_s = 0.6;
@@ -384,6 +400,11 @@ int main(int argc, char **argv)
                 return 2;
             }
             only = (int)isa;
+        } else if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
+            if (parse_rows(argv[++i])) {
+                fprintf(stderr, "gemm_bench: --rows wants a list of 1..%d (1,32,64)\n", MMAX);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--peaks")) {
             peaks_only = 1;
         } else if (!strcmp(argv[i], "--f32")) {
@@ -392,9 +413,9 @@ int main(int argc, char **argv)
             rc |= count_model(argv[++i]);
             nmodels++;
         } else {
-            fprintf(
-                stderr,
-                "usage: gemm_bench [--seconds S] [--path P] [--f32] [--peaks] [--model DIR]...\n");
+            fprintf(stderr,
+                    "usage: gemm_bench [--seconds S] [--path P] [--rows M,...] [--f32] [--peaks] "
+                    "[--model DIR]...\n");
             return 2;
         }
     }

@@ -22,7 +22,8 @@
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 #define NISA (FY_ISA_AVX512VNNI + 1)
 static int cpu_supported[NISA];
-static int cpu_selected; /* fy_isa; accessed atomically after init */
+static int cpu_rejected[NISA]; /* failed kernels_agree */
+static int cpu_selected;       /* fy_isa; accessed atomically after init */
 
 static const char *const isa_names[NISA] = {"ref", "avx2", "avxvnni", "avx512vnni"};
 
@@ -162,6 +163,7 @@ static int best_verified(void)
                 "fanyi: the %s kernels disagree with the reference on this CPU; not using them\n",
                 isa_names[isa]);
         cpu_supported[isa] = 0;
+        cpu_rejected[isa] = 1;
     }
     return FY_ISA_REF;
 }
@@ -205,6 +207,12 @@ int fy_cpu_supports(fy_isa isa)
     pthread_once(&cpu_once, cpu_init);
     if ((int)isa < 0 || (int)isa >= NISA) return 0;
     return cpu_supported[isa];
+}
+
+int fy_cpu_rejected(fy_isa isa)
+{
+    pthread_once(&cpu_once, cpu_init);
+    return (int)isa >= 0 && (int)isa < NISA && cpu_rejected[isa];
 }
 
 int fy_isa_parse(const char *name, fy_isa *out)

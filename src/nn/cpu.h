@@ -25,6 +25,10 @@ const char *fy_isa_name(fy_isa isa);
 /* 1 if this CPU (and OS) can run isa's kernels, else 0. FY_ISA_REF is always 1. */
 int fy_cpu_supports(fy_isa isa);
 
+/* 1 if the CPU has isa but its kernels gave other bits than the reference
+ * in the check at start-up (fy_cpu_supports then says 0), else 0. */
+int fy_cpu_rejected(fy_isa isa);
+
 /* Parses a name fy_isa_name gives into *out; returns 0 or FY_EINVAL. */
 int fy_isa_parse(const char *name, fy_isa *out);
 

@@ -206,6 +206,18 @@ static void avx512_i8_gemm_vnni(const uint8_t *a, int m, int k, const int8_t *w,
 
 /* ---- panels of 16 rows: pack_a16, i8_gemm_p16 ---- */
 
+/* How many rows past the last full panel go through the row kernel
+ * instead of a panel of their own, whose products and broadcasts run on
+ * all 16 lanes. Measured (gemm_bench --rows, Zen 5, every shape of the two
+ * real models): with vpdpbusd a row costs about a tenth of a lone panel,
+ * and less is saved where that panel would have shared its broadcasts
+ * with the last full one (an odd number of them); the saturating product
+ * spends more per lane, so pays off the same either way. */
+INLINE int p16_tail_rows(int full_panels, const int SAT)
+{
+    return SAT ? 11 : full_panels % 2 ? 6 : 10;
+}
+
 static void avx512_pack_a16(const uint8_t *a, int m, int k, uint8_t *ap)
 {
     const int kq = k / 4;
@@ -335,12 +347,32 @@ INLINE void avx512_p16_tile(const uint8_t *a, const uint8_t *ap, int i0, int m, 
 #undef BCAST
 #undef DP
 
+/* Rows i0 .. m - 1 of a against one pass. Out of line: inlined into the
+ * panel loop, it made gcc 12 compile the VNNI product's panels ~15% slower. */
+__attribute__((noinline)) static void avx512_rows_of_pass(const uint8_t *a, int i0, int m, int k,
+                                                          const avx512_pass *p,
+                                                          const fy_i8_sat *sat, float unquant,
+                                                          float *y, int ldy, int sat_product)
+{
+    for (int i = i0; i < m; i++) {
+        const uint8_t *row = a + (size_t)i * k;
+        if (sat_product)
+            avx512_dp_row1(row, k, p, NULL, unquant, y + (size_t)i * ldy, 1);
+        else
+            avx512_dp_row1(row, k, p, sat, unquant, y + (size_t)i * ldy, 0);
+    }
+}
+
 INLINE void avx512_p16(const uint8_t *a, const uint8_t *ap, int m, int k, const int8_t *w,
                        const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
                        const float *bias, float *y, int ldy, const int SAT)
 {
     avx512_pass p;
-    const int np = (m + 15) / 16;
+    /* A last panel of a few rows costs a full one (its products and
+     * broadcasts run on all 16 lanes): those rows go through the row
+     * kernel, against the same pass (its weights in L1 by then). */
+    const int tail = m % 16,
+              np = tail && tail <= p16_tail_rows(m / 16, SAT) ? m / 16 : (m + 15) / 16;
     for (int c0 = 0; c0 < ncols; c0 += 8) {
         int nc = ncols - c0 < 8 ? ncols - c0 : 8;
         avx512_pass_set(&p, k, w, SAT ? NULL : sat, cols, c0, nc, bias);
@@ -351,6 +383,7 @@ INLINE void avx512_p16(const uint8_t *a, const uint8_t *ap, int m, int k, const 
         for (; q + 2 <= np; q += 2)
             avx512_p16_tile(a, ap, q * 16, m, k, &p, sat, unquant, y + c0, ldy, 2, SAT);
         if (q < np) avx512_p16_tile(a, ap, q * 16, m, k, &p, sat, unquant, y + c0, ldy, 1, SAT);
+        if (np * 16 < m) avx512_rows_of_pass(a, np * 16, m, k, &p, sat, unquant, y + c0, ldy, SAT);
     }
 }
 

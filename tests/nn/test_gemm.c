@@ -565,6 +565,11 @@ int main(int argc, char **argv)
         return failed != 0;
     }
     printf("selected path: %s; supported:", fy_isa_name(fy_cpu_isa()));
+    /* A path that fails the start-up check is dropped, and would go
+     * untested here. */
+    for (int i = FY_ISA_REF; i <= FY_ISA_AVX512VNNI; i++)
+        CHECKF(!fy_cpu_rejected((fy_isa)i), "the %s kernels failed the start-up check",
+               fy_isa_name((fy_isa)i));
     for (int i = FY_ISA_REF; i <= FY_ISA_AVX512VNNI; i++) {
         if (fy_cpu_supports((fy_isa)i)) {
             isas[nisas++] = (fy_isa)i;
@@ -586,6 +591,7 @@ int main(int argc, char **argv)
         {1, 8, 64, 0},       {1, 24, 128, 2},    {2, 40, 192, 6},      {3, 16, 128, 1},
         {4, 64, 256, 15},    {5, 384, 384, 140}, {7, 512, 512, 250},   {13, 48, 1536, 70},
         {64, 384, 384, 140}, {70, 128, 512, 60}, {1, 2048, 512, 1000}, {3, 512, 2048, 1000},
+        {17, 96, 512, 20},   {24, 40, 384, 6},   {33, 64, 384, 10},    {40, 72, 256, 8},
     };
     for (size_t s = 0; s < sizeof vshapes / sizeof *vshapes; s++)
         for (int subset = 0; subset < 2; subset++)
@@ -593,7 +599,7 @@ int main(int argc, char **argv)
     static const int shapes[][2] = {{8, 64},     {16, 128},   {256, 256}, {384, 384},
                                     {1536, 384}, {384, 1536}, {512, 512}, {2048, 512},
                                     {512, 2048}, {24, 192},   {40, 320}};
-    static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 13, 64, 70};
+    static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 13, 17, 24, 33, 47, 64, 70};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
             if ((size_t)shapes[s][0] * shapes[s][1] * ms[i] > 40000000) continue;
