@@ -17,7 +17,7 @@ async function translateDocumentTo(t, src, out, ...rest) {
   try {
     return await t.translateDocument(src, ws, ...rest);
   } finally {
-    if (!ws.closed) ws.end();
+    if (!ws.writableEnded) ws.end();
     await closed;
   }
 }
