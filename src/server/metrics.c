@@ -347,6 +347,13 @@ static void render_devices(fy_buf *b, fy_server *s)
 
 char *metrics_render(fy_server *s, size_t *len)
 {
+    /* Read before the counters: a request is counted before it leaves the
+     * live list, so a scrape that shows only itself in progress has every
+     * earlier request in its counts (read after, one finishing meanwhile
+     * could be missing from the counts yet gone from the gauge). */
+    pthread_mutex_lock(&s->lock);
+    size_t live = s->nlive;
+    pthread_mutex_unlock(&s->lock);
     fy_buf b = {0};
     render_requests(&b, s->metrics);
     render_scheduler(&b, s);
@@ -354,9 +361,6 @@ char *metrics_render(fy_server *s, size_t *len)
     render_models(&b, s);
     docs_render(s->docs, s->jobs, &b);
     render_cache(&b, s->cache);
-    pthread_mutex_lock(&s->lock);
-    size_t live = s->nlive;
-    pthread_mutex_unlock(&s->lock);
     metric(&b, "fanyi_http_requests_in_progress", "gauge", "HTTP requests being handled.", live);
     pthread_mutex_lock(&s->lock);
     size_t mem_used = s->mem_used;
