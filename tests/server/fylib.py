@@ -181,6 +181,19 @@ class Server:
             out[name] = float(value)
         return out
 
+    def settled_metrics(self, limit=20.0):
+        """/metrics once every earlier request is recorded: the server counts
+        a request after its answer has gone out (or its client has gone), so
+        a client can be faster than the count, slow sanitizer builds
+        especially. Only the /metrics request itself is then in progress;
+        after limit seconds the last scrape is returned as it is."""
+        end = time.monotonic() + limit
+        while True:
+            m = self.metrics()
+            if m.get("fanyi_http_requests_in_progress") == 1.0 or time.monotonic() > end:
+                return m
+            time.sleep(0.02)
+
     def translate(self, text, **langs):
         """The server's translation of text: what the tests compare other
         answers with. An empty one would make such a comparison pass whatever

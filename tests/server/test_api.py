@@ -351,7 +351,7 @@ def errors(s):
     # The server is still healthy after all that.
     st, _, b = s.get("/health")
     T.eq((st, b), (200, {"status": "ok"}), "healthy after the errors")
-    m = s.metrics()
+    m = s.settled_metrics()
     T.ok(m.get('fanyi_requests_total{endpoint="translate",status="400"}', 0) >= 10,
          "metrics count 400s by endpoint")
     T.ok(m.get('fanyi_requests_total{endpoint="translate",status="413"}', 0) >= 3,

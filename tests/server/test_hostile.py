@@ -443,23 +443,10 @@ def pipelining(s):
     healthy(s, "after pipelining")
 
 
-def settled_metrics(s, limit=20.0):
-    """/metrics once every earlier request is recorded: the server counts a
-    request after its answer has gone out, so a client can be faster than
-    the count (slow sanitizer builds especially). Only the /metrics request
-    itself may then be in progress."""
-    end = time.monotonic() + limit
-    while True:
-        m = s.metrics()
-        if m.get("fanyi_http_requests_in_progress") == 1.0 or time.monotonic() > end:
-            return m
-        time.sleep(0.02)
-
-
 def cut_requests(s):
     key200 = 'fanyi_requests_total{endpoint="translate",status="200"}'
     key499 = 'fanyi_requests_total{endpoint="translate",status="499"}'
-    m0 = settled_metrics(s)
+    m0 = s.settled_metrics()
     body = json.dumps({"text": ZH[3]}, ensure_ascii=False).encode()
     # Mid-body, then the client closes.
     for _ in range(5):
@@ -475,7 +462,7 @@ def cut_requests(s):
             close_write=True)
     T.ok(status_of(r) != 200, f"Content-Length past the body, then close: {r[:40]!r}")
     time.sleep(0.5)
-    m1 = settled_metrics(s)
+    m1 = s.settled_metrics()
     T.eq(m1.get(key200, 0), m0.get(key200, 0), "cut requests are not counted as served")
     T.eq(m1.get("fanyi_jobs_total"), m0.get("fanyi_jobs_total"), "cut requests start no job")
     T.ok(m1.get(key499, 0) - m0.get(key499, 0) >= 5, "cut requests are counted 499")
