@@ -186,11 +186,17 @@ class Server:
         a request after its answer has gone out (or its client has gone), so
         a client can be faster than the count, slow sanitizer builds
         especially. Only the /metrics request itself is then in progress;
-        after limit seconds the last scrape is returned as it is."""
+        after limit seconds that fails a check, and the last scrape is
+        returned. (Requests whose bytes the server has not read yet are
+        not seen.)"""
         end = time.monotonic() + limit
         while True:
             m = self.metrics()
-            if m.get("fanyi_http_requests_in_progress") == 1.0 or time.monotonic() > end:
+            if m.get("fanyi_http_requests_in_progress") == 1.0:
+                return m
+            if time.monotonic() > end:
+                T.ok(False, f"requests still in progress after {limit:.0f} s: "
+                            f"{m.get('fanyi_http_requests_in_progress')}")
                 return m
             time.sleep(0.02)
 

@@ -284,6 +284,8 @@ static void test_down_and_back(void)
     char *v = fy_cache_get(c, MODEL, "x");
     CHECK(v && !strcmp(v, "y"));
     free(v);
+    /* the line is written after the state changes: wait for it too */
+    WAIT_FOR(log_count(&b, NULL, NULL) >= 2, 5000);
     CHECK(log_count(&b, &unavailable, &again) == 2 && again == 1);
 
     server_kill();
@@ -293,6 +295,7 @@ static void test_down_and_back(void)
     CHECK(server_start(port, NULL) == 0);
     WAIT_FOR(st(c).up, 5000);
     CHECK(st(c).up);
+    WAIT_FOR(log_count(&b, NULL, NULL) >= 4, 5000);
     CHECK(log_count(&b, &unavailable, &again) == 4 && unavailable == 2 && again == 2);
     fy_cache_free(c);
     server_kill();

@@ -149,13 +149,16 @@ try:
 except OSError as e:
     T.ok(False, f"idle keep-alive connection: {e!r}")
 idle.close()
-# Answers came before the drain was over (one second of slack for a loaded machine).
+# Answers came when the drain was over, not when the work would have been
+# done (minutes): the slack is for a loaded machine's sanitizer build,
+# whose main thread may take a while to run at the signal, and whose
+# clients' threads take a while to read the answers.
 for k in KINDS:
     if "error" in outs[k] or "answer" not in outs[k]:
         T.ok(False, f"{k}: no answer ({outs[k].get('error')})")
         continue
     took = outs[k]["answer"][-1] - t0
-    T.ok(took < DRAIN + 1, f"{k}: answered {took:.2f} s after SIGTERM (drain {DRAIN} s)")
+    T.ok(took < DRAIN + 4, f"{k}: answered {took:.2f} s after SIGTERM (drain {DRAIN} s)")
 
 
 def answer(k):
@@ -211,11 +214,28 @@ s = Server(["--threads", "1", "--drain-timeout", "10"]).start()
 want = s.translate(SHORT[0])
 late = socket.create_connection(("127.0.0.1", s.port))
 late_body = json.dumps({"text": SHORT[0]}).encode()
+probe = conn(s)
+probe.request("GET", "/ready")
+T.eq(probe.getresponse().read() and 200, 200, "a kept-alive connection to ask /ready")
 late.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
              b"Content-Length: %d\r\n\r\n" % len(late_body) + late_body[:5])
-time.sleep(0.2)
+# The request is in flight (the server has its headers) when the signal comes...
+deadline = time.monotonic() + 30
+while (s.metrics().get("fanyi_http_requests_in_progress", 0) < 2
+       and time.monotonic() < deadline):
+    time.sleep(0.01)
 s.proc.send_signal(15)
-time.sleep(0.2)
+# ... and its body completes once the server is draining.
+deadline = time.monotonic() + 30
+while True:
+    probe.request("GET", "/ready")
+    r = probe.getresponse()
+    r.read()
+    if r.status != 200 or time.monotonic() > deadline:
+        break
+    time.sleep(0.01)
+T.eq(r.status, 503, "draining")
+probe.close()
 late.sendall(late_body[5:])
 late.settimeout(60)
 r = http.client.HTTPResponse(late)

@@ -215,7 +215,9 @@ def framing(s):
         a = responses(got)
         st = a[0][0] if a else got[:40]
         T.eq(st, want, f"{name}: status")
-        T.ok(dt < 1.0, f"{name}: answered and closed at once ({dt:.2f} s)")
+        # At once, not at the idle timeout (15 s; `exchange` gives up at
+        # 3 s): the bound leaves a sanitizer build on a loaded machine slack.
+        T.ok(dt < 2.0, f"{name}: answered and closed at once ({dt:.2f} s)")
         T.ok(a and error_json(a[0][2]) and a[0][1].get("connection") == "close",
              f"{name}: the JSON error and Connection: close ({got[:200]!r})")
         T.ok(len(a) == 1 and b"fanyi_requests_total" not in got,

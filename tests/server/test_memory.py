@@ -154,7 +154,11 @@ def budget():
             c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
             c.sendall(post_bytes("/translate", body)[:-100])
             held.append(c)
-        time.sleep(0.3)
+        # Both have reserved their share (when their headers are read).
+        until = time.monotonic() + 30
+        while (s.metrics().get("fanyi_request_memory_bytes", 0) < 2 * 4 * len(body)
+               and time.monotonic() < until):
+            time.sleep(0.01)
         st, h, b = s.post("/translate", body, {"Content-Type": "application/json"})
         msg = b.get("error", {}).get("message", "") if isinstance(b, dict) else ""
         T.ok(st == 503 and "--request-memory" in msg, f"budget full: 503 {st} {msg!r}")

@@ -146,7 +146,9 @@ with RedisServer() as r:
     with Server(ARGS + ["--redis", url, "--redis-ttl", "3600"]) as a, \
             Server(ARGS + ["--cache-mb", "0"], env={"FANYI_REDIS": url}) as b:
         T.ok(wait_for(lambda: redis_up(a) and redis_up(b), 10), "both replicas reach Redis")
-        T.ok("redis: connected to 127.0.0.1" in a.log(), "the connection is logged")
+        # The line is written just after the state changes: wait for it too.
+        T.ok(wait_for(lambda: "redis: connected to 127.0.0.1" in a.log(), 10),
+             "the connection is logged")
         st, status, tier = redis_tier(a)
         T.ok(st == 200 and tier and tier["up"] is True, f"/ready lists the Redis tier: {tier}")
         T.eq(LOOKUPS % ("memory", "hit") in b.metrics(), False, "B has no memory tier")
@@ -173,7 +175,7 @@ with RedisServer() as r:
         r.start()  # the same port, empty (no persistence)
         T.ok(wait_for(lambda: redis_up(a) and redis_up(b), 10),
              "both replicas reconnect by themselves")
-        T.ok("available again" in a.log(), "the recovery is logged")
+        T.ok(wait_for(lambda: "available again" in a.log(), 10), "the recovery is logged")
         shared(a, b, ZH[2], "after the restart")
 
 never_answers()
