@@ -18,11 +18,17 @@
  * vpaddd), measured by a register-only loop; the "% peak" column relates
  * each figure to its path's best instruction.
  *
- *     taskset -c 1 build/tests/nn/gemm_bench [--seconds S] [--path P] [--rows M,...] [--f32]
+ *     taskset -c 1 build/tests/nn/gemm_bench [--seconds S] [--path P] [--rows M,...] [--copies N]
+ *         [--f32]
  *     build/tests/nn/gemm_bench --model DIR...
  *
  * --rows: the row counts m to measure instead of 1, 32, 64 (e.g. the
  * encoder's sentence lengths: 17, 33, 40).
+ * --copies N: each int8 layer below the output layer's size in N copies,
+ * run in turn, so that the weights come from where a decoder step finds
+ * them (8 of 512x2048, 8 MB: beyond L2, from L3), not from L2 (the shape
+ * column then reads NxNxK). At m = 1, layers that get the one-row copy
+ * (fy_linear_prepare_one_row) are measured again with it ("/1row").
  * --seconds: time per case (default 0.6, best of 3 thirds; CPU time of
  * the thread, so other processes on the core matter less, though they
  * still share its caches). --path: only that kernel path (ref, avx2,
@@ -201,24 +207,38 @@ static double path_peak(fy_isa isa, const double *gops)
 
 /* ---- the kernels ---- */
 
-/* Runs forward until min_s has passed; returns the best-of-3 GOPS. */
-static double bench(fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
-                    void *scratch, float *y, double min_s)
+/* Runs forward (over the nl layers in turn) until min_s has passed; returns
+ * the best-of-3 GOPS. The clock is read once per block of products, the
+ * block doubling until it lasts a millisecond: reading the thread's CPU
+ * time is a system call (microseconds in a VM, as long as a one-row
+ * product). */
+static double bench_copies(fy_linear *const *l, int nl, const float *x, int m, const int32_t *cols,
+                           int ncols, void *scratch, float *y, double min_s)
 {
-    int n = cols ? ncols : fy_linear_out(l), k = fy_linear_in(l);
+    int n = cols ? ncols : fy_linear_out(l[0]), k = fy_linear_in(l[0]);
     double best = 0;
+    long block = 1;
     for (int rep = 0; rep < 3; rep++) {
         long iters = 0;
-        double t0 = now(), t;
+        double t0 = now(), t = 0;
         do {
-            fy_linear_forward(l, x, m, cols, ncols, scratch, y);
-            iters++;
+            double b0 = t;
+            for (long i = 0; i < block; i++)
+                fy_linear_forward(l[(iters + i) % nl], x, m, cols, ncols, scratch, y);
+            iters += block;
             t = now() - t0;
+            if (t - b0 < 1e-3) block *= 2;
         } while (t < min_s / 3);
         double gops = 2.0 * m * n * k * iters / t * 1e-9;
         if (gops > best) best = gops;
     }
     return best;
+}
+
+static double bench(fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                    void *scratch, float *y, double min_s)
+{
+    return bench_copies(&l, 1, x, m, cols, ncols, scratch, y, min_s);
 }
 
 /* int8 weights [n][k] of the distribution, quantised with 127 / max|W|
@@ -241,6 +261,8 @@ static const int shapes[][2] = {{384, 384}, {1536, 384}, {384, 1536}, {32000, 38
                                 {512, 512}, {2048, 512}, {512, 2048}, {64000, 512}};
 enum { KMAX = 2048, NMAX = 64000, MMAX = 64, NSUB = 1000 };
 static int ms[MMAX] = {1, 32, 64}, nms = 3; /* --rows */
+enum { COPIES_MAX = 64 };
+static int copies = 1; /* --copies */
 
 static void print_row(const char *path, const char *type, const char *dist, int m,
                       const char *shape, const char *product, size_t pairs, double g, double pk)
@@ -252,6 +274,26 @@ static void print_row(const char *path, const char *type, const char *dist, int 
     fflush(stdout);
 }
 
+/* One row on layers with the one-row copy (fy_linear_prepare_one_row):
+ * 1 with *g and "/1row" added to shape, 0 where the layer gets none. */
+static int bench_one_row(const bufs *b, int d, int n, int k, int nl, char *shape, double *g,
+                         double min_s)
+{
+    fy_linear *ls[COPIES_MAX] = {0};
+    int ok = 1;
+    for (int c = 0; c < nl && ok; c++) {
+        ls[c] = fy_linear_new_i8(b->w8[d], n, k, 1.0f, 64.0f, b->bias, NULL);
+        ok = ls[c] && fy_linear_prepare_one_row(ls[c], NULL) == 0 &&
+             fy_linear_one_row_bytes(ls[c]) > 0;
+    }
+    if (ok) {
+        *g = bench_copies(ls, nl, b->x, 1, NULL, 0, b->scratch, b->y, min_s);
+        strcat(shape, "/1row");
+    }
+    for (int c = 0; c < nl; c++) fy_linear_free(ls[c]);
+    return ok;
+}
+
 static int bench_int8(fy_isa isa, const bufs *b, double min_s, double pk)
 {
     static const char *const dists[2] = {"uniform", "trained"};
@@ -259,11 +301,17 @@ static int bench_int8(fy_isa isa, const bufs *b, double min_s, double pk)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
             int n = shapes[s][0], k = shapes[s][1];
             fy_error err = {0};
-            fy_linear *l = fy_linear_new_i8(b->w8[d], n, k, 1.0f, 64.0f, b->bias, &err);
-            if (!l) {
-                fprintf(stderr, "%s\n", err.msg);
-                return 1;
+            fy_linear *ls[COPIES_MAX] = {0};
+            int nl = n < 32000 ? copies : 1; /* the output layers are large enough */
+            for (int c = 0; c < nl; c++) {
+                ls[c] = fy_linear_new_i8(b->w8[d], n, k, 1.0f, 64.0f, b->bias, &err);
+                if (!ls[c]) {
+                    fprintf(stderr, "%s\n", err.msg);
+                    for (int f = 0; f < c; f++) fy_linear_free(ls[f]);
+                    return 1;
+                }
             }
+            fy_linear *l = ls[0];
             const char *product = fy_linear_vnni(l) ? "vnni" : "sat";
             for (int mi = 0; mi < nms; mi++) {
                 int m = ms[mi];
@@ -271,9 +319,13 @@ static int bench_int8(fy_isa isa, const bufs *b, double min_s, double pk)
                 if (isa == FY_ISA_REF && (n >= 32000 || m > 1)) continue;
                 char shape[32];
                 snprintf(shape, sizeof shape, "%dx%d", n, k);
-                double g = bench(l, b->x, m, NULL, 0, b->scratch, b->y, min_s);
+                if (nl > 1) snprintf(shape, sizeof shape, "%dx%dx%d", nl, n, k);
+                double g = bench_copies(ls, nl, b->x, m, NULL, 0, b->scratch, b->y, min_s);
                 print_row(fy_isa_name(isa), "int8", dists[d], m, shape, product,
                           fy_linear_sat_pairs(l), g, pk);
+                if (m == 1 && n < 32000 && bench_one_row(b, d, n, k, nl, shape, &g, min_s))
+                    print_row(fy_isa_name(isa), "int8", dists[d], m, shape, product,
+                              fy_linear_sat_pairs(l), g, pk);
                 if (n < 32000) continue;
                 /* the shortlisted output layer */
                 for (int i = 0; i < NSUB; i++) b->cols[i] = i * (n / NSUB) + (i % 7); /* sorted */
@@ -282,7 +334,7 @@ static int bench_int8(fy_isa isa, const bufs *b, double min_s, double pk)
                 print_row(fy_isa_name(isa), "int8", dists[d], m, shape, product,
                           fy_linear_sat_pairs(l), g, pk);
             }
-            fy_linear_free(l);
+            for (int c = 0; c < nl; c++) fy_linear_free(ls[c]);
         }
     }
     return 0;
@@ -405,6 +457,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gemm_bench: --rows wants a list of 1..%d (1,32,64)\n", MMAX);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--copies") && i + 1 < argc) {
+            copies = atoi(argv[++i]);
+            if (copies < 1 || copies > COPIES_MAX) {
+                fprintf(stderr, "gemm_bench: --copies wants 1..%d\n", COPIES_MAX);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--peaks")) {
             peaks_only = 1;
         } else if (!strcmp(argv[i], "--f32")) {
@@ -414,8 +472,8 @@ int main(int argc, char **argv)
             nmodels++;
         } else {
             fprintf(stderr,
-                    "usage: gemm_bench [--seconds S] [--path P] [--rows M,...] [--f32] [--peaks] "
-                    "[--model DIR]...\n");
+                    "usage: gemm_bench [--seconds S] [--path P] [--rows M,...] [--copies N] "
+                    "[--f32] [--peaks] [--model DIR]...\n");
             return 2;
         }
     }

@@ -131,9 +131,10 @@ static size_t cpu_net_bytes(const fy_nn_net *n)
 {
     size_t table = (size_t)n->npos * n->d * sizeof(float);
     /* int8 weights are read in place, the output layer too unless it had
-     * to be requantised. Float weights are repacked into panels: about the
-     * file again. */
-    if (n->spec.cfg->int8) return table + fy_decoder_output_bytes(n->dec);
+     * to be requantised, plus the decoder's one-row copies. Float weights
+     * are repacked into panels: about the file again. */
+    if (n->spec.cfg->int8)
+        return table + fy_decoder_output_bytes(n->dec) + fy_decoder_one_row_bytes(n->dec);
     return table + (size_t)fy_marian_file_size(n->spec.model);
 }
 

@@ -43,6 +43,12 @@ static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_lay
     if (fy_nn_attn_bind(m, w, d, &l->ctx, err) < 0) return err->code;
     snprintf(w, sizeof w, "decoder_l%d_ffn", i);
     if (fy_nn_ffn_bind(m, w, d, dffn, &l->ffn, err) < 0) return err->code;
+    /* Every step runs these; one sentence's steps at one row, where the
+     * one-row layout reads its weights fastest (the cross-attention keys
+     * and values run once a sentence, over all its tokens). */
+    fy_linear *step[] = {l->rnn_w, l->rnn_wf, l->ctx.wq, l->ctx.wo, l->ffn.w1, l->ffn.w2};
+    for (size_t j = 0; j < sizeof step / sizeof *step; j++)
+        if (fy_linear_prepare_one_row(step[j], err) < 0) return err->code;
     return 0;
 }
 
@@ -116,6 +122,18 @@ int fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, 
 size_t fy_decoder_output_bytes(const fy_decoder *dec)
 {
     return dec && dec->out_w8 ? (size_t)dec->vocab * (size_t)dec->d : 0;
+}
+
+size_t fy_decoder_one_row_bytes(const fy_decoder *dec)
+{
+    size_t n = 0;
+    for (int i = 0; dec && i < dec->depth; i++) {
+        const fy_decoder_layer *l = &dec->layers[i];
+        const fy_linear *step[] = {l->rnn_w, l->rnn_wf, l->ctx.wq, l->ctx.wo, l->ffn.w1, l->ffn.w2};
+        for (size_t j = 0; j < sizeof step / sizeof *step; j++)
+            n += fy_linear_one_row_bytes(step[j]);
+    }
+    return n;
 }
 
 /* The float values of int8 embeddings (a float model tied to int8

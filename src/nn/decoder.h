@@ -76,6 +76,10 @@ int fy_decoder_requantize_i8(const fy_nn_embedding *e, size_t count, int8_t *q, 
  * the embeddings in place (fy_decoder_requantize_i8 found them unchanged). */
 size_t fy_decoder_output_bytes(const fy_decoder *dec);
 
+/* Bytes of the copies of its step layers' weights that dec keeps for
+ * one-row steps (fy_linear_prepare_one_row; 0 on paths without them). */
+size_t fy_decoder_one_row_bytes(const fy_decoder *dec);
+
 /* Frees dec; NULL is harmless. */
 void fy_decoder_free(fy_decoder *dec);
 

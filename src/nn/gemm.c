@@ -23,6 +23,7 @@ struct fy_linear {
     /* int8 */
     const int8_t *w8; /* [n][k]: w8_own, or the caller's bytes (fy_linear_view_i8) */
     int8_t *w8_own;
+    int8_t *w8il; /* NULL, or the one-row layout (fy_linear_prepare_one_row) */
     float a_mult, unquant;
     size_t sat_pairs; /* weight pairs that can saturate (gemm_impl.h) */
     int vnni;         /* run kern->i8_gemm_vnni with sat */
@@ -205,6 +206,22 @@ fy_linear *fy_linear_view_i8(const int8_t *w, int n, int k, float w_mult, float 
     return linear_new_i8(w, n, k, w_mult, a_mult, bias, 1, err);
 }
 
+int fy_linear_prepare_one_row(fy_linear *l, fy_error *err)
+{
+    if (!l || !l->int8 || !l->vnni || l->w8il || !l->kern->i8_gemv_il || l->n % FY_I8_IL_COLS)
+        return 0;
+    l->w8il = aligned_alloc64((size_t)l->n * l->k);
+    if (!l->w8il)
+        return fy_err(err, FY_ENOMEM, "int8 linear layer %d x %d: out of memory", l->n, l->k);
+    fy_i8_pack_il(l->w8, l->n, l->k, l->w8il);
+    return 0;
+}
+
+size_t fy_linear_one_row_bytes(const fy_linear *l)
+{
+    return l && l->w8il ? (size_t)l->n * l->k : 0;
+}
+
 static fy_linear *linear_alloc_f32(int k, int n, const float *bias, fy_error *err)
 {
     if (n <= 0 || k <= 0) {
@@ -287,6 +304,7 @@ void fy_linear_free(fy_linear *l)
 {
     if (!l) return;
     free(l->w8_own);
+    free(l->w8il);
     free(l->sat_any);
     free(l->sat_off);
     free(l->sat_pair);
@@ -445,6 +463,7 @@ static void i8_p16_chunk(const fy_linear *l, const uint8_t *a, const uint8_t *ap
 typedef struct i8_product {
     const fy_linear *l;
     const uint8_t *a, *ap;
+    int il; /* one row on the one-row layout */
     int m, ncols, chunk, ldy;
     const int32_t *cols;
     float *y;
@@ -457,7 +476,12 @@ static void i8_item(void *arg, int item)
     const int k = l->k, c0 = item * p->chunk;
     const int nc = p->ncols - c0 < p->chunk ? p->ncols - c0 : p->chunk;
     float *y = p->y + c0;
-    if (p->ap)
+    if (p->il) {
+        fy_i8_sat sat = l->sat;
+        sat.base = c0;
+        l->kern->i8_gemv_il(p->a, k, l->w8il + (size_t)c0 * k, l->w8 + (size_t)c0 * k, &sat, nc,
+                            l->unquant, l->bias + c0, y);
+    } else if (p->ap)
         i8_p16_chunk(l, p->a, p->ap, p->m, p->cols, c0, nc, y, p->ldy);
     else if (l->vnni)
         i8_vnni_chunk(l, p->a, p->m, p->cols, c0, nc, y, p->ldy);
@@ -470,14 +494,16 @@ static void i8_item(void *arg, int item)
 
 /* Columns per item: a pass's worth of L2 for many rows, everything at once
  * for a few; with a team, smaller where that gives each of its threads
- * PAR_ITEMS_PER_THREAD items (multiples of 8 columns, at least 64). */
-static int i8_chunk(const fy_linear *l, int m, int ncols, const fy_par *team)
+ * PAR_ITEMS_PER_THREAD items (multiples of 8 columns, at least 64; on the
+ * one-row layout, il, whole panels). */
+static int i8_chunk(const fy_linear *l, int m, int ncols, const fy_par *team, int il)
 {
     int chunk = m <= 3 ? ncols : (CHUNK_BYTES / l->k + 7) / 8 * 8;
     if (team && (long)m * ncols * l->k >= PAR_MIN_MACS) {
         int parts = PAR_ITEMS_PER_THREAD * fy_par_threads(team);
         int even = (ncols + parts - 1) / parts;
         even = even < 64 ? 64 : (even + 7) / 8 * 8;
+        if (il) even = (even + FY_I8_IL_COLS - 1) / FY_I8_IL_COLS * FY_I8_IL_COLS;
         if (even < chunk) chunk = even;
     }
     return chunk;
@@ -497,7 +523,8 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
             l->kern->pack_a16(a, m, k, ap);
         }
         fy_par *team = fy_par_attached();
-        i8_product p = {l, a, ap, m, ncols, i8_chunk(l, m, ncols, team), ldy, cols, y};
+        int il = m == 1 && !cols && l->w8il;
+        i8_product p = {l, a, ap, il, m, ncols, i8_chunk(l, m, ncols, team, il), ldy, cols, y};
         int items = (ncols + p.chunk - 1) / p.chunk;
         if (team && items > 1)
             fy_par_for(team, items, i8_item, &p);

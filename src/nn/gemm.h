@@ -92,6 +92,17 @@ size_t fy_linear_sat_pairs(const fy_linear *l);
  * VNNI and few of l's pairs can saturate), else 0. */
 int fy_linear_vnni(const fy_linear *l);
 
+/* For an int8 layer that mostly runs at one row (a decoder step's): keeps
+ * a second copy of its weights in the layout the kernel path reads fastest
+ * at one row, if the path has one (AVX-512), the layer runs on the VNNI
+ * product (fy_linear_vnni: trained weights) and n % 128 == 0; otherwise
+ * nothing. Results are the same bits either way. Call before the layer is
+ * shared. Returns 0, or FY_ENOMEM with err set. */
+int fy_linear_prepare_one_row(fy_linear *l, fy_error *err);
+
+/* The bytes of that copy (0 without one). */
+size_t fy_linear_one_row_bytes(const fy_linear *l);
+
 /* The pairs (w[2p], w[2p+1]) of rows rows of k int8 values each that can
  * saturate int16 for some u in [0, 254]: those with |w[2p] + w[2p+1]| > 129. */
 size_t fy_i8_saturating_pairs(const int8_t *w, size_t rows, int k);

@@ -15,6 +15,12 @@
  * reduced into one vector and finished with one vector epilogue; at m <= 3
  * the next pass's weight rows are prefetched (they come from L3 or
  * memory, and the hardware prefetcher does not follow shortlist rows).
+ * One row on the one-row layout (i8_gemv_il, the VNNI product: a decoder
+ * step of one sentence, on the step layers' second copy): per k-quad of
+ * A, its four bytes broadcast against 128 columns' quads (8 vectors), 16
+ * accumulators that are the outputs; the weights read as one sequential
+ * stream, and no lane sums reduced (gemm_bench --copies 8, weights from
+ * L3: 1.1-1.4x the row kernel).
  * Panels (i8_gemm_p16; 8 rows and more): A packed 16 rows to a panel, one
  * lane per row; each weight's four bytes broadcast; 2 panels x 8 columns
  * = 16 accumulators that are already the outputs (no lane reductions),
@@ -202,6 +208,91 @@ static void avx512_i8_gemm_vnni(const uint8_t *a, int m, int k, const int8_t *w,
                                 const float *bias, float *y, int ldy)
 {
     avx512_rows(a, m, k, w, sat, cols, ncols, unquant, bias, y, ldy, 0);
+}
+
+/* ---- one row against the one-row layout: i8_gemv_il ---- */
+
+/* The VNNI product only: with the saturating one (two instructions a
+ * vector) the one-row layout measured no faster end to end. */
+#define DPQ(acc, av, b) acc = _mm512_dpbusd_epi32(acc, av, b)
+
+/* a's k-quad q broadcast to every lane. */
+INLINE __m512i avx512_quad(const uint8_t *a, int q)
+{
+    int32_t v;
+    memcpy(&v, a + 4 * q, sizeof v);
+    return _mm512_set1_epi32(v);
+}
+
+/* The 128 sums of one panel (wp: its k/4 rows of 512 bytes) into acc: two
+ * sets of 8 accumulators, even and odd k-quads, so that each dependent
+ * chain is k/8 long and 16 run side by side. The weights are read in
+ * order, one stream the hardware prefetcher follows. */
+static void avx512_il_panel(const uint8_t *a, int k, const int8_t *wp, int32_t *acc)
+{
+    __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0,
+            s7 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0, t4 = s0, t5 = s0, t6 = s0, t7 = s0;
+#define WL(i) _mm512_loadu_si512((const void *)(r + 64 * (i)))
+    for (int q = 0; q < k / 4; q += 2) {
+        const __m512i u = avx512_quad(a, q), v = avx512_quad(a, q + 1);
+        const int8_t *r = wp + (size_t)q * 512;
+        DPQ(s0, u, WL(0));
+        DPQ(s1, u, WL(1));
+        DPQ(s2, u, WL(2));
+        DPQ(s3, u, WL(3));
+        DPQ(s4, u, WL(4));
+        DPQ(s5, u, WL(5));
+        DPQ(s6, u, WL(6));
+        DPQ(s7, u, WL(7));
+        DPQ(t0, v, WL(8));
+        DPQ(t1, v, WL(9));
+        DPQ(t2, v, WL(10));
+        DPQ(t3, v, WL(11));
+        DPQ(t4, v, WL(12));
+        DPQ(t5, v, WL(13));
+        DPQ(t6, v, WL(14));
+        DPQ(t7, v, WL(15));
+    }
+#undef WL
+    _mm512_storeu_si512((void *)(acc + 0), _mm512_add_epi32(s0, t0));
+    _mm512_storeu_si512((void *)(acc + 16), _mm512_add_epi32(s1, t1));
+    _mm512_storeu_si512((void *)(acc + 32), _mm512_add_epi32(s2, t2));
+    _mm512_storeu_si512((void *)(acc + 48), _mm512_add_epi32(s3, t3));
+    _mm512_storeu_si512((void *)(acc + 64), _mm512_add_epi32(s4, t4));
+    _mm512_storeu_si512((void *)(acc + 80), _mm512_add_epi32(s5, t5));
+    _mm512_storeu_si512((void *)(acc + 96), _mm512_add_epi32(s6, t6));
+    _mm512_storeu_si512((void *)(acc + 112), _mm512_add_epi32(s7, t7));
+}
+#undef DPQ
+
+/* The fixes of the panel's columns c0 .. c0 + 127 that have pairs: their
+ * bits are two whole words of sat->any (sat->base % 64 == 0). */
+static void avx512_il_fix(const uint8_t *a, int k, const int8_t *w, const fy_i8_sat *sat, int c0,
+                          int32_t *acc)
+{
+    const uint64_t *any = sat->any + (sat->base + c0) / 64;
+    for (int h = 0; h < FY_I8_IL_COLS / 64; h++)
+        for (uint64_t bits = any[h]; bits; bits &= bits - 1) {
+            int c = h * 64 + __builtin_ctzll(bits);
+            acc[c] += fy_i8_sat_fix(a, w + (size_t)(c0 + c) * k, sat, c0 + c);
+        }
+}
+
+static void avx512_i8_gemv_il(const uint8_t *a, int k, const int8_t *wil, const int8_t *w,
+                              const fy_i8_sat *sat, int ncols, float unquant, const float *bias,
+                              float *y)
+{
+    const __m512 uq = _mm512_set1_ps(unquant);
+    for (int c0 = 0; c0 < ncols; c0 += FY_I8_IL_COLS) {
+        int32_t acc[FY_I8_IL_COLS] __attribute__((aligned(64)));
+        avx512_il_panel(a, k, wil + (size_t)c0 * k, acc);
+        if (sat->any) avx512_il_fix(a, k, w, sat, c0, acc);
+        for (int c = 0; c < FY_I8_IL_COLS; c += 16) {
+            __m512 f =
+                _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512((const void *)(acc + c))), uq);
+            _mm512_storeu_ps(y + c0 + c, _mm512_add_ps(f, _mm512_loadu_ps(bias + c0 + c)));
+        }
+    }
 }
 
 /* ---- panels of 16 rows: pack_a16, i8_gemm_p16 ---- */
@@ -492,6 +583,7 @@ const fy_gemm_kernels fy_gemm_avx512vnni = {
     .i8_gemm_vnni = avx512_i8_gemm_vnni,
     .pack_a16 = avx512_pack_a16,
     .i8_gemm_p16 = avx512_i8_gemm_p16,
+    .i8_gemv_il = avx512_i8_gemv_il,
     .f32_gemm = avx512_f32_gemm,
     .attend = fy_attend_avx512,
 };

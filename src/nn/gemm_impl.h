@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "nn/cpu.h"
 
@@ -80,6 +81,20 @@ static inline int fy_i8_sat_any(const fy_i8_sat *sat, const int32_t *cols, int c
     return any;
 }
 
+/* Columns of a panel of the one-row layout (i8_gemv_il). */
+#define FY_I8_IL_COLS 128
+
+/* w ([n][k], n % FY_I8_IL_COLS == 0, k % 4 == 0) in the one-row layout
+ * (i8_gemv_il) at wil, n·k bytes. */
+static inline void fy_i8_pack_il(const int8_t *w, int n, int k, int8_t *wil)
+{
+    for (int j = 0; j < n; j++)
+        for (int q = 0; q < k / 4; q++)
+            memcpy(wil + ((size_t)(j / FY_I8_IL_COLS) * (k / 4) + q) * (4 * FY_I8_IL_COLS) +
+                       (j % FY_I8_IL_COLS) * 4,
+                   w + (size_t)j * k + 4 * q, 4);
+}
+
 typedef struct fy_gemm_kernels {
     fy_isa isa;
     /* out[i] = clamp(rint(x[i]·mult), -127, 127) + 127, with intgemm's
@@ -110,6 +125,16 @@ typedef struct fy_gemm_kernels {
     void (*i8_gemm_p16)(const uint8_t *a, const uint8_t *ap, int m, int k, const int8_t *w,
                         const fy_i8_sat *sat, const int32_t *cols, int ncols, float unquant,
                         const float *bias, float *y, int ldy);
+    /* Optional (NULL on paths without it), for one row (a decoder step of
+     * one sentence): the weights also laid out in panels of FY_I8_IL_COLS
+     * columns, wil[n/128][k/4][128][4] (column j's bytes 4q .. 4q + 3 at
+     * wil + ((j/128)·k/4 + q)·512 + (j%128)·4; fy_i8_pack_il), so that each
+     * of a's k-quads is broadcast against 16 columns a vector and no lane
+     * sums are reduced. i8_gemv_il computes what i8_gemm_vnni computes (sat
+     * != NULL, sat->base % 64 == 0; w: the [n][k] rows, for the fixes) for
+     * m = 1 and the columns 0 .. ncols - 1 of wil (ncols % 128 == 0). */
+    void (*i8_gemv_il)(const uint8_t *a, int k, const int8_t *wil, const int8_t *w,
+                       const fy_i8_sat *sat, int ncols, float unquant, const float *bias, float *y);
     /* For rows i < m of x ([m][k], row stride k) and columns c < ncols of the
      * panels (column c = panel c/16, lane c%16): y[i·ldy + c] = sum over kk in
      * order of x·w (acc starts at 0.0f, mul then add), then + bias[c] when

@@ -54,6 +54,14 @@ static void *xmalloc(size_t n)
 
 static fy_isa isas[4];
 static int nisas;
+static int one_row; /* run_i8 prepares its layers for one row */
+
+/* How many times to run a path: twice on AVX-512, the second time with
+ * its layers prepared for one row (fy_linear_prepare_one_row). */
+static int one_row_variants(fy_isa isa)
+{
+    return isa == FY_ISA_AVX512VNNI ? 2 : 1;
+}
 
 /* Output of layer creation + forward on a forced path. */
 static float *run_i8(fy_isa isa, const int8_t *w, int n, int k, float wm, float am,
@@ -62,7 +70,7 @@ static float *run_i8(fy_isa isa, const int8_t *w, int n, int k, float wm, float 
     fy_cpu_force_isa(isa);
     fy_error err = {0};
     fy_linear *l = fy_linear_new_i8(w, n, k, wm, am, bias, &err);
-    if (!l) {
+    if (!l || (one_row && fy_linear_prepare_one_row(l, &err) < 0)) {
         printf("fy_linear_new_i8: %s\n", err.msg);
         exit(2);
     }
@@ -275,15 +283,19 @@ static void test_vnni_exact(int m, int n, int k, int risky, int subset)
                    "where there is one",
                    fy_isa_name(isas[p]), want, n * k / 2);
             fy_linear_free(l);
-            float *y1 = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, c, ncols);
-            float *y2 = run_i8(isas[p], w, n, k, 0.37f, 1.3f, bias, x, m, c, ncols);
-            size_t bytes = (size_t)m * ncols * sizeof(float);
-            CHECKF(!memcmp(y1, yi, bytes) && !memcmp(y2, yref, bytes),
-                   "%s == ref, trained weights (%zu pairs can saturate), pattern %d, m=%d n=%d "
-                   "k=%d ncols=%d",
-                   fy_isa_name(isas[p]), want, pattern, m, n, k, ncols);
-            free(y1);
-            free(y2);
+            for (one_row = 0; one_row < one_row_variants(isas[p]); one_row++) {
+                float *y1 = run_i8(isas[p], w, n, k, 1.0f, 1.0f, NULL, x, m, c, ncols);
+                float *y2 = run_i8(isas[p], w, n, k, 0.37f, 1.3f, bias, x, m, c, ncols);
+                size_t bytes = (size_t)m * ncols * sizeof(float);
+                CHECKF(!memcmp(y1, yi, bytes) && !memcmp(y2, yref, bytes),
+                       "%s%s == ref, trained weights (%zu pairs can saturate), pattern %d, m=%d "
+                       "n=%d k=%d ncols=%d",
+                       fy_isa_name(isas[p]), one_row ? " (one-row layout)" : "", want, pattern, m,
+                       n, k, ncols);
+                free(y1);
+                free(y2);
+            }
+            one_row = 0;
         }
         free(yi);
         free(yref);
@@ -292,6 +304,36 @@ static void test_vnni_exact(int m, int n, int k, int risky, int subset)
     free(x);
     free(bias);
     free(cols);
+}
+
+/* The one-row copy exists on AVX-512 for layers on the VNNI product with
+ * n % 128 == 0, nowhere else, and is made once. */
+static void test_one_row_copy(void)
+{
+    static const int ns[] = {128, 384, 2048, 8, 136, 520};
+    int8_t *w[2] = {xmalloc((size_t)2048 * 256), xmalloc((size_t)2048 * 256)};
+    random_i8(w[0], (size_t)2048 * 256, 127); /* the saturating product */
+    trained_i8(w[1], 2048, 256, 20);          /* VNNI */
+    for (int p = 0; p < nisas; p++) {
+        fy_cpu_force_isa(isas[p]);
+        for (int t = 0; t < 2; t++)
+            for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+                fy_error err = {0};
+                fy_linear *l = fy_linear_new_i8(w[t], ns[i], 256, 1.0f, 1.0f, NULL, &err);
+                int ok = l && fy_linear_prepare_one_row(l, &err) == 0 &&
+                         fy_linear_prepare_one_row(l, &err) == 0;
+                int copy = isas[p] == FY_ISA_AVX512VNNI && t == 1 && ns[i] % 128 == 0;
+                size_t want = copy ? (size_t)ns[i] * 256 : 0;
+                CHECKF(ok && fy_linear_one_row_bytes(l) == want,
+                       "%s, %s weights, n=%d: one-row copy of %zu bytes (want %zu)",
+                       fy_isa_name(isas[p]), t ? "trained" : "uniform", ns[i],
+                       fy_linear_one_row_bytes(l), want);
+                fy_linear_free(l);
+            }
+    }
+    CHECK(fy_linear_one_row_bytes(NULL) == 0 && fy_linear_prepare_one_row(NULL, NULL) == 0);
+    free(w[0]);
+    free(w[1]);
 }
 
 /* Uniform weights (a quarter of the pairs can saturate) keep the
@@ -586,12 +628,14 @@ int main(int argc, char **argv)
     test_forward_ex();
     test_view_i8();
     test_vnni_choice();
+    test_one_row_copy();
     static const int vshapes[][4] = {
         /* m, n, k, risky pairs: with the -128 pair at most one pair in 512 */
-        {1, 8, 64, 0},       {1, 24, 128, 2},    {2, 40, 192, 6},      {3, 16, 128, 1},
-        {4, 64, 256, 15},    {5, 384, 384, 140}, {7, 512, 512, 250},   {13, 48, 1536, 70},
-        {64, 384, 384, 140}, {70, 128, 512, 60}, {1, 2048, 512, 1000}, {3, 512, 2048, 1000},
-        {17, 96, 512, 20},   {24, 40, 384, 6},   {33, 64, 384, 10},    {40, 72, 256, 8},
+        {1, 8, 64, 0},       {1, 24, 128, 2},     {2, 40, 192, 6},      {3, 16, 128, 1},
+        {4, 64, 256, 15},    {5, 384, 384, 140},  {7, 512, 512, 250},   {13, 48, 1536, 70},
+        {64, 384, 384, 140}, {70, 128, 512, 60},  {1, 2048, 512, 1000}, {3, 512, 2048, 1000},
+        {17, 96, 512, 20},   {24, 40, 384, 6},    {33, 64, 384, 10},    {40, 72, 256, 8},
+        {1, 128, 64, 4},     {1, 256, 1536, 200}, {1, 384, 2048, 600},  {1, 640, 128, 30},
     };
     for (size_t s = 0; s < sizeof vshapes / sizeof *vshapes; s++)
         for (int subset = 0; subset < 2; subset++)

@@ -204,7 +204,9 @@ static void test_linear(void)
     float *bias = malloc(N * sizeof *bias), *x = malloc((size_t)M * K * sizeof *x);
     float *y0 = malloc((size_t)M * N * sizeof *y0), *y1 = malloc((size_t)M * N * sizeof *y1);
     int32_t cols[300];
-    for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (int8_t)((int)(next_u32() % 255) - 127);
+    /* |w| <= 40, like trained weights: no pair can saturate, so the layer
+     * takes the VNNI product, and the one-row copy where there is one. */
+    for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (int8_t)((int)(next_u32() % 81) - 40);
     for (int j = 0; j < N; j++) bias[j] = (float)(next_u32() % 1000) / 500.0f - 1.0f;
     for (size_t i = 0; i < (size_t)M * K; i++) x[i] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
     for (int c = 0; c < 300; c++) cols[c] = c * 3 + c % 3;
@@ -212,8 +214,12 @@ static void test_linear(void)
     fy_par *p = fy_par_open(2, 4, &err);
     void *scratch = aligned_alloc(64, fy_linear_scratch_bytes(l, M) + 64);
     CHECKF(l && p && scratch, "setup: %s", err.msg);
-    int helped = 0;
-    if (l && p && scratch) {
+    float *first = malloc(N * sizeof *first); /* m = 1, all columns, in the [n][k] layout */
+    /* Both layouts at one row: with the one-row copy (where the path has
+     * one), helpers take whole panels of it, and the bits are the same. */
+    for (int one_row = 0; one_row < 2 && l && p && scratch && first; one_row++) {
+        int helped = 0;
+        CHECK(!one_row || fy_linear_prepare_one_row(l, &err) == 0);
         fy_par_watch(p, 0);
         fy_par_busy(p, +1);
         static const int ms[] = {1, 2, 3, 5, 8, 17, 40};
@@ -223,6 +229,11 @@ static void test_linear(void)
                 const int32_t *cs = sub ? cols : NULL;
                 fy_par_attach(NULL);
                 fy_linear_forward(l, x, m, cs, n, scratch, y0);
+                if (m == 1 && !sub && !one_row) memcpy(first, y0, N * sizeof *first);
+                if (m == 1 && !sub && one_row)
+                    CHECKF(!memcmp(first, y0, N * sizeof *first),
+                           "one row: the one-row layout (%zu bytes) gives other bits",
+                           fy_linear_one_row_bytes(l));
                 long before = fy_par_shared(p);
                 int same = 1;
                 for (int run = 0; run < 200 && same && fy_par_shared(p) == before; run++) {
@@ -231,7 +242,8 @@ static void test_linear(void)
                     fy_par_attach(NULL);
                     same = !memcmp(y0, y1, (size_t)m * n * sizeof *y0);
                 }
-                CHECKF(same, "m = %d, %s: outputs differ with helpers", m, sub ? "subset" : "all");
+                CHECKF(same, "m = %d, %s%s: outputs differ with helpers", m, sub ? "subset" : "all",
+                       one_row ? " (one-row copy)" : "");
                 helped += fy_par_shared(p) > before;
             }
         fy_par_busy(p, -1);
@@ -239,6 +251,7 @@ static void test_linear(void)
     }
     fy_par_free(p);
     fy_linear_free(l);
+    free(first);
     free(scratch);
     free(w);
     free(bias);
