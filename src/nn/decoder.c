@@ -28,6 +28,16 @@ struct fy_decoder {
     int8_t *out_w8;           /* int8 models: its weights, which out views */
 };
 
+/* The products every step runs: one sentence's steps at one row, where the
+ * one-row layout reads their weights fastest (the cross-attention's keys
+ * and values run once a sentence, over all its tokens). */
+enum { STEP_LAYERS = 6 };
+static void step_layers(const fy_decoder_layer *l, fy_linear *out[STEP_LAYERS])
+{
+    fy_linear *all[STEP_LAYERS] = {l->rnn_w, l->rnn_wf, l->ctx.wq, l->ctx.wo, l->ffn.w1, l->ffn.w2};
+    memcpy(out, all, sizeof all);
+}
+
 static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_layer *l,
                       fy_error *err)
 {
@@ -43,11 +53,9 @@ static int bind_layer(const fy_marian *m, int i, int d, int dffn, fy_decoder_lay
     if (fy_nn_attn_bind(m, w, d, &l->ctx, err) < 0) return err->code;
     snprintf(w, sizeof w, "decoder_l%d_ffn", i);
     if (fy_nn_ffn_bind(m, w, d, dffn, &l->ffn, err) < 0) return err->code;
-    /* Every step runs these; one sentence's steps at one row, where the
-     * one-row layout reads its weights fastest (the cross-attention keys
-     * and values run once a sentence, over all its tokens). */
-    fy_linear *step[] = {l->rnn_w, l->rnn_wf, l->ctx.wq, l->ctx.wo, l->ffn.w1, l->ffn.w2};
-    for (size_t j = 0; j < sizeof step / sizeof *step; j++)
+    fy_linear *step[STEP_LAYERS];
+    step_layers(l, step);
+    for (int j = 0; j < STEP_LAYERS; j++)
         if (fy_linear_prepare_one_row(step[j], err) < 0) return err->code;
     return 0;
 }
@@ -128,10 +136,9 @@ size_t fy_decoder_one_row_bytes(const fy_decoder *dec)
 {
     size_t n = 0;
     for (int i = 0; dec && i < dec->depth; i++) {
-        const fy_decoder_layer *l = &dec->layers[i];
-        const fy_linear *step[] = {l->rnn_w, l->rnn_wf, l->ctx.wq, l->ctx.wo, l->ffn.w1, l->ffn.w2};
-        for (size_t j = 0; j < sizeof step / sizeof *step; j++)
-            n += fy_linear_one_row_bytes(step[j]);
+        fy_linear *step[STEP_LAYERS];
+        step_layers(&dec->layers[i], step);
+        for (int j = 0; j < STEP_LAYERS; j++) n += fy_linear_one_row_bytes(step[j]);
     }
     return n;
 }
