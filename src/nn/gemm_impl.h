@@ -85,14 +85,16 @@ static inline int fy_i8_sat_any(const fy_i8_sat *sat, const int32_t *cols, int c
 #define FY_I8_IL_COLS 128
 
 /* w ([n][k], n % FY_I8_IL_COLS == 0, k % 4 == 0) in the one-row layout
- * (i8_gemv_il) at wil, n·k bytes. */
+ * (i8_gemv_il) at wil, n·k bytes: written in order, read from a panel's
+ * rows, whose lines stay in L1 from one k-quad to the next. */
 static inline void fy_i8_pack_il(const int8_t *w, int n, int k, int8_t *wil)
 {
-    for (int j = 0; j < n; j++)
+    for (int p = 0; p < n / FY_I8_IL_COLS; p++) {
+        const int8_t *rows = w + (size_t)p * FY_I8_IL_COLS * k;
         for (int q = 0; q < k / 4; q++)
-            memcpy(wil + ((size_t)(j / FY_I8_IL_COLS) * (k / 4) + q) * (4 * FY_I8_IL_COLS) +
-                       (j % FY_I8_IL_COLS) * 4,
-                   w + (size_t)j * k + 4 * q, 4);
+            for (int c = 0; c < FY_I8_IL_COLS; c++, wil += 4)
+                memcpy(wil, rows + (size_t)c * k + 4 * q, 4);
+    }
 }
 
 typedef struct fy_gemm_kernels {
