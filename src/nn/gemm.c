@@ -206,6 +206,19 @@ fy_linear *fy_linear_view_i8(const int8_t *w, int n, int k, float w_mult, float 
     return linear_new_i8(w, n, k, w_mult, a_mult, bias, 1, err);
 }
 
+/* w ([n][k], n % FY_I8_IL_COLS == 0, k % 4 == 0) in the one-row layout
+ * (i8_gemv_il) at wil, n·k bytes: written in order, read from a panel's
+ * rows, whose lines stay in L1 from one k-quad to the next. */
+static void pack_one_row(const int8_t *w, int n, int k, int8_t *wil)
+{
+    for (int p = 0; p < n / FY_I8_IL_COLS; p++) {
+        const int8_t *rows = w + (size_t)p * FY_I8_IL_COLS * k;
+        for (int q = 0; q < k / 4; q++)
+            for (int c = 0; c < FY_I8_IL_COLS; c++, wil += 4)
+                memcpy(wil, rows + (size_t)c * k + 4 * q, 4);
+    }
+}
+
 int fy_linear_prepare_one_row(fy_linear *l, fy_error *err)
 {
     if (!l || !l->int8 || !l->vnni || l->w8il || !l->kern->i8_gemv_il || l->n % FY_I8_IL_COLS)
@@ -213,7 +226,7 @@ int fy_linear_prepare_one_row(fy_linear *l, fy_error *err)
     l->w8il = aligned_alloc64((size_t)l->n * l->k);
     if (!l->w8il)
         return fy_err(err, FY_ENOMEM, "int8 linear layer %d x %d: out of memory", l->n, l->k);
-    fy_i8_pack_il(l->w8, l->n, l->k, l->w8il);
+    pack_one_row(l->w8, l->n, l->k, l->w8il);
     return 0;
 }
 

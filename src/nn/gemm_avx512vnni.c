@@ -20,7 +20,7 @@
  * A, its four bytes broadcast against 128 columns' quads (8 vectors), 16
  * accumulators that are the outputs; the weights read as one sequential
  * stream, and no lane sums reduced (gemm_bench --copies 8, weights from
- * L3: 1.1-1.4x the row kernel).
+ * L3: 1.05-1.26x the row kernel).
  * Panels (i8_gemm_p16; 8 rows and more): A packed 16 rows to a panel, one
  * lane per row; each weight's four bytes broadcast; 2 panels x 8 columns
  * = 16 accumulators that are already the outputs (no lane reductions),

@@ -17,7 +17,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "nn/cpu.h"
 
@@ -84,19 +83,6 @@ static inline int fy_i8_sat_any(const fy_i8_sat *sat, const int32_t *cols, int c
 /* Columns of a panel of the one-row layout (i8_gemv_il). */
 #define FY_I8_IL_COLS 128
 
-/* w ([n][k], n % FY_I8_IL_COLS == 0, k % 4 == 0) in the one-row layout
- * (i8_gemv_il) at wil, n·k bytes: written in order, read from a panel's
- * rows, whose lines stay in L1 from one k-quad to the next. */
-static inline void fy_i8_pack_il(const int8_t *w, int n, int k, int8_t *wil)
-{
-    for (int p = 0; p < n / FY_I8_IL_COLS; p++) {
-        const int8_t *rows = w + (size_t)p * FY_I8_IL_COLS * k;
-        for (int q = 0; q < k / 4; q++)
-            for (int c = 0; c < FY_I8_IL_COLS; c++, wil += 4)
-                memcpy(wil, rows + (size_t)c * k + 4 * q, 4);
-    }
-}
-
 typedef struct fy_gemm_kernels {
     fy_isa isa;
     /* out[i] = clamp(rint(x[i]·mult), -127, 127) + 127, with intgemm's
@@ -130,7 +116,7 @@ typedef struct fy_gemm_kernels {
     /* Optional (NULL on paths without it), for one row (a decoder step of
      * one sentence): the weights also laid out in panels of FY_I8_IL_COLS
      * columns, wil[n/128][k/4][128][4] (column j's bytes 4q .. 4q + 3 at
-     * wil + ((j/128)·k/4 + q)·512 + (j%128)·4; fy_i8_pack_il), so that each
+     * wil + ((j/128)·k/4 + q)·512 + (j%128)·4; packed by gemm.c), so that each
      * of a's k-quads is broadcast against 16 columns a vector and no lane
      * sums are reduced. i8_gemv_il computes what i8_gemm_vnni computes (sat
      * != NULL, sat->base % 64 == 0; w: the [n][k] rows, for the fixes) for
