@@ -24,13 +24,16 @@
 
 enum { ITEM_NONE, ITEM_QUEUED, ITEM_INFLIGHT };
 
+/* A slot's reason for being off a device: a device name and an engine error. */
+#define SLOT_WHY_MAX (FY_ERROR_MSG_MAX + 48)
+
 /* What the scheduler keeps per engine: its workers' states and counters. */
 typedef struct slot {
     const fy_engine *e;
     void **state; /* [threads] each worker's, made on its first batch */
     size_t queued, in_flight;
-    int pins;                        /* workers trimming their state (trim_previous) */
-    char why[FY_ERROR_MSG_MAX + 48]; /* why a device's workers cannot take it */
+    int pins;               /* workers trimming their state (trim_previous) */
+    char why[SLOT_WHY_MAX]; /* why a device's workers cannot take it */
     fy_engine_stats st;
     struct slot *prev, *next;
 } slot;
@@ -649,12 +652,15 @@ fy_job *fy_scheduler_submit(fy_scheduler *s, const fy_sentence_in *in, size_t n,
         int stopping = s->stop;
         if (!stopping && full) s->st.rejected++;
         size_t depth = s->depth;
+        fy_error why = {0}; /* a failing worker rewrites the slot's reason: copy it locked */
+        if (stuck && !stopping)
+            fy_err(&why, FY_EDEVICE, "no compute device can run model %s (%s)",
+                   stuck->e->name ? stuck->e->name : "?", stuck->why);
         pthread_mutex_unlock(&s->lock);
         if (stopping)
             fy_err(err, FY_ECANCELED, "the server is shutting down");
         else if (stuck)
-            fy_err(err, FY_EDEVICE, "no compute device can run model %s (%s)",
-                   stuck->e->name ? stuck->e->name : "?", stuck->why);
+            fy_err(err, why.code, "%s", why.msg);
         else if (full)
             fy_err(err, FY_EBUSY, "queue full (%zu of %zu sentences waiting), try again later",
                    depth, s->o.queue_max);
@@ -887,8 +893,9 @@ static char *advance(item *it, char *translation)
 
 /* Queues it (its text set) for the leg it is at. 1 when queued (it keeps
  * its job reference), 0 when its job is over or the scheduler stopping,
- * -1 when out of memory, -2 when no device can run that leg's engine. */
-static int requeue(fy_scheduler *s, item *it)
+ * -1 when out of memory, -2 when no device can run that leg's engine (why
+ * then says why). */
+static int requeue(fy_scheduler *s, item *it, char why[SLOT_WHY_MAX])
 {
     const fy_engine *e = it->route.legs[it->leg];
     it->tokens = (int)count_tokens(e, it->text);
@@ -898,7 +905,10 @@ static int requeue(fy_scheduler *s, item *it)
     int alive = !j->done && !s->stop;
     pthread_mutex_unlock(&j->lock);
     int rc = alive ? ((it->slot = slot_get(s, e)) ? 1 : -1) : 0;
-    if (rc == 1 && !placeable(s, it->slot)) rc = -2;
+    if (rc == 1 && !placeable(s, it->slot)) {
+        rc = -2;
+        memcpy(why, it->slot->why, SLOT_WHY_MAX); /* rewritten under the lock */
+    }
     if (rc == 1) {
         enqueue(s, it, fy_now_us());
         pthread_cond_broadcast(&s->work);
@@ -1202,14 +1212,15 @@ static void next_legs(fy_scheduler *s, worker *w, size_t m, int *failed)
     for (size_t k = 0; k < m; k++) {
         item *it = w->next[k];
         fy_job *j = it->job;
-        int rc = w->final[k] || !it->text ? -1 : requeue(s, it);
+        char why[SLOT_WHY_MAX];
+        int rc = w->final[k] || !it->text ? -1 : requeue(s, it, why);
         if (rc == 1) continue; /* queued: still holds its reference */
         if (w->final[k])
             deliver(it, w->final[k], w->lb.alts[k], w->lb.conf[k], 0, NULL);
         else if (rc == 0) /* its job is over already, or the scheduler stopping */
             deliver(it, NULL, NULL, NO_CONF, FY_ECANCELED, "the server is shutting down");
         else if (rc == -2)
-            *failed += deliver(it, NULL, NULL, NO_CONF, FY_EDEVICE, it->slot->why);
+            *failed += deliver(it, NULL, NULL, NO_CONF, FY_EDEVICE, why);
         else
             *failed +=
                 deliver(it, NULL, NULL, NO_CONF, FY_ENOMEM, "out of memory between two legs");
