@@ -279,3 +279,15 @@ def sse_events(resp):
 
 def now():
     return time.monotonic()
+
+
+def wait_for(cond, secs, step=0.01):
+    """Polls cond every step seconds until it is true or secs have passed;
+    returns its last value. For states a loaded machine reaches late: the
+    check that follows says what was expected."""
+    until = now() + secs
+    while True:
+        v = cond()
+        if v or now() > until:
+            return v
+        time.sleep(step)

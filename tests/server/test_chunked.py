@@ -16,7 +16,7 @@ import urllib.request
 
 import requests
 
-from fylib import T, Server, ZH, responses
+from fylib import T, Server, ZH, responses, wait_for
 
 HEAD = (b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n")
@@ -162,9 +162,7 @@ def limits():
              a[0][1].get("retry-after") == "1",
              f"chunked body past --request-memory: 503 ({[(x[0], x[2][:100]) for x in a]})")
         # Returned when the request is freed, just after its answer went out.
-        deadline = time.monotonic() + 10
-        while s.metrics().get("fanyi_request_memory_bytes") and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: not s.metrics().get("fanyi_request_memory_bytes"), 10)
         T.eq(s.metrics().get("fanyi_request_memory_bytes"), 0.0, "its reservation is returned")
 
 

@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 
-from fylib import SHORT, T, Server, WORDS, multipart
+from fylib import SHORT, T, Server, WORDS, multipart, wait_for
 
 DRAIN = 2  # seconds
 # Distinct sentences (a request translates a repeated one once).
@@ -113,10 +113,8 @@ for t in threads:
 for k in KINDS:
     T.ok(started[k].wait(120), f"{k}: request in flight")
 # Every request is in the scheduler (each document's first batch is a job).
-deadline = time.monotonic() + 120
-while time.monotonic() < deadline and s.metrics()["fanyi_jobs_total"] < len(KINDS):
-    time.sleep(0.02)
-T.ok(s.metrics()["fanyi_jobs_total"] >= len(KINDS), "every request submitted")
+T.ok(wait_for(lambda: s.metrics()["fanyi_jobs_total"] >= len(KINDS), 120, 0.02),
+     "every request submitted")
 
 # Keep-alive connections: one that will ask again, one left idle.
 again = conn(s)
@@ -220,10 +218,7 @@ T.eq(probe.getresponse().read() and 200, 200, "a kept-alive connection to ask /r
 late.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
              b"Content-Length: %d\r\n\r\n" % len(late_body) + late_body[:5])
 # The request is in flight (the server has its headers) when the signal comes...
-deadline = time.monotonic() + 30
-while (s.metrics().get("fanyi_http_requests_in_progress", 0) < 2
-       and time.monotonic() < deadline):
-    time.sleep(0.01)
+wait_for(lambda: s.metrics().get("fanyi_http_requests_in_progress", 0) >= 2, 30)
 s.proc.send_signal(15)
 # ... and its body completes once the server is draining.
 deadline = time.monotonic() + 30

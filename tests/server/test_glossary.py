@@ -36,9 +36,8 @@ import json
 import os
 import shutil
 import tempfile
-import time
 
-from fylib import BUILD, T, Server, sse_events
+from fylib import BUILD, T, Server, sse_events, wait_for
 from redislib import RedisServer
 
 M = os.path.join(BUILD, "models")
@@ -49,17 +48,6 @@ for name, src in {"zh-en": "tiny-int8-sl", "en-zh": "firefox-en-zh", "de-en": "t
 DATA = tempfile.mkdtemp(prefix="fanyi-gl-data-")
 TOKEN = "gl-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-def wait_for(cond, secs):
-    """Polls cond every 50 ms for at most secs (Redis writes are
-    asynchronous); returns its last value."""
-    until = time.monotonic() + secs
-    while True:
-        v = cond()
-        if v or time.monotonic() > until:
-            return v
-        time.sleep(0.05)
 
 
 def server(data=DATA, extra=()):

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 
-from fylib import T, Server
+from fylib import T, Server, wait_for
 
 ZEROS = 45000  # a padded body of ~90 KB, within the 97 KB body limit
 
@@ -155,10 +155,7 @@ def budget():
             c.sendall(post_bytes("/translate", body)[:-100])
             held.append(c)
         # Both have reserved their share (when their headers are read).
-        until = time.monotonic() + 30
-        while (s.metrics().get("fanyi_request_memory_bytes", 0) < 2 * 4 * len(body)
-               and time.monotonic() < until):
-            time.sleep(0.01)
+        wait_for(lambda: s.metrics().get("fanyi_request_memory_bytes", 0) >= 2 * 4 * len(body), 30)
         st, h, b = s.post("/translate", body, {"Content-Type": "application/json"})
         msg = b.get("error", {}).get("message", "") if isinstance(b, dict) else ""
         T.ok(st == 503 and "--request-memory" in msg, f"budget full: 503 {st} {msg!r}")
@@ -173,9 +170,7 @@ def budget():
         T.eq([status(read_all(c)) for c in held], [413, 413], "the held requests are answered")
         st, _, b = s.post("/translate", {"text": "你好"})
         T.eq(st, 200, "served again once they are done")
-        deadline = time.monotonic() + 10
-        while s.metrics().get("fanyi_request_memory_bytes") != 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: s.metrics().get("fanyi_request_memory_bytes") == 0, 10, 0.05)
         T.eq(s.metrics().get("fanyi_request_memory_bytes"), 0.0, "every reservation released")
 
 

@@ -13,9 +13,8 @@ replicas and a real redis-server this test starts on a loopback port:
    still answers, well within its deadline.
 """
 import threading
-import time
 
-from fylib import Server, T, ZH, now
+from fylib import Server, T, ZH, now, wait_for
 from redislib import RedisServer, SilentServer
 
 LOOKUPS = 'fanyi_cache_lookups_total{tier="%s",result="%s"}'
@@ -25,16 +24,6 @@ ARGS = ["--threads", "1", "--redis-timeout-ms", "300"]
 # 512 distinct texts, so that every request under load asks Redis.
 WORDS = ["你好", "谢谢", "再见", "朋友", "学校", "火车站", "饺子", "天气"]
 DISTINCT = [f"{a}，{b}，{c}。" for a in WORDS for b in WORDS for c in WORDS]
-
-
-def wait_for(cond, secs):
-    """Polls cond every 50 ms for at most secs; returns its last value."""
-    until = now() + secs
-    while True:
-        v = cond()
-        if v or now() > until:
-            return v
-        time.sleep(0.05)
 
 
 def m(server, name, default=0.0):

@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 
-from fylib import WORDS, T, Server, ZH
+from fylib import WORDS, T, Server, ZH, wait_for
 
 # 32 requests of 16 distinct sentences each: a few hundred ms of work on a
 # fast quiet machine (24 requests of 3 sentences were once done before the
@@ -43,12 +43,7 @@ threads = [threading.Thread(target=client, args=(i,)) for i in range(len(texts))
 for t in threads:
     t.start()
 # Wait until the requests are in the scheduler, then stop the server.
-deadline = time.monotonic() + 10
-while time.monotonic() < deadline:
-    m = s.metrics()
-    if m.get("fanyi_jobs_total", 0) >= len(texts):
-        break
-    time.sleep(0.01)
+wait_for(lambda: s.metrics().get("fanyi_jobs_total", 0) >= len(texts), 10)
 inflight = s.metrics()
 T.ok(inflight["fanyi_queue_depth"] + inflight["fanyi_sentences_in_flight"] > 0,
      "work in flight when SIGTERM is sent")
@@ -107,9 +102,7 @@ with Server(["--threads", "1", "--express-threads", "0", "--cache-mb", "0"]) as 
     busy.start()
     # The busy request must hold the worker before the others arrive, or a
     # loaded machine lets them share its first batch (and be translated).
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and s.metrics()["fanyi_sentences_in_flight"] == 0:
-        time.sleep(0.005)
+    wait_for(lambda: s.metrics()["fanyi_sentences_in_flight"] > 0, 10, 0.005)
     gone = ["".join(ZH[:3]) + "再见。", "".join(ZH[3:6]) + "回头见。"]
     for path, text in [("/translate/stream", gone[0]), ("/translate", gone[1])]:
         body = ('{"text": "%s"}' % text).encode()
@@ -118,9 +111,7 @@ with Server(["--threads", "1", "--express-threads", "0", "--cache-mb", "0"]) as 
                   b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
         time.sleep(0.005)
         c.close()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and s.metrics()["fanyi_jobs_canceled_total"] < 2:
-        time.sleep(0.02)
+    wait_for(lambda: s.metrics()["fanyi_jobs_canceled_total"] >= 2, 20, 0.02)
     busy.join()
     m = s.settled_metrics()
     T.eq(m["fanyi_jobs_canceled_total"], 2.0, "both disconnected requests cancelled")
