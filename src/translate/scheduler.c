@@ -151,6 +151,8 @@ typedef struct worker {
     char **final;        /* [max_sent] what the cache answered for them */
     lookup_buf lb;       /* [max_sent] */
     slot *resident;      /* the engine it ran last (scheduler lock) */
+    int advancing;       /* moving a batch's sentences on to their next leg (lock) */
+    unsigned advanced;   /* how many times it has done so (lock) */
     int started;
 } worker;
 
@@ -159,7 +161,7 @@ struct fy_scheduler {
     pthread_mutex_t lock;
     pthread_cond_t work;    /* queue grew or stopping */
     pthread_cond_t reaper;  /* stopping */
-    pthread_cond_t settled; /* an engine's last batch finished */
+    pthread_cond_t settled; /* an engine's last batch finished, or a worker's next legs */
     item *head, *tail;
     size_t depth;
     size_t urgent; /* queued items of a wave > 0 */
@@ -898,7 +900,7 @@ static char *advance(item *it, char *translation)
 static int requeue(fy_scheduler *s, item *it, char why[SLOT_WHY_MAX])
 {
     const fy_engine *e = it->route.legs[it->leg];
-    it->tokens = (int)count_tokens(e, it->text);
+    it->tokens = (int)count_tokens(e, it->text); /* e stays: fy_scheduler_forget waits */
     fy_job *j = it->job;
     pthread_mutex_lock(&s->lock);
     pthread_mutex_lock(&j->lock);
@@ -1178,14 +1180,18 @@ static size_t deliver_batch(worker *w, size_t n, int *failed)
         fy_job *j = it->job;
         char **alts = w->alts[i];
         w->alts[i] = NULL; /* the job's now, or freed */
+        int over = 0;
         if (w->out[i]) {
             pthread_mutex_lock(&j->lock);
             j->devices |= 1u << (w->dev - w->s->devs);
+            over = j->done;
             pthread_mutex_unlock(&j->lock);
         }
         if (!w->out[i]) {
             *failed += deliver(it, NULL, alts, NO_CONF, w->codes[i], w->errs[i].msg);
-        } else if (it->leg + 1 >= it->route.n) {
+        } else if (it->leg + 1 >= it->route.n || over) {
+            /* a job that is over (cancelled, late, failed) takes no next
+             * leg: its next engine may be unloaded once it has ended */
             deliver(it, w->out[i], alts, w->conf[i], 0, NULL);
         } else {
             fy_alts_free(alts); /* a first leg's alternatives are not the answer's */
@@ -1228,6 +1234,14 @@ static void next_legs(fy_scheduler *s, worker *w, size_t m, int *failed)
     }
 }
 
+/* Has a translated sentence of the batch another leg to go? */
+static int has_next_leg(const worker *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (w->out[i] && w->batch[i]->leg + 1 < w->batch[i]->route.n) return 1;
+    return 0;
+}
+
 static void run_batch(fy_scheduler *s, worker *w, size_t n)
 {
     slot *p = w->batch[0]->slot;
@@ -1255,13 +1269,22 @@ static void run_batch(fy_scheduler *s, worker *w, size_t n)
     s->big_busy -= w->big;
     w->big = 0;
     record_batch(s, p, n, tokens);
+    /* Counted before the jobs are looked at: a job that ends after that
+     * look may let its next engine be unloaded, and fy_scheduler_forget
+     * waits until this worker is done with it. */
+    w->advancing = has_next_leg(w, n);
     pthread_mutex_unlock(&s->lock);
     int failed = 0;
     size_t m = deliver_batch(w, n, &failed);
     if (m) next_legs(s, w, m, &failed);
-    if (failed) {
+    if (failed || w->advancing) {
         pthread_mutex_lock(&s->lock);
         s->st.failed += (uint64_t)failed;
+        if (w->advancing) {
+            w->advancing = 0;
+            w->advanced++;
+            pthread_cond_broadcast(&s->settled);
+        }
         pthread_mutex_unlock(&s->lock);
     }
 }
@@ -1302,11 +1325,24 @@ static void *reaper_main(void *arg)
     return NULL;
 }
 
+/* Waits until every worker that is moving sentences on to their next leg
+ * has done so (not for later batches: no starving under steady traffic).
+ * Scheduler lock held. */
+static void wait_advanced(fy_scheduler *s)
+{
+    for (int i = 0; i < s->nworkers; i++) {
+        const worker *w = &s->workers[i];
+        unsigned seen = w->advanced;
+        while (w->advancing && w->advanced == seen) pthread_cond_wait(&s->settled, &s->lock);
+    }
+}
+
 void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *final)
 {
     if (final) memset(final, 0, sizeof *final);
     if (!s || !e) return;
     pthread_mutex_lock(&s->lock);
+    wait_advanced(s); /* e may have no slot yet and still be some sentence's next leg */
     slot *p = NULL;
     for (slot *q = s->slots; q && !p; q = q->next)
         if (q->e == e) p = q;
@@ -1314,8 +1350,12 @@ void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, fy_engine_stats *f
         pthread_mutex_unlock(&s->lock);
         return;
     }
-    fail_queued(s, p, FY_ECANCELED, "the model was unloaded");
-    while (p->in_flight || p->pins) pthread_cond_wait(&s->settled, &s->lock);
+    for (;;) {
+        fail_queued(s, p, FY_ECANCELED, "the model was unloaded");
+        while (p->in_flight || p->pins) pthread_cond_wait(&s->settled, &s->lock);
+        wait_advanced(s);
+        if (!p->queued) break; /* a job that had not ended went on to e meanwhile */
+    }
     for (int i = 0; i < s->nworkers; i++)
         if (s->workers[i].resident == p) s->workers[i].resident = NULL;
     if (final) *final = p->st;

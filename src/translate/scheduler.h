@@ -47,9 +47,10 @@
  *
  * Threads: fy_scheduler_submit / fy_job_* / fy_scheduler_forget may be
  * called from any thread. Callbacks run on worker threads (or in the
- * submitting thread, before submit returns, for cache hits) and must be
- * quick and must not call back into the scheduler except fy_job_result,
- * fy_job_gap and fy_job_status.
+ * submitting thread, before submit returns, for cache hits) with the job's
+ * lock held: they must be quick and must not call back into the scheduler
+ * (fy_job_result, fy_job_gap and fy_job_status included: they take that
+ * lock).
  */
 #ifndef FY_TRANSLATE_SCHEDULER_H
 #define FY_TRANSLATE_SCHEDULER_H
@@ -212,8 +213,10 @@ void fy_scheduler_free(fy_scheduler *s);
 /* Lets go of engine e before its owner frees it: the jobs with a sentence
  * still queued for e fail with FY_ECANCELED ("model unloaded"), then this
  * waits until no batch of e is running and frees every worker's state for
- * e. Callers normally forget an engine only when no job uses it. final
- * (may be NULL) receives e's counters as they ended. */
+ * e; a worker moving sentences on to their next leg is waited for (it may
+ * still read e's token count or name). Callers normally forget an engine
+ * only when no job uses it. final (may be NULL) receives e's counters as
+ * they ended. */
 struct fy_engine_stats;
 void fy_scheduler_forget(fy_scheduler *s, const fy_engine *e, struct fy_engine_stats *final);
 

@@ -35,6 +35,7 @@ typedef struct fake {
     void *small_device;                /* no worker state can be made on this device */
     atomic_int lost_calls;             /* batches that failed so */
     atomic_int refused;                /* worker states refused on small_device */
+    atomic_int counted;                /* count_tokens calls (when set: fake_count) */
     fy_engine engine;
     fy_route route; /* this engine alone */
 } fake;
@@ -193,6 +194,14 @@ static void fake_init_as(fake *f, const char *name, char open, char close)
     f->engine = (fy_engine){fake_translate, fake_worker_new,   fake_worker_free, NULL, f, name,
                             NULL,           fake_worker_abort, fake_worker_trim, NULL};
     f->route = (fy_route){{&f->engine}, 1, NULL};
+}
+
+/* A later leg's token count, counted: the engine is in use. */
+static long fake_count(void *ctx, const char *text, size_t len)
+{
+    (void)text;
+    atomic_fetch_add(&((fake *)ctx)->counted, 1);
+    return (long)len;
 }
 
 static void fake_init(fake *f)
@@ -696,6 +705,8 @@ typedef struct rec_cache {
     int gets, puts, keys_got, keys_put, stored_fail;
     int64_t last_deadline;
     char hit_text[32], hit_value[32]; /* the one key it knows */
+    pthread_cond_t cond;
+    int hold, held; /* hold: lookups wait (held: one does) until it is cleared */
 } rec_cache;
 
 static int rec_get(fy_cache *c, const fy_cache_key *keys, size_t n, char **values, int64_t dl)
@@ -705,6 +716,11 @@ static int rec_get(fy_cache *c, const fy_cache_key *keys, size_t n, char **value
     r->gets++;
     r->keys_got += (int)n;
     r->last_deadline = dl;
+    while (r->hold) {
+        r->held = 1;
+        pthread_cond_broadcast(&r->cond);
+        pthread_cond_wait(&r->cond, &r->lock);
+    }
     int hits = 0;
     for (size_t i = 0; i < n; i++)
         if (r->hit_text[0] && !strcmp(keys[i].text, r->hit_text))
@@ -741,6 +757,29 @@ static void rec_init(rec_cache *r)
     memset(r, 0, sizeof *r);
     r->base.ops = &rec_ops;
     pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->cond, NULL);
+}
+
+static void rec_hold(rec_cache *r, int hold)
+{
+    pthread_mutex_lock(&r->lock);
+    r->hold = hold;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Waits (5 s at most) until a lookup is held. */
+static int rec_wait_held(rec_cache *r)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&r->lock);
+    int rc = 0;
+    while (!r->held && rc == 0) rc = pthread_cond_timedwait(&r->cond, &r->lock, &until);
+    int held = r->held;
+    pthread_mutex_unlock(&r->lock);
+    return held;
 }
 
 /* One lookup per job, one store per batch, the job's deadline passed on,
@@ -834,6 +873,74 @@ static void test_forget(void)
     fy_job_release(j2);
     fy_job_release(j3);
     fy_scheduler_free(s);
+}
+
+typedef struct forgetter {
+    fy_scheduler *s;
+    const fy_engine *e;
+    atomic_int done;
+} forgetter;
+
+static void *forget_main(void *arg)
+{
+    forgetter *f = arg;
+    fy_scheduler_forget(f->s, f->e, NULL);
+    atomic_store(&f->done, 1);
+    return NULL;
+}
+
+/* A pivot's second engine may be unloaded once its jobs have ended: a
+ * job that ends while its first leg runs never reaches the second engine,
+ * and forgetting it waits for a worker still moving sentences on to it. */
+static void test_forget_next_leg(void)
+{
+    fake a, b;
+    fake_init_as(&a, "a", '[', ']');
+    fake_init_as(&b, "b", '<', '>');
+    b.engine.count_tokens = fake_count;
+    rec_cache rc;
+    rec_init(&rc);
+    fy_scheduler *s = open_sched(&a, 1, 100, &rc.base);
+    fy_route both = {{&a.engine, &b.engine}, 2, NULL};
+    /* Failed by its other sentence (the batch's first: fewer tokens) while
+     * its first leg runs. */
+    const char *failing[] = {"FAIL", "xxxxxxxxxx"};
+    waiter w;
+    waiter_init(&w);
+    fy_job *j = submit_via(s, &both, failing, 2, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == FY_EINVAL);
+    fy_job_release(j);
+    /* The only worker takes this job after it is done with that batch. */
+    const char *after[] = {"after"};
+    waiter_init(&w);
+    j = submit_via(s, &a.route, after, 1, 0, &w, NULL);
+    CHECK(waiter_wait(&w) == 0);
+    fy_job_release(j);
+    CHECK(atomic_load(&b.counted) == 0); /* b was not asked for the other's second leg */
+    /* Forgotten while a worker looks its second leg up in the cache. */
+    fake_gate(&a, 1);
+    const char *src[] = {"x"};
+    waiter w2;
+    waiter_init(&w2);
+    int entered = atomic_load(&a.entered);
+    j = submit_via(s, &both, src, 1, 0, &w2, NULL);
+    CHECK(wait_entered(&a, entered + 1));
+    rec_hold(&rc, 1);
+    fake_gate(&a, 0);
+    CHECK(rec_wait_held(&rc));
+    forgetter f = {s, &b.engine, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, forget_main, &f);
+    usleep(50000);
+    CHECK(!atomic_load(&f.done)); /* the worker is not done with b */
+    rec_hold(&rc, 0);
+    pthread_join(th, NULL);
+    /* The job had not ended: its sentence went on to b and was cancelled
+     * by the unload, not run. */
+    CHECK(waiter_wait(&w2) == FY_ECANCELED);
+    fy_job_release(j);
+    fy_scheduler_free(s);
+    CHECK(atomic_load(&b.counted) == 1 && atomic_load(&b.calls) == 0);
 }
 
 /* One thread serving two engines keeps only the state of the one it runs
@@ -1400,6 +1507,7 @@ int main(void)
     test_cache_calls();
     test_cache_pivot_calls();
     test_forget();
+    test_forget_next_leg();
     test_trim();
     test_waves();
     test_fair();
