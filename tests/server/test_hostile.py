@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-from fylib import MODEL, SHORT, T, Server, ZH
+from fylib import MODEL, SHORT, T, Server, ZH, wait_for
 
 PART = sys.argv[1] if len(sys.argv) > 1 else "all"
 REF = {}  # text -> translation from a quiet server
@@ -175,14 +175,12 @@ class Trickler:
 def wait_room(s, limit=20.0):
     """Until the server has taken in that held connections closed (a new
     one is served again): a loaded machine may take a while."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
+    def served():
         try:
-            if s.get("/health")[0] == 200:
-                return
+            return s.get("/health")[0] == 200
         except (OSError, http.client.HTTPException):
-            pass
-        time.sleep(0.05)
+            return False
+    wait_for(served, limit, 0.05)
 
 
 def slowloris():

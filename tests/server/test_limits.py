@@ -7,9 +7,8 @@ import os
 import glob
 import subprocess
 import threading
-import time
 
-from fylib import BIN, T, Server, ZH
+from fylib import BIN, T, Server, ZH, wait_for
 
 five = "".join(ZH[:5])  # five sentences
 
@@ -23,13 +22,7 @@ MANY = [ZH[i % 8].rstrip("。？") + "，" + ZH[(3 * i + 1) % 8] for i in range(
 
 def wait_metric(s, ok, limit=5.0):
     """Polls /metrics until ok(metrics); the metrics then, or None."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        m = s.metrics()
-        if ok(m):
-            return m
-        time.sleep(0.002)
-    return None
+    return wait_for(lambda: (lambda m: m if ok(m) else None)(s.metrics()), limit, 0.002)
 
 
 def while_full(s, call):
