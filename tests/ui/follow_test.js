@@ -251,11 +251,19 @@ async function editMidStream(browser, server) {
   await page.fill('#source', text);
   check(await waitFor(page, () => window.streams.length === 1 && document.querySelectorAll('#target .sent').length === 1),
     'held stream: its first sentence is shown');
+  // Read at the edit's own input event, after the page's handler: 300 ms later the page
+  // translates the edited text, and its first sentence would clear the mark again.
+  await page.evaluate(() => {
+    document.querySelector('#source').addEventListener('input', () => {
+      window.atEdit = { aborted: window.streams[0].aborted, stale: document.querySelector('#target').classList.contains('stale') };
+    }, { once: true });
+  });
   await page.focus('#source');
   await page.keyboard.press('End');
   await page.keyboard.type('x');
-  check(await page.evaluate(() => window.streams[0].aborted) && await page.$eval('#target', (t) => t.classList.contains('stale')),
-    'an edit mid-stream aborts the request and marks what arrived stale');
+  const atEdit = await page.evaluate(() => window.atEdit);
+  check(atEdit && atEdit.aborted && atEdit.stale,
+    `an edit mid-stream aborts the request and marks what arrived stale (${JSON.stringify(atEdit)})`);
   await page.evaluate(() => { window.holdAfterOne = false; });
   await page.keyboard.press('Backspace');
   check(await waitForText(page, '#target', full) && !(await page.$eval('#target', (t) => t.classList.contains('stale'))),
