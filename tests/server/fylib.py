@@ -281,6 +281,63 @@ def now():
     return time.monotonic()
 
 
+class ReadyWatch:
+    """Kept-alive connections, opened before a SIGTERM, that ask /ready until
+    the server says it is draining (a loaded machine may take a while to
+    run the server's main thread at the signal). An answer made as the
+    signal lands can be one that is not yet "draining" but closes its
+    connection (the server looked before and after): the next connection
+    then asks, so the last answer is the draining server's own."""
+
+    def __init__(self, server, count=2):
+        self.conns = []
+        for _ in range(count):
+            c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            status, connection, body = self._ask(c)
+            if connection == "close" or body.get("status") == "draining":
+                raise RuntimeError(f"/ready before the signal: {status} {body}")
+            self.conns.append(c)
+
+    @staticmethod
+    def _ask(c):
+        c.request("GET", "/ready")
+        r = c.getresponse()
+        return r.status, r.getheader("Connection", "").lower(), json.loads(r.read())
+
+    def until_draining(self, secs=10):
+        """(status, Connection header, body) of the first answer that says
+        "draining" or closes its connection, or of the last one after secs."""
+        until = now() + secs
+        while True:
+            status, connection, body = self._ask(self.conns[0])
+            draining = body.get("status") == "draining"
+            if connection == "close" and not draining and len(self.conns) > 1:
+                self.conns.pop(0).close()
+                continue
+            if draining or connection == "close" or now() > until:
+                return status, connection, body
+            time.sleep(0.01)
+
+    def close(self):
+        for c in self.conns:
+            c.close()
+
+
+def accept_queue(port):
+    """Connections to `port` waiting in the kernel for the server's accept()
+    (its listening socket's queue, from /proc/net/tcp*); None if no such
+    socket. Zero: the server has taken in every connection made so far,
+    which a loaded machine may take a while to do. Asking the server itself
+    would take a connection of its own."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                p = line.split()
+                if p[3] == "0A" and int(p[1].rsplit(":", 1)[1], 16) == port:
+                    return int(p[4].split(":")[1], 16)
+    return None
+
+
 def wait_for(cond, secs, step=0.01):
     """Polls cond every step seconds until it is true or secs have passed;
     returns its last value. For states a loaded machine reaches late: the

@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 
-from fylib import SHORT, T, Server, WORDS, multipart, wait_for
+from fylib import SHORT, T, ReadyWatch, Server, WORDS, multipart, wait_for
 
 DRAIN = 2  # seconds
 # Distinct sentences (a request translates a repeated one once).
@@ -123,10 +123,12 @@ T.eq(again.getresponse().read() and 200, 200, "keep-alive connection open")
 idle = socket.create_connection(("127.0.0.1", s.port))
 idle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
 T.ok(b"200" in idle.recv(4096).split(b"\r\n")[0], "idle keep-alive connection answered once")
-
+watch = ReadyWatch(s)
 t0 = time.monotonic()
 s.proc.send_signal(15)
-time.sleep(0.1)
+# Once the server has taken the signal, ask on the kept-alive connection.
+T.eq(watch.until_draining()[2].get("status"), "draining", "the server took the signal")
+watch.close()
 again.request("POST", "/translate", body=json.dumps({"text": SHORT[1]}),
               headers={"Content-Type": "application/json"})
 r = again.getresponse()
@@ -212,27 +214,18 @@ s = Server(["--threads", "1", "--drain-timeout", "10"]).start()
 want = s.translate(SHORT[0])
 late = socket.create_connection(("127.0.0.1", s.port))
 late_body = json.dumps({"text": SHORT[0]}).encode()
-probe = conn(s)
-probe.request("GET", "/ready")
-T.eq(probe.getresponse().read() and 200, 200, "a kept-alive connection to ask /ready")
+probe = ReadyWatch(s)
+# The request is in flight when the signal comes: the server has begun it
+# (its 100 Continue says so) and waits for its body...
 late.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-             b"Content-Length: %d\r\n\r\n" % len(late_body) + late_body[:5])
-# The request is in flight (the server has its headers) when the signal comes...
-wait_for(lambda: s.metrics().get("fanyi_http_requests_in_progress", 0) >= 2, 30)
+             b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(late_body))
+late.settimeout(60)
+T.eq(late.recv(100), b"HTTP/1.1 100 Continue\r\n\r\n", "the late request is begun")
 s.proc.send_signal(15)
 # ... and its body completes once the server is draining.
-deadline = time.monotonic() + 30
-while True:
-    probe.request("GET", "/ready")
-    r = probe.getresponse()
-    r.read()
-    if r.status != 200 or time.monotonic() > deadline:
-        break
-    time.sleep(0.01)
-T.eq(r.status, 503, "draining")
+T.eq(probe.until_draining(30)[0], 503, "draining")
 probe.close()
-late.sendall(late_body[5:])
-late.settimeout(60)
+late.sendall(late_body)
 r = http.client.HTTPResponse(late)
 r.begin()
 T.eq((r.status, json.loads(r.read()).get("translation"), r.getheader("Connection")),

@@ -157,9 +157,10 @@ def check_token():
 
 def check_store():
     # 1 MiB: a 400 KB document fits with its result; a second does not.
-    # --download-ttl 3: long enough that the second submission comes before
-    # the first job expires even in a slow build.
-    with Server(["--threads", "1", "--jobs-store-mb", "1", "--download-ttl", "3",
+    # --download-ttl 10: long enough that the second submission (400 KB sent
+    # and split) comes before the first job expires even in a sanitizer
+    # build on a loaded machine.
+    with Server(["--threads", "1", "--jobs-store-mb", "1", "--download-ttl", "10",
                  "--max-document-mb", "2"]) as s:
         digits = ("0123456789" * 40000).encode()
         st, _, job = submit(s, digits, "filename=n.txt&target=en")

@@ -132,13 +132,16 @@ def burst(s):
     T.eq(got.count(413), 480, "480 padded bodies held at once: all 413")
     stop.set()
     sampler.join()
-    time.sleep(2.0)  # the watcher trims at most once a second
+    if check_rss:  # the watcher trims at most once a second: a loaded machine's takes longer
+        wait_for(lambda: rss_kib(s) < before * 1.25, 10, 0.1)
+    else:
+        time.sleep(2.0)
     after = rss_kib(s)
     factor = (sent_peak - before) * 1024 / sent
     held_factor = (peak[0] - before) * 1024 / sent
     print(f"memory: {sent / 2**20:.1f} MiB sent by 480 clients at once: RSS {before / 1024:.1f} "
           f"-> peak {sent_peak / 1024:.1f} MiB (factor {factor:.2f}); held at once: peak "
-          f"{peak[0] / 1024:.1f} MiB (factor {held_factor:.2f}); 2 s later {after / 1024:.1f} MiB"
+          f"{peak[0] / 1024:.1f} MiB (factor {held_factor:.2f}); then {after / 1024:.1f} MiB"
           + ("" if check_rss else " (sanitizer build: not checked)"))
     if check_rss:
         T.ok(held_factor < 2.0, f"peak RSS growth / bytes sent {held_factor:.2f} < 2")

@@ -3,13 +3,11 @@
 request is answered completely and correctly (none lost, none cut), new
 connections are refused, and the process exits 0 well within 10 s. Also:
 a client that disconnects has its pending sentences dropped."""
-import http.client
-import json
 import socket
 import threading
 import time
 
-from fylib import WORDS, T, Server, ZH, wait_for
+from fylib import WORDS, T, ReadyWatch, Server, ZH, wait_for
 
 # 32 requests of 16 distinct sentences each: a few hundred ms of work on a
 # fast quiet machine (24 requests of 3 sentences were once done before the
@@ -47,24 +45,14 @@ wait_for(lambda: s.metrics().get("fanyi_jobs_total", 0) >= len(texts), 10)
 inflight = s.metrics()
 T.ok(inflight["fanyi_queue_depth"] + inflight["fanyi_sentences_in_flight"] > 0,
      "work in flight when SIGTERM is sent")
-keepalive = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
-keepalive.request("GET", "/ready")
-T.eq(keepalive.getresponse().read() and 200, 200, "keep-alive connection open")
+keepalive = ReadyWatch(s)
 t0 = time.monotonic()
 s.proc.send_signal(15)
 # An open keep-alive connection learns that the server is draining, as
-# soon as the server has taken the signal (a loaded machine may take a
-# while to run its main thread: ask until it has).
-deadline = time.monotonic() + 10
-while True:
-    keepalive.request("GET", "/ready")
-    r = keepalive.getresponse()
-    body = json.loads(r.read())
-    if r.status != 200 or time.monotonic() > deadline:
-        break
-    time.sleep(0.01)
-T.eq((r.status, body.get("status")), (503, "draining"), "/ready says draining")
-T.eq(r.getheader("Connection", "").lower(), "close", "and closes the connection")
+# soon as the server has taken the signal.
+status, connection, body = keepalive.until_draining()
+T.eq((status, body.get("status")), (503, "draining"), "/ready says draining")
+T.eq(connection, "close", "and closes the connection")
 keepalive.close()
 # Draining, the server has shut its listening socket (or is about to).
 deadline = time.monotonic() + 10
