@@ -486,6 +486,9 @@ static fy_jobs *make_jobs(const serve_config *c, fy_registry *reg, fy_scheduler 
     jo.batch_chars = (size_t)c->jobs_batch;
     jo.log = jobs_log;
     jo.glossaries = glossaries;
+    /* A test hook (jobs.h), never set in normal use. */
+    const char *stop = getenv("FANYI_TEST_JOBS_STOP_AFTER");
+    if (stop) jo.test_stop_after_checkpoints = atoi(stop);
     return fy_jobs_open(reg, sched, &jo, err);
 }
 

@@ -78,6 +78,11 @@ typedef struct fy_jobs_options {
      * silent. Any thread. */
     void (*log)(void *user, const char *line);
     void *log_user;
+    /* Test hook (tests/server/test_jobs_resume.py), 0 in normal use: the
+     * process stops itself (SIGSTOP) once it has stored this many
+     * checkpoints, so that a test kills it half way through a job however
+     * fast or slow the machine. */
+    int test_stop_after_checkpoints;
 } fy_jobs_options;
 
 /* ttl 86400 s, 2 at once, a lease of 30 s, a look every second, the

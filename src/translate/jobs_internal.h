@@ -12,6 +12,7 @@
 #define FY_TRANSLATE_JOBS_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "translate/docjob.h"
 #include "translate/jobs.h"
@@ -85,6 +86,7 @@ struct fy_jobs {
     char (*making)[33]; /* ids being submitted: stored, not yet leased (left alone) */
     size_t nmaking, making_cap;
     fy_jobs_stats st;
+    atomic_int checkpoints; /* stored so far (o.test_stop_after_checkpoints) */
 };
 
 /* jobs_state.c: the info as the JSON state the store keeps (malloc'd),

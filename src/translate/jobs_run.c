@@ -10,6 +10,7 @@
  */
 #include "translate/jobs_internal.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,14 @@ static int load(run *r, size_t *resumed, fy_error *err)
 
 /* ---- running ----------------------------------------------------------------------- */
 
+/* The test hook of fy_jobs_options: stops the process at the checkpoint
+ * asked for. */
+static void test_stop(fy_jobs *js)
+{
+    int at = js->o.test_stop_after_checkpoints;
+    if (at && atomic_fetch_add(&js->checkpoints, 1) + 1 == at) raise(SIGSTOP);
+}
+
 /* Stores the units of the last step (kept for the next try when the store
  * fails: a checkpoint lost only costs their translation again). */
 static void checkpoint(run *r)
@@ -360,6 +369,8 @@ static void checkpoint(run *r)
                           &err)) {
         if (r->ck_n < 4096) return;
         jobs_log(r->js, "document job %s: checkpoints not stored (%s)", r->id, err.msg);
+    } else {
+        test_stop(r->js);
     }
     ck_clear(r);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_jobs_resume.py - a document job survives its server: `fanyi serve`
-killed with SIGKILL in the middle of a PDF job (after a checkpoint was
-stored), started again on the same --data-dir, takes the job up from its
+killed with SIGKILL in the middle of a PDF job (once its first checkpoint
+is stored: the server stops itself there, FANYI_TEST_JOBS_STOP_AFTER, so
+that the job cannot end first on a slow machine), started again on the same --data-dir, takes the job up from its
 checkpoints (not from the start) and finishes it; the translated file is
 byte for byte the one an uninterrupted server makes. A job with a
 glossary_id compiles its glossary when it is taken up: one whose glossary
@@ -13,8 +14,7 @@ pages, translated en->de by the synthetic tiny-en-de model with no cache
 in batches of 500 characters (--jobs-batch-chars), a checkpoint each, the
 reference in the default 4,000: the file does not depend on the batches.
 
-The kill lands wherever the machine's load puts it, so the same job is
-also resumed, deterministically, from every prefix of its checkpoints (as
+The same job is also resumed from every prefix of its checkpoints (as
 a run taken over after 1, 2, ... checkpointed paragraphs, the real
 checkpoint boundaries among them): one job directory each, made from the
 killed job's stored state and an uninterrupted run's checkpoints, taken
@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 
-from fylib import BUILD, T, Server
+from fylib import BUILD, T, Server, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = os.path.join(BUILD, "models", "tiny-en-de")
@@ -40,6 +40,22 @@ subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "docs", "make_pdfs.
                 "--pages", str(PAGES)], check=True)
 pdf = open(os.path.join(tmp, "long.pdf"), "rb").read()
 QUERY = "filename=long.pdf&source=en&target=de"
+
+
+# The killed servers stop themselves once their first checkpoint is stored.
+STOP = {"FANYI_TEST_JOBS_STOP_AFTER": "1"}
+
+
+def kill_when_stopped(s):
+    """SIGKILL once the server has stopped itself (the test hook)."""
+    def stopped():
+        with open(f"/proc/{s.proc.pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    T.ok(wait_for(stopped, 600), "the server stopped itself after its first checkpoint")
+    s.proc.send_signal(signal.SIGKILL)
+    s.proc.wait()
+    s.errf.close()
+    os.unlink(s.stderr_path)
 
 
 def job(s, jid):
@@ -92,17 +108,11 @@ T.ok(len(all_units) > 2, f"the reference checkpointed every paragraph ({len(all_
 
 # Killed half way.
 data = os.path.join(tmp, "data")
-s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL).start()
+s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL, env=STOP).start()
 st, _, j = s.post(f"/documents?{QUERY}", pdf, {"Content-Type": "application/pdf"})
 jid = j["id"]
 units = os.path.join(data, "jobs", jid, "units.jsonl")
-until = time.monotonic() + 600
-while time.monotonic() < until and not (os.path.exists(units) and os.path.getsize(units) > 0):
-    time.sleep(0.005)
-s.proc.send_signal(signal.SIGKILL)
-s.proc.wait()
-s.errf.close()
-os.unlink(s.stderr_path)
+kill_when_stopped(s)
 with open(units, "rb") as f:
     checkpointed = len([line for line in f.read().split(b"\n") if line])
 state = open(os.path.join(data, "jobs", jid, "state.json")).read()
@@ -156,7 +166,7 @@ with Server(FOUR + SMALL + ["--data-dir", each], model=MODEL) as s4:
 # A job with a glossary, killed the same way; its glossary deleted while no
 # server runs: the job taken up fails, naming the glossary.
 data = os.path.join(tmp, "data-glossary")
-s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL).start()
+s = Server(ARGS + SMALL + ["--data-dir", data], model=MODEL, env=STOP).start()
 st, _, g = s.post("/glossaries", {"name": "g", "source": "en", "target": "de",
                                   "entries": {"report": "Bericht"}})
 gid = g.get("id", "") if isinstance(g, dict) else ""
@@ -164,14 +174,7 @@ T.eq(st, 201, f"glossary created: {g}")
 st, _, j = s.post(f"/documents?{QUERY}&glossary_id={gid}", pdf, {"Content-Type": "application/pdf"})
 T.eq(st, 202, f"submitted with glossary_id: {j}")
 jid = j.get("id", "")
-units = os.path.join(data, "jobs", jid, "units.jsonl")
-until = time.monotonic() + 600
-while time.monotonic() < until and not (os.path.exists(units) and os.path.getsize(units) > 0):
-    time.sleep(0.005)
-s.proc.send_signal(signal.SIGKILL)
-s.proc.wait()
-s.errf.close()
-os.unlink(s.stderr_path)
+kill_when_stopped(s)
 state = open(os.path.join(data, "jobs", jid, "state.json")).read()
 T.ok('"state":"translating"' in state and f'"glossary":"{gid}"' in state,
      f"killed half way, the glossary id in its stored state: {state[:300]}")
