@@ -338,6 +338,12 @@ def accept_queue(port):
     return None
 
 
+def wait_accepted(port, secs=20):
+    """Whether the server on `port` took in every connection made so far
+    within secs (its accept queue empty)."""
+    return wait_for(lambda: accept_queue(port) == 0, secs)
+
+
 def wait_for(cond, secs, step=0.01):
     """Polls cond every step seconds until it is true or secs have passed;
     returns its last value. For states a loaded machine reaches late: the

@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.request
 
-from fylib import T, Server, accept_queue, responses, wait_for
+from fylib import T, Server, responses, wait_accepted
 
 TRIES = 10
 
@@ -139,7 +139,7 @@ def early_answers():
         hold = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(4)]
         for c in hold:
             c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # never finished
-        T.ok(wait_for(lambda: accept_queue(s.port) == 0, 20), "the server took in the held connections")
+        T.ok(wait_accepted(s.port), "the server took in the held connections")
         every_client(s.port, "/translate", 1_200_000, False, 503,
                      "1.2 MB body over --max-connections")
         for c in hold:

@@ -2,8 +2,9 @@
 """test_jobs_resume.py - a document job survives its server: `fanyi serve`
 killed with SIGKILL in the middle of a PDF job (once its first checkpoint
 is stored: the server stops itself there, FANYI_TEST_JOBS_STOP_AFTER, so
-that the job cannot end first on a slow machine), started again on the same --data-dir, takes the job up from its
-checkpoints (not from the start) and finishes it; the translated file is
+that the job cannot end first on a slow machine), started again on the
+same --data-dir, takes the job up from its checkpoints (not from the
+start) and finishes it; the translated file is
 byte for byte the one an uninterrupted server makes. A job with a
 glossary_id compiles its glossary when it is taken up: one whose glossary
 was deleted meanwhile fails with an error naming it.

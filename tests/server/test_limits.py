@@ -22,7 +22,10 @@ MANY = [ZH[i % 8].rstrip("。？") + "，" + ZH[(3 * i + 1) % 8] for i in range(
 
 def wait_metric(s, ok, limit=5.0):
     """Polls /metrics until ok(metrics); the metrics then, or None."""
-    return wait_for(lambda: (lambda m: m if ok(m) else None)(s.metrics()), limit, 0.002)
+    def met():
+        m = s.metrics()
+        return m if ok(m) else None
+    return wait_for(met, limit, 0.002)
 
 
 def while_full(s, call):

@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const {
   MODEL, ART, MAX_CHARS, check, startServer, stopServer, modelsRoot, apiAnswer, apiTranslate, apiDir, newPage,
-  ready, waitForText, sleep, waitFor, run,
+  ready, waitForText, sleep, waitFor, recordStatuses, run,
 } = require('./uilib');
 
 // The synthetic model's translations of these are not empty (it makes nothing of some
@@ -344,13 +344,7 @@ async function busyBackoff(browser, server) {
     route.fulfill({ status: 503, headers: { 'Retry-After': '1', 'Content-Type': 'application/json' },
       body: JSON.stringify({ error: { code: 'busy', message: 'the queue is full' } }) });
   });
-  // Every text the status shows, in order, as the page writes it (polling could miss a
-  // second's text on a loaded machine).
-  await page.evaluate(() => {
-    window.statuses = [];
-    const st = document.querySelector('#status');
-    new MutationObserver(() => window.statuses.push(st.textContent)).observe(st, { childList: true, subtree: true, characterData: true });
-  });
+  await recordStatuses(page);  // a second's countdown text could be missed by polling
   await page.fill('#source', '你好。');
   await sleep(4500);
   check(times.length >= 2 && times.length <= 3, `busy: ${times.length} requests in 4.5 s`);
@@ -438,12 +432,7 @@ async function smallDefects(browser, server) {
   await ready(page);
   check((await page.inputValue('#source')) === src, 'the input survives a reload');
   check(await waitForText(page, '#target', t), 'and is translated again');
-  // "Copied" shows for 2 s: recorded as the page writes it, so a slow check cannot miss it.
-  await page.evaluate(() => {
-    window.statuses = [];
-    const st = document.querySelector('#status');
-    new MutationObserver(() => window.statuses.push(st.textContent)).observe(st, { childList: true, subtree: true, characterData: true });
-  });
+  await recordStatuses(page);  // "Copied" shows for 2 s: a slow check could miss it
   await page.click('#copy');
   check(await waitFor(page, () => window.statuses.some((x) => x.startsWith('Copied'))), 'Copied is shown');
   check(await waitFor(page, () => !document.querySelector('#status').textContent.startsWith('Copied'), null, 10000), 'Copied goes away');

@@ -118,6 +118,16 @@ async function waitForText(page, sel, expected, ms) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// From now on, every text #status shows, in order, as the page writes it, in
+// window.statuses: a check that polled could miss a text the page shows briefly.
+function recordStatuses(page) {
+  return page.evaluate(() => {
+    window.statuses = [];
+    const st = document.querySelector('#status');
+    new MutationObserver(() => window.statuses.push(st.textContent)).observe(st, { childList: true, subtree: true, characterData: true });
+  });
+}
+
 async function waitFor(page, fn, arg, ms) {
   return page.waitForFunction(fn, arg, { timeout: ms || 10000 }).then(() => true, () => false);
 }
@@ -165,5 +175,5 @@ async function run(main) {
 
 module.exports = {
   BIN, MODEL, ART, MAX_CHARS, check, freePort, startServer, stopServer, modelsRoot, apiAnswer, apiTranslate,
-  apiDir, newPage, ready, waitForText, sleep, waitFor, launch, axe, run,
+  apiDir, newPage, ready, waitForText, sleep, waitFor, recordStatuses, launch, axe, run,
 };
