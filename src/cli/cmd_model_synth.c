@@ -39,6 +39,7 @@ static void usage(FILE *out)
                  "                         [--vocab FILE | --src-vocab FILE --trg-vocab FILE]\n"
                  "                         [--name LANGS] [--corpus-lines N] [--output-scales L]\n"
                  "                         [--weights uniform|trained]\n"
+                 "                         [--shortlist-ids uniform|zipf]\n"
                  "\n"
                  "Writes a model with the real Firefox Translations layout and random weights.\n"
                  "  --preset P        an architecture: tiny (d256 ffn1536 6/2), base (d512\n"
@@ -65,7 +66,11 @@ static void usage(FILE *out)
                  "  --weights D       weight matrices and embeddings: uniform (Glorot-uniform,\n"
                  "                    the default) or trained (near-Gaussian, same variance, one\n"
                  "                    value in 2048 an outlier of 4-8 sigma, as trained weights\n"
-                 "                    look: few int8 pairs can saturate int16)\n");
+                 "                    look: few int8 pairs can saturate int16)\n"
+                 "  --shortlist-ids D the shortlist's target ids past the 50 frequent ones:\n"
+                 "                    uniform (the default) or zipf (probability 1/rank, as a\n"
+                 "                    trained lexicon lists mostly frequent pieces, so that a\n"
+                 "                    batch's lists overlap as real ones do)\n");
 }
 
 /* ------------------------------------------------------------ corpus */
@@ -410,10 +415,11 @@ static int make_dirs(const char *dir)
 
 typedef struct args {
     const char *preset, *out, *name, *vocab, *src_vocab, *trg_vocab;
-    int int8, shortlist, separate, have_seed;
+    int int8, shortlist, separate, have_seed, have_lex;
     long seed, corpus_lines;
     unsigned out_scales; /* FY_SYNTH_SCALE_* bits, 0 = the real set */
     fy_synth_weights weights;
+    fy_synth_lex lex;
     float none_factor, wemb_factor; /* 0 = 1 */
 } args;
 
@@ -448,7 +454,19 @@ static int parse_scales(const char *text, args *a)
 
 static int parse_args(int argc, char **argv, args *a)
 {
-    enum { O_SEP = 256, O_INT8, O_SL, O_VOCAB, O_SRC, O_TRG, O_NAME, O_LINES, O_SCALES, O_WEIGHTS };
+    enum {
+        O_SEP = 256,
+        O_INT8,
+        O_SL,
+        O_VOCAB,
+        O_SRC,
+        O_TRG,
+        O_NAME,
+        O_LINES,
+        O_SCALES,
+        O_WEIGHTS,
+        O_LEX
+    };
     static const struct option longopts[] = {{"preset", required_argument, NULL, 'p'},
                                              {"seed", required_argument, NULL, 's'},
                                              {"out", required_argument, NULL, 'o'},
@@ -462,6 +480,7 @@ static int parse_args(int argc, char **argv, args *a)
                                              {"corpus-lines", required_argument, NULL, O_LINES},
                                              {"output-scales", required_argument, NULL, O_SCALES},
                                              {"weights", required_argument, NULL, O_WEIGHTS},
+                                             {"shortlist-ids", required_argument, NULL, O_LEX},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
@@ -514,6 +533,11 @@ static int parse_args(int argc, char **argv, args *a)
             if (fy_synth_weights_parse(optarg, &a->weights))
                 return cli_usage_error(CMD, "--weights: '%s' is not uniform or trained", optarg);
             break;
+        case O_LEX:
+            if (fy_synth_lex_parse(optarg, &a->lex))
+                return cli_usage_error(CMD, "--shortlist-ids: '%s' is not uniform or zipf", optarg);
+            a->have_lex = 1;
+            break;
         default:
             return 2;
         }
@@ -523,6 +547,8 @@ static int parse_args(int argc, char **argv, args *a)
     if (!a->out) return cli_usage_error(CMD, "--out is required");
     if (!a->have_seed) return cli_usage_error(CMD, "--seed is required");
     if (a->name && (!a->name[0] || strchr(a->name, '/'))) return cli_usage_error(CMD, "bad --name");
+    if (a->have_lex && !a->shortlist)
+        return cli_usage_error(CMD, "--shortlist-ids needs --shortlist");
     if (!a->src_vocab != !a->trg_vocab)
         return cli_usage_error(CMD, "give both --src-vocab and --trg-vocab");
     return -1;
@@ -644,8 +670,8 @@ int cmd_model_synth(int argc, char **argv)
     if (!rc && a.shortlist) {
         snprintf(path, sizeof path, "%s/lex.50.50.%s.s2t.bin", a.out, a.name);
         cli_progress_draw(&pg, 1, "fanyi model synth: writing %s", path);
-        rc = fy_synth_write_shortlist(path, o.src_vocab_size, o.trg_vocab_size, 50, 50, o.seed,
-                                      &err);
+        rc = fy_synth_write_shortlist(path, o.src_vocab_size, o.trg_vocab_size, 50, 50, a.lex,
+                                      o.seed, &err);
     }
     cli_progress_done(&pg);
     if (rc) {

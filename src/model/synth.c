@@ -722,12 +722,50 @@ const char *fy_synth_preset_infix(const char *name)
 
 /* ---------------------------------------------------------------- shortlist */
 
-/* Draws up to `best` distinct ids in [frequent, trg) into ids (sorted). */
-static int draw_list(uint64_t *st, int frequent, int trg, int best, uint32_t *ids)
+int fy_synth_lex_parse(const char *name, fy_synth_lex *out)
+{
+    if (name && !strcmp(name, "uniform")) {
+        *out = FY_SYNTH_LEX_UNIFORM;
+        return 0;
+    }
+    if (name && !strcmp(name, "zipf")) {
+        *out = FY_SYNTH_LEX_ZIPF;
+        return 0;
+    }
+    return FY_EINVAL;
+}
+
+/* How a list's ids are drawn from [frequent, trg): zipf NULL, uniformly;
+ * else zipf[i] is the sum of 1/r for ranks r = 1 .. i + 1 (rank 1 is id
+ * frequent), and an id is drawn by inverting it. Sums of correctly
+ * rounded divisions in one order: the same ids on every machine. */
+typedef struct lex_draw {
+    int frequent, trg;
+    double *zipf;
+} lex_draw;
+
+static uint32_t draw_id(uint64_t *st, const lex_draw *d)
+{
+    int n = d->trg - d->frequent;
+    if (!d->zipf) return (uint32_t)(d->frequent + (int)(splitmix64(st) % (uint64_t)n));
+    double u = (double)(splitmix64(st) >> 11) * 0x1p-53 * d->zipf[n - 1];
+    int lo = 0, hi = n - 1; /* the first i with zipf[i] > u */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (d->zipf[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return (uint32_t)(d->frequent + lo);
+}
+
+/* Draws `len` distinct ids into ids (sorted). */
+static int draw_list(uint64_t *st, const lex_draw *d, int len, uint32_t *ids)
 {
     int k = 0;
-    while (k < best) {
-        uint32_t id = (uint32_t)(frequent + (int)(splitmix64(st) % (uint64_t)(trg - frequent)));
+    while (k < len) {
+        uint32_t id = draw_id(st, d);
         int dup = 0;
         for (int j = 0; j < k && !dup; j++) dup = ids[j] == id;
         if (!dup) ids[k++] = id;
@@ -741,8 +779,20 @@ static int draw_list(uint64_t *st, int frequent, int trg, int best, uint32_t *id
     return k;
 }
 
+static int lex_draw_init(lex_draw *d, int frequent, int trg, fy_synth_lex dist)
+{
+    *d = (lex_draw){frequent, trg, NULL};
+    if (dist != FY_SYNTH_LEX_ZIPF) return 0;
+    int n = trg - frequent;
+    d->zipf = malloc((size_t)n * sizeof *d->zipf);
+    if (!d->zipf) return FY_ENOMEM;
+    double sum = 0;
+    for (int i = 0; i < n; i++) d->zipf[i] = sum += 1.0 / (i + 1);
+    return 0;
+}
+
 int fy_synth_write_shortlist(const char *path, int src_vocab, int trg_vocab, int frequent, int best,
-                             uint64_t seed, fy_error *err)
+                             fy_synth_lex dist, uint64_t seed, fy_error *err)
 {
     if (src_vocab < 1 || trg_vocab < 2 || frequent < 0 || frequent >= trg_vocab || best < 1 ||
         best > trg_vocab - frequent || src_vocab > 10000000)
@@ -750,7 +800,11 @@ int fy_synth_write_shortlist(const char *path, int src_vocab, int trg_vocab, int
     size_t V = (size_t)src_vocab;
     size_t words = 6 + (V + 1) + ((V * (size_t)best * 4 + 7) / 8);
     uint64_t *blob = calloc(words, 8);
-    if (!blob) return fy_err(err, FY_ENOMEM, "synth: out of memory");
+    lex_draw draw;
+    if (!blob || lex_draw_init(&draw, frequent, trg_vocab, dist)) {
+        free(blob);
+        return fy_err(err, FY_ENOMEM, "synth: out of memory");
+    }
     uint64_t *off = blob + 6;
     uint32_t *ids = (uint32_t *)(off + V + 1);
     uint64_t st = stream_seed(seed, "shortlist");
@@ -763,8 +817,9 @@ int fy_synth_write_shortlist(const char *path, int src_vocab, int trg_vocab, int
          * before the final entry. */
         int len = best;
         if (s + 1 < V && splitmix64(&st) % 10 == 0) len = (int)(splitmix64(&st) % (uint64_t)best);
-        total += (uint64_t)draw_list(&st, frequent, trg_vocab, len, ids + total);
+        total += (uint64_t)draw_list(&st, &draw, len, ids + total);
     }
+    free(draw.zipf);
     off[V] = total;
     size_t size = 48 + (V + 1) * 8 + (size_t)total * 4;
     blob[0] = FY_SHORTLIST_MAGIC;

@@ -137,7 +137,8 @@ static void write_model(void)
      * instrumented matrix products over the whole vocabulary take most of
      * each input's time. */
     snprintf(model_path, sizeof model_path, "%s/lex.zhen.s2t.bin", tmpdir);
-    if (fy_synth_write_shortlist(model_path, o.src_vocab_size, o.trg_vocab_size, 8, 4, 1, &err))
+    if (fy_synth_write_shortlist(model_path, o.src_vocab_size, o.trg_vocab_size, 8, 4,
+                                 FY_SYNTH_LEX_UNIFORM, 1, &err))
         die("shortlist", err.msg);
 }
 

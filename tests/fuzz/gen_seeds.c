@@ -69,12 +69,12 @@ int main(int argc, char **argv)
     bad += dump_yaml(path, argv[3], "tiny-int8-sep.yml");
     fy_error err = {0};
     snprintf(path, sizeof path, "%s/lex-24x24.bin", argv[2]);
-    if (fy_synth_write_shortlist(path, 24, 24, 4, 3, 1, &err) != 0) {
+    if (fy_synth_write_shortlist(path, 24, 24, 4, 3, FY_SYNTH_LEX_UNIFORM, 1, &err) != 0) {
         fprintf(stderr, "gen_seeds: %s\n", err.msg);
         bad++;
     }
     snprintf(path, sizeof path, "%s/lex-40x16.bin", argv[2]);
-    if (fy_synth_write_shortlist(path, 40, 16, 0, 2, 2, &err) != 0) {
+    if (fy_synth_write_shortlist(path, 40, 16, 0, 2, FY_SYNTH_LEX_UNIFORM, 2, &err) != 0) {
         fprintf(stderr, "gen_seeds: %s\n", err.msg);
         bad++;
     }

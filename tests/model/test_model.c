@@ -299,8 +299,8 @@ static void test_determinism(void)
     free(a);
     free(b);
     free(c);
-    fy_synth_write_shortlist(path_in("s1.bin"), 500, 600, 50, 20, 9, &err);
-    fy_synth_write_shortlist(path_in("s2.bin"), 500, 600, 50, 20, 9, &err);
+    fy_synth_write_shortlist(path_in("s1.bin"), 500, 600, 50, 20, FY_SYNTH_LEX_UNIFORM, 9, &err);
+    fy_synth_write_shortlist(path_in("s2.bin"), 500, 600, 50, 20, FY_SYNTH_LEX_UNIFORM, 9, &err);
     a = (uint8_t *)read_file(path_in("s1.bin"), &n1);
     b = (uint8_t *)read_file(path_in("s2.bin"), &n2);
     CHECKF(a && b && n1 == n2 && memcmp(a, b, n1) == 0, "shortlist not deterministic");
@@ -628,7 +628,8 @@ static void test_shortlist_random(void)
 {
     fy_error err = {0};
     const char *p = path_in("lex.rand.s2t.bin");
-    CHECKF(fy_synth_write_shortlist(p, 300, 400, 20, 10, 5, &err) == 0, "%s", err.msg);
+    CHECKF(fy_synth_write_shortlist(p, 300, 400, 20, 10, FY_SYNTH_LEX_UNIFORM, 5, &err) == 0, "%s",
+           err.msg);
     fy_shortlist *s = fy_shortlist_open(p, &err);
     CHECKF(s != NULL, "open: %s", err.msg);
     if (!s) return;
@@ -665,6 +666,61 @@ static void test_shortlist_random(void)
     CHECKF(bad == 0, "%d random selections differ from the set reference", bad);
     free(raw);
     fy_shortlist_free(s);
+}
+
+/* Sizes of a synthetic shortlist's ids (zipf or uniform, 2000 x 64000, 50
+ * frequent + 50 listed): every list sorted, distinct, past the frequent
+ * ids; the median of all its ids in *median; the union of 32 "sentences"
+ * of 30 pseudo-random source ids each returned. */
+static long lex_profile(fy_synth_lex dist, const char *name, int *median)
+{
+    fy_error err = {0};
+    const char *p = path_in(name);
+    CHECKF(fy_synth_write_shortlist(p, 2000, 64000, 50, 50, dist, 7, &err) == 0, "%s", err.msg);
+    fy_shortlist *s = fy_shortlist_open(p, &err);
+    CHECKF(s != NULL, "open %s: %s", name, err.msg);
+    fy_shortlist_free(s);
+    size_t size;
+    uint8_t *raw = (uint8_t *)read_file(p, &size);
+    if (!raw) return -1;
+    const uint64_t *off = (const uint64_t *)(raw + 48);
+    const uint32_t *ids = (const uint32_t *)(raw + 48 + 8 * 2001);
+    static long count[64000];
+    static char in_union[64000];
+    memset(count, 0, sizeof count);
+    memset(in_union, 0, sizeof in_union);
+    int bad = 0;
+    for (int src = 0; src < 2000; src++)
+        for (uint64_t j = off[src]; j < off[src + 1]; j++) {
+            bad += ids[j] < 50 || ids[j] >= 64000 || (j > off[src] && ids[j] <= ids[j - 1]);
+            count[ids[j] < 64000 ? ids[j] : 0]++;
+        }
+    CHECKF(bad == 0, "%s: %d ids out of order, repeated or out of range", name, bad);
+    long half = (long)off[2000] / 2, seen = 0, u = 0;
+    int m = 0;
+    while (seen + count[m] <= half) seen += count[m++];
+    *median = m;
+    uint64_t st = 5;
+    for (int i = 0; i < 32 * 30; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int src = (int)((st >> 33) % 2000);
+        for (uint64_t j = off[src]; j < off[src + 1] && !bad; j++) u += !in_union[ids[j]]++;
+    }
+    free(raw);
+    return u;
+}
+
+/* zipf lists concentrate on the frequent end of the vocabulary as trained
+ * lexicons do (synth.h: median ~300), so a batch's lists overlap; uniform
+ * ones spread over all of it (median ~32,000) and overlap little. */
+static void test_shortlist_zipf(void)
+{
+    int mz, mu;
+    long uz = lex_profile(FY_SYNTH_LEX_ZIPF, "lex.zipf.s2t.bin", &mz);
+    long uu = lex_profile(FY_SYNTH_LEX_UNIFORM, "lex.unif.s2t.bin", &mu);
+    CHECKF(mz > 100 && mz < 1000, "zipf: median id %d, expected ~300", mz);
+    CHECKF(mu > 28000 && mu < 36000, "uniform: median id %d, expected ~32000", mu);
+    CHECKF(uz > 0 && uz * 2 < uu, "a batch's union: zipf %ld ids, uniform %ld", uz, uu);
 }
 
 static void expect_bad_shortlist(const char *what, const uint8_t *b, size_t size, int code,
@@ -812,6 +868,7 @@ int main(void)
     test_config_errors();
     test_shortlist_select();
     test_shortlist_random();
+    test_shortlist_zipf();
     test_shortlist_corruption();
     test_discover();
     char cmd[300];

@@ -97,6 +97,24 @@ run "$FANYI_BIN" model synth --preset tiny --int8 --seed 6 --out "$T/c" --vocab 
 expect_status 0
 run cmp -s "$T/a/model.zhen.intgemm.alphas.bin" "$T/c/model.zhen.intgemm.alphas.bin"
 expect_status 1
+
+# Shortlist ids drawn as a trained lexicon's: the same model, another
+# shortlist, one the verifier accepts (test_model checks how its ids fall).
+run "$FANYI_BIN" model synth --preset tiny --int8 --shortlist --shortlist-ids zipf --seed 5 \
+    --out "$T/z" --vocab "$M/vocab.zhen.spm"
+expect_status 0
+run cmp "$T/a/model.zhen.intgemm.alphas.bin" "$T/z/model.zhen.intgemm.alphas.bin"
+expect_status 0
+run cmp -s "$T/a/lex.50.50.zhen.s2t.bin" "$T/z/lex.50.50.zhen.s2t.bin"
+expect_status 1
+run "$FANYI_BIN" model verify --no-manifest "$T/z"
+expect_status 0
+run "$FANYI_BIN" model synth --preset tiny --shortlist --shortlist-ids zipfian --seed 5 --out "$T/y"
+expect_status 2
+expect_err "--shortlist-ids: 'zipfian' is not uniform or zipf"
+run "$FANYI_BIN" model synth --preset tiny --shortlist-ids zipf --seed 5 --out "$T/y"
+expect_status 2
+expect_err "--shortlist-ids needs --shortlist"
 [ -z "$(find "$T" -name '*.tmp.*')" ] && ok || bad "temporary files left behind"
 
 # The trained vocabulary really has 32000 pieces with Marian's special ids.
