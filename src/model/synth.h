@@ -86,8 +86,9 @@ int fy_synth_write_model(const char *path, const fy_synth_options *o, fy_error *
  * vocabulary's ids run from frequent pieces to rare ones, and a trained
  * lexicon lists mostly frequent ones (IBM model 1 on the WMT zh-en test
  * sets with a 64000-piece vocabulary: half its entries below id 370, 90%
- * below 11,700; zipf: below ~300 and ~21,000), so the lists of a batch's
- * sentences overlap as real ones do, where uniform lists hardly overlap. */
+ * below 11,700; zipf lists of 50: below 525 and 24,100), so the lists of
+ * a batch's sentences overlap as real ones do, where uniform lists hardly
+ * overlap. */
 typedef enum { FY_SYNTH_LEX_UNIFORM, FY_SYNTH_LEX_ZIPF } fy_synth_lex;
 
 /* "uniform" or "zipf" into *out: 0, or FY_EINVAL for another name. */
