@@ -173,14 +173,17 @@ class Trickler:
 
 
 def wait_room(s, limit=20.0):
-    """Until the server has taken in that held connections closed (a new
-    one is served again): a loaded machine may take a while."""
-    def served():
+    """Until the server has taken in that the held connections closed: the
+    asking connection the only one open. A request served is not enough: it
+    may find one held connection gone and the others still counted, and
+    then the next one is refused. A loaded machine may take a while."""
+    def settled():
         try:
-            return s.get("/health")[0] == 200
+            st, _, text = s.get("/metrics")
         except (OSError, http.client.HTTPException):
-            return False
-    wait_for(served, limit, 0.05)
+            return False  # refused: the server is still full
+        return st == 200 and any(line == "fanyi_connections_open 1" for line in text.splitlines())
+    T.ok(wait_for(settled, limit, 0.05), "the held connections' closes are taken in")
 
 
 def slowloris():
