@@ -71,7 +71,18 @@ t0=$SECONDS
 on_exit 'timeout 60 $PODMAN kube down "$FY_TMP/play.yaml" >/dev/null 2>&1'
 run timeout 120 $PODMAN kube play --network host "$FY_TMP/play.yaml"
 expect_status 0
-[ "$FY_STATUS" = 0 ] || { cat "$FY_TMP/out" "$FY_TMP/err" >&2; finish; exit 1; }
+# On failure, say where it stopped: kube play waits for the init container.
+if [ "$FY_STATUS" != 0 ]; then
+    cat "$FY_TMP/out" "$FY_TMP/err" >&2
+    timeout 20 $PODMAN ps -a --format '{{.Names}} {{.Status}}' >&2
+    for c in $(timeout 20 $PODMAN ps -a --format '{{.Names}}'); do
+        echo "--- $c" >&2
+        timeout 20 $PODMAN logs --tail 20 "$c" >&2
+    done
+    [ -f "$MIRROR_LOG" ] && { echo "--- mirror log" >&2; tail -20 "$MIRROR_LOG" >&2; }
+    finish
+    exit 1
+fi
 check "ready (/ready) within 60 s" wait_for 60 curl -fsS "$U/ready"
 note "kube play to ready: $((SECONDS - t0)) s"
 POD=$($PODMAN pod ps -q --filter name=fanyi | head -1)
