@@ -168,17 +168,22 @@ static float uniform_pm1(uint64_t *s)
 #define OUTLIER_MIN    4.0f
 #define OUTLIER_MAX    8.0f
 
+/* The index of name in names[0 .. n), or -1. */
+static int name_index(const char *name, const char *const *names, int n)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(name, names[i])) return i;
+    return -1;
+}
+
 int fy_synth_weights_parse(const char *name, fy_synth_weights *out)
 {
-    if (name && !strcmp(name, "uniform")) {
-        *out = FY_SYNTH_WEIGHTS_UNIFORM;
-        return 0;
-    }
-    if (name && !strcmp(name, "trained")) {
-        *out = FY_SYNTH_WEIGHTS_TRAINED;
-        return 0;
-    }
-    return FY_EINVAL;
+    static const char *const names[] = {
+        [FY_SYNTH_WEIGHTS_UNIFORM] = "uniform", [FY_SYNTH_WEIGHTS_TRAINED] = "trained"};
+    int i = name_index(name, names, 2);
+    if (i < 0) return FY_EINVAL;
+    *out = (fy_synth_weights)i;
+    return 0;
 }
 
 /* Near-Gaussian, mean 0, variance 1: the sum of twelve 16-bit uniforms in
@@ -724,15 +729,12 @@ const char *fy_synth_preset_infix(const char *name)
 
 int fy_synth_lex_parse(const char *name, fy_synth_lex *out)
 {
-    if (name && !strcmp(name, "uniform")) {
-        *out = FY_SYNTH_LEX_UNIFORM;
-        return 0;
-    }
-    if (name && !strcmp(name, "zipf")) {
-        *out = FY_SYNTH_LEX_ZIPF;
-        return 0;
-    }
-    return FY_EINVAL;
+    static const char *const names[] = {
+        [FY_SYNTH_LEX_UNIFORM] = "uniform", [FY_SYNTH_LEX_ZIPF] = "zipf"};
+    int i = name_index(name, names, 2);
+    if (i < 0) return FY_EINVAL;
+    *out = (fy_synth_lex)i;
+    return 0;
 }
 
 /* How a list's ids are drawn from [frequent, trg): zipf NULL, uniformly;
