@@ -5,9 +5,15 @@
 # annotation on the Deployment), the host network with a free loopback port
 # (env and probe ports; no declared container port: podman would publish
 # it, which a host network cannot), FANYI_FETCH=zh-en from a loopback
-# mirror (its manifest mounted into the init container). Everything else is
-# the rendered base: init container, ConfigMap, probes, resources, security.
-#   - the init container fetches the model into the pod's emptyDir and exits 0
+# mirror (its manifest mounted into the init container), and the pod's
+# restartPolicy OnFailure: podman 4.3 (Debian 12) gives init containers the
+# pod's policy (fixed upstream in 2023), so under a Deployment's Always a
+# finished init container is started again and again, and kube play,
+# waiting for it to exit, hung whenever a restart came before its wait
+# looked. Everything else is the rendered base: init container, ConfigMap,
+# probes, resources, security.
+#   - the init container fetches the model into the pod's emptyDir, exits 0
+#     and is not run again
 #   - the server becomes ready (/ready), translates, its liveness probe
 #     (podman's health check) passes
 #   - the security settings are applied: uid 10001, no capabilities, no new
@@ -52,6 +58,7 @@ patches:
       - {op: replace, path: /spec/replicas, value: 1}
       - {op: add, path: /spec/template/spec/hostNetwork, value: true}
       - {op: add, path: /metadata/annotations, value: {io.podman.annotations.init.container.type: always}}
+      - {op: add, path: /spec/template/spec/restartPolicy, value: OnFailure}
       - {op: test, path: /spec/template/spec/containers/0/env/0/name, value: FANYI_HOST}
       - {op: replace, path: /spec/template/spec/containers/0/env/0/value, value: 127.0.0.1}
       - {op: test, path: /spec/template/spec/containers/0/env/1/name, value: FANYI_PORT}
@@ -99,6 +106,7 @@ done
 # three files and exited 0; the server uses them.
 check "init container exited 0" [ "$($PODMAN inspect -f '{{.State.ExitCode}}' "$INIT")" = 0 ]
 check "init container fetched 3 files" [ "$(grep -c ' 200$' "$MIRROR_LOG")" = 3 ]
+check "init container ran once" [ "$($PODMAN logs "$INIT" 2>&1 | grep -c '^fanyi-entrypoint: fanyi model fetch')" = 1 ]
 run curl -sS --max-time 20 "$U/translate" -d '{"text":"这家饭馆的饺子又便宜又好吃。"}'
 expect_out '"translation":"[^"]' # visible text (the synthetic model makes nothing of 你好，世界。)
 expect_out '"target":"en"'
