@@ -169,10 +169,10 @@ static float uniform_pm1(uint64_t *s)
 #define OUTLIER_MAX    8.0f
 
 /* The index of name in names[0 .. n), or -1. */
-static int name_index(const char *name, const char *const *names, int n)
+static int name_index(const char *name, const char *const *names, size_t n)
 {
-    for (int i = 0; name && i < n; i++)
-        if (!strcmp(name, names[i])) return i;
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp(name, names[i])) return (int)i;
     return -1;
 }
 
@@ -180,7 +180,7 @@ int fy_synth_weights_parse(const char *name, fy_synth_weights *out)
 {
     static const char *const names[] = {
         [FY_SYNTH_WEIGHTS_UNIFORM] = "uniform", [FY_SYNTH_WEIGHTS_TRAINED] = "trained"};
-    int i = name_index(name, names, 2);
+    int i = name_index(name, names, sizeof names / sizeof *names);
     if (i < 0) return FY_EINVAL;
     *out = (fy_synth_weights)i;
     return 0;
@@ -731,7 +731,7 @@ int fy_synth_lex_parse(const char *name, fy_synth_lex *out)
 {
     static const char *const names[] = {
         [FY_SYNTH_LEX_UNIFORM] = "uniform", [FY_SYNTH_LEX_ZIPF] = "zipf"};
-    int i = name_index(name, names, 2);
+    int i = name_index(name, names, sizeof names / sizeof *names);
     if (i < 0) return FY_EINVAL;
     *out = (fy_synth_lex)i;
     return 0;

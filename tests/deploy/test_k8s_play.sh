@@ -74,6 +74,20 @@ run kubectl kustomize "$FY_TMP/play"
 expect_status 0
 cp "$FY_TMP/out" "$FY_TMP/play.yaml"
 
+# Every container in the podman tests' own store (they run one at a time):
+# state, exit code and last log lines; then the model mirror's log.
+show_containers() {
+    local c
+    for c in $(timeout 20 $PODMAN ps -a --format '{{.Names}}'); do
+        echo "--- $c: $(timeout 20 $PODMAN inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$c")" >&2
+        timeout 20 $PODMAN logs --tail 20 "$c" >&2
+    done
+    if [ -f "$MIRROR_LOG" ]; then
+        echo "--- mirror log" >&2
+        tail -20 "$MIRROR_LOG" >&2
+    fi
+}
+
 t0=$SECONDS
 on_exit 'timeout 60 $PODMAN kube down "$FY_TMP/play.yaml" >/dev/null 2>&1'
 run timeout 120 $PODMAN kube play --network host "$FY_TMP/play.yaml"
@@ -81,12 +95,7 @@ expect_status 0
 # On failure, say where it stopped: kube play waits for the init container.
 if [ "$FY_STATUS" != 0 ]; then
     cat "$FY_TMP/out" "$FY_TMP/err" >&2
-    timeout 20 $PODMAN ps -a --format '{{.Names}} {{.Status}}' >&2
-    for c in $(timeout 20 $PODMAN ps -a --format '{{.Names}}'); do
-        echo "--- $c" >&2
-        timeout 20 $PODMAN logs --tail 20 "$c" >&2
-    done
-    [ -f "$MIRROR_LOG" ] && { echo "--- mirror log" >&2; tail -20 "$MIRROR_LOG" >&2; }
+    show_containers
     finish
     exit 1
 fi
@@ -96,10 +105,7 @@ POD=$($PODMAN pod ps -q --filter name=fanyi | head -1)
 CTR=$($PODMAN ps -a --pod --filter "pod=$POD" --format '{{.Names}}' | grep -- '-fanyi$' | head -1)
 INIT=$($PODMAN ps -a --pod --filter "pod=$POD" --format '{{.Names}}' | grep -- '-fetch-models$' | head -1)
 note "pod ${POD:0:12}: containers $CTR, init $INIT"
-[ "$FY_FAIL" = 0 ] || for c in $($PODMAN ps -a --pod --filter "pod=$POD" --format '{{.Names}}'); do
-    echo "--- $c: $($PODMAN inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$c")" >&2
-    $PODMAN logs --tail 20 "$c" >&2
-done
+[ "$FY_FAIL" = 0 ] || show_containers
 
 # The init container (kept: the annotation makes it podman's "always" kind;
 # "once" ones are removed, racily in podman 4.3) fetched the
