@@ -466,10 +466,11 @@ static void i8_p16_chunk(const fy_linear *l, const uint8_t *a, const uint8_t *ap
  * thread: handing items to a helper costs a few hundred nanoseconds. */
 #define PAR_MIN_MACS (64 * 1024)
 
-/* Items per thread of a shared product: enough that a thread finishing
- * early takes another, few enough that each streams long runs of weights
- * (measured: 1, 2 and 4 within noise; docs/performance.md). */
-#define PAR_ITEMS_PER_THREAD 2
+/* Items per thread of a shared product. Each thread claims from a block
+ * of its own first (fy_par_for), so one item a thread, one long run of
+ * weights each, unless a pass's L2 chunk cuts finer (measured against
+ * two: 1.02x one sentence at a time with the helper; docs/performance.md). */
+#define PAR_ITEMS_PER_THREAD 1
 
 /* One int8 product after its activations are quantised (and packed): the
  * columns in items of `chunk`, for fy_par_for. */

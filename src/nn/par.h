@@ -5,7 +5,7 @@
  * row, each streaming its weights from L3: one core waits on memory while
  * the others sit idle. A team is a few helper threads; a worker thread that
  * attaches it (fy_par_attach) splits its linear layers' output columns into
- * items that it and any idle helper claim one by one (fy_par_for). An
+ * items, a block of them for it and one for each idle helper (fy_par_for). An
  * output column does not depend on which thread computes it, so results
  * are the same bits with or without helpers.
  *

@@ -93,6 +93,38 @@ static void test_items(void)
     fy_par_free(NULL);
 }
 
+static void *quick_worker(void *arg)
+{
+    fy_par *p = arg;
+    fy_par_busy(p, +1);
+    long bad = run_products(p, 30000, 0);
+    fy_par_busy(p, -1);
+    return (void *)bad;
+}
+
+/* Three workers on one team of three helpers, short items: a helper done
+ * with one worker's job is soon taken by another while the first still
+ * looks at it. (While a helper's block was out of its worker's reach, a
+ * worker taking back its helper from GO could take another worker's GO,
+ * whose block then ran nowhere: this caught it in 2 of 3 runs.) */
+static void test_shared_team(void)
+{
+    fy_error err = {0};
+    fy_par *p = fy_par_open(3, 16, &err);
+    CHECKF(p, "open: %s", err.msg);
+    if (!p) return;
+    fy_par_watch(p, 0);
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) pthread_create(&th[i], NULL, quick_worker, p);
+    for (int i = 0; i < 3; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        CHECKF(r == NULL, "worker %d: %ld products ran an item other than once", i, (long)r);
+    }
+    CHECKF(fy_par_shared(p) > 0, "no helper took part");
+    fy_par_free(p);
+}
+
 static void test_full_cores(void)
 {
     fy_error err = {0};
@@ -266,6 +298,7 @@ int main(void)
     CHECK(!fy_par_open(0, 2, &err) && err.code == FY_EINVAL);
     CHECK(!fy_par_open(FY_PAR_MAX_HELPERS + 1, 2, &err) && err.code == FY_EINVAL);
     test_items();
+    test_shared_team();
     test_full_cores();
     test_contention();
     test_linear();
