@@ -52,7 +52,7 @@ const state = {
   actionMsg: null,      // {key, vars, run}
   flash: 0,
   cleared: null,        // text removed by Clear, for Undo
-  syncFrom: null,       // the element whose scroll event we caused (scroll sync)
+  syncEcho: null,       // {el, top}: the scroll our sync caused, whose event is not the user's
   detected: '',         // the source language the server found for "Detect"
   switched: null,       // {from, to}: the target was switched for this text (Detect found the target)
   glossaryText: null,   // the text translated again with the glossary of its detected direction
@@ -565,12 +565,19 @@ function sentenceAtSourceOffset(offset) {
   return null;
 }
 
-// Keeps the two panes at the same relative place (side by side only).
+// Keeps the two panes at the same relative place (side by side only). The
+// scroll event of a position this set is skipped only while the pane is still
+// there: the user may scroll it again before that event (one event a frame).
 function syncScroll(from, to) {
-  if (state.syncFrom === from) { state.syncFrom = null; return; }
+  const echo = state.syncEcho;
+  state.syncEcho = null;
+  if (echo && echo.el === from && Math.abs(from.scrollTop - echo.top) <= 1) return;
   const range = from.scrollHeight - from.clientHeight;
   const want = Math.round((range > 0 ? from.scrollTop / range : 0) * (to.scrollHeight - to.clientHeight));
-  if (Math.abs(to.scrollTop - want) > 1) { state.syncFrom = to; to.scrollTop = want; }
+  if (Math.abs(to.scrollTop - want) > 1) {
+    to.scrollTop = want;
+    state.syncEcho = { el: to, top: to.scrollTop };
+  }
 }
 
 // ---- alternatives ----------------------------------------------------------------

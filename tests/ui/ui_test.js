@@ -221,6 +221,14 @@ async function layoutAndHighlight(browser, server) {
     'scrolling the source to its end scrolls the output to its end');
   await page.$eval('#target', (t) => { t.scrollTop = 0; });
   check(await waitFor(page, () => document.querySelector('#source').scrollTop === 0), 'scrolling the output to its start scrolls the source');
+  // The user scrolls the output in the frame after the source's scroll moved it, before
+  // the output's own scroll event: one event for both moves, and it is the user's.
+  await page.evaluate(() => new Promise((done) => {
+    document.querySelector('#source').scrollTop = 1e6;
+    requestAnimationFrame(() => { document.querySelector('#target').scrollTop = 0; done(); });
+  }));
+  check(await waitFor(page, () => document.querySelector('#source').scrollTop === 0),
+    'scrolling the output just after a synced scroll still scrolls the source');
   // The marks are the server's exact spans.
   const marks = await page.$$eval('#backdrop mark[data-i]', (m) => m.map((e) => [Number(e.dataset.i), e.textContent]));
   const want = api.sentences.map((s, i) => [i, text.substr(s.source[0], s.source[1])]);
