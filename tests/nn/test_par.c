@@ -53,13 +53,31 @@ static int run_products(fy_par *p, int n, int spin)
     return bad;
 }
 
+typedef struct worker_args {
+    fy_par *p;
+    int products, spin;
+} worker_args;
+
 static void *worker(void *arg)
 {
-    fy_par *p = arg;
-    fy_par_busy(p, +1);
-    long bad = run_products(p, 2000, 200);
-    fy_par_busy(p, -1);
+    const worker_args *w = arg;
+    fy_par_busy(w->p, +1);
+    long bad = run_products(w->p, w->products, w->spin);
+    fy_par_busy(w->p, -1);
     return (void *)bad;
+}
+
+/* n workers at once on p's team, each running run_products; checks each. */
+static void run_workers(fy_par *p, int n, int products, int spin)
+{
+    worker_args w = {p, products, spin};
+    pthread_t th[4];
+    for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, worker, &w);
+    for (int i = 0; i < n; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        CHECKF(r == NULL, "worker %d: %ld products ran an item other than once", i, (long)r);
+    }
 }
 
 static void test_items(void)
@@ -82,24 +100,9 @@ static void test_items(void)
     CHECKF(fy_par_shared(p) > 0, "no helper took part in %.1f s", now_s() - t0);
     fy_par_busy(p, -1);
     /* Two workers at once, each claiming helpers. */
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, worker, p);
-    for (int i = 0; i < 2; i++) {
-        void *r;
-        pthread_join(th[i], &r);
-        CHECKF(r == NULL, "worker %d: %ld products ran an item other than once", i, (long)r);
-    }
+    run_workers(p, 2, 2000, 200);
     fy_par_free(p);
     fy_par_free(NULL);
-}
-
-static void *quick_worker(void *arg)
-{
-    fy_par *p = arg;
-    fy_par_busy(p, +1);
-    long bad = run_products(p, 30000, 0);
-    fy_par_busy(p, -1);
-    return (void *)bad;
 }
 
 /* Three workers on one team of three helpers, short items: a helper done
@@ -114,13 +117,7 @@ static void test_shared_team(void)
     CHECKF(p, "open: %s", err.msg);
     if (!p) return;
     fy_par_watch(p, 0);
-    pthread_t th[3];
-    for (int i = 0; i < 3; i++) pthread_create(&th[i], NULL, quick_worker, p);
-    for (int i = 0; i < 3; i++) {
-        void *r;
-        pthread_join(th[i], &r);
-        CHECKF(r == NULL, "worker %d: %ld products ran an item other than once", i, (long)r);
-    }
+    run_workers(p, 3, 30000, 0);
     CHECKF(fy_par_shared(p) > 0, "no helper took part");
     fy_par_free(p);
 }
