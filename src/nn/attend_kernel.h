@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "nn/expf_impl.h"
 #include "nn/ops.h"
 #include "nn/vec4.h"
 
@@ -46,14 +47,79 @@ static inline __attribute__((always_inline)) void scores_block(const float *q, i
     for (int b = 0; b < nb; b++) storew(scores + VW * b, acc[b] * scale);
 }
 
-/* The same for four keys in four lanes (what is left past the wide blocks). */
-static void scores_four(const float *q, int dk, const float *kt, size_t ldkt, float scale,
-                        float *scores)
+/* The n (1..3) floats at k in the low lanes of a four, zero above. */
+static inline v4f load_part4(const float *k, int n)
 {
-    v4f acc = {0};
-    for (int c = 0; c < dk; c++) acc = acc + q[c] * load4(kt + (size_t)c * ldkt);
-    store4(scores, acc * scale);
+    v4f v = {k[0], 0.0f, 0.0f, 0.0f};
+    if (n > 1) v[1] = k[1];
+    if (n > 2) v[2] = k[2];
+    return v;
 }
+
+/* The scores of the keys left past the wide blocks (fewer than 4·VW) in
+ * one pass over c: nv vectors of VW keys, nq fours and, where part is 1..3,
+ * that many keys in the low lanes of one more four. Each score is still
+ * one lane's sum in order over c; the sums are independent, so one pass
+ * waits for about one sum's chain of additions, where a pass for each
+ * block would wait for as many chains as blocks (most sentences have
+ * fewer than 4·VW keys: all of their keys are here). nv and nq are
+ * constants where this is inlined. */
+static inline __attribute__((always_inline)) void scores_tail(const float *q, int dk,
+                                                              const float *kt, size_t ldkt, int nv,
+                                                              int nq, int part, float scale,
+                                                              float *scores)
+{
+    vw_f acc[3] = {0};
+    v4f acc4[4] = {0};
+    const int q0 = nv * VW, pj = q0 + 4 * nq;
+    for (int c = 0; c < dk; c++) {
+        const float *k = kt + (size_t)c * ldkt;
+        const float qc = q[c];
+#pragma GCC unroll 3
+        for (int b = 0; b < nv; b++) acc[b] = acc[b] + qc * loadw(k + VW * b);
+#pragma GCC unroll 3
+        for (int b = 0; b < nq; b++) acc4[b] = acc4[b] + qc * load4(k + q0 + 4 * b);
+        if (part) acc4[nq] = acc4[nq] + qc * load_part4(k + pj, part);
+    }
+#pragma GCC unroll 3
+    for (int b = 0; b < nv; b++) storew(scores + VW * b, acc[b] * scale);
+#pragma GCC unroll 3
+    for (int b = 0; b < nq; b++) store4(scores + q0 + 4 * b, acc4[b] * scale);
+    if (part) {
+        v4f s = acc4[nq] * scale;
+        for (int i = 0; i < part; i++) scores[pj + i] = s[i];
+    }
+}
+
+#define SCORES_TAIL_CASE(nv, nq)                                                                   \
+    case (nv)*4 + (nq):                                                                            \
+        scores_tail(q, dk, kt, ldkt, nv, nq, part, scale, scores);                                 \
+        break
+
+/* scores_tail for nv vectors (0..3) and nq fours (0..3) of keys. */
+static void scores_tail_any(const float *q, int dk, const float *kt, size_t ldkt, int nv, int nq,
+                            int part, float scale, float *scores)
+{
+    switch (nv * 4 + nq) {
+        SCORES_TAIL_CASE(0, 0);
+        SCORES_TAIL_CASE(0, 1);
+        SCORES_TAIL_CASE(0, 2);
+        SCORES_TAIL_CASE(0, 3);
+        SCORES_TAIL_CASE(1, 0);
+        SCORES_TAIL_CASE(1, 1);
+        SCORES_TAIL_CASE(1, 2);
+        SCORES_TAIL_CASE(1, 3);
+        SCORES_TAIL_CASE(2, 0);
+        SCORES_TAIL_CASE(2, 1);
+        SCORES_TAIL_CASE(2, 2);
+        SCORES_TAIL_CASE(2, 3);
+        SCORES_TAIL_CASE(3, 0);
+        SCORES_TAIL_CASE(3, 1);
+        SCORES_TAIL_CASE(3, 2);
+        SCORES_TAIL_CASE(3, 3);
+    }
+}
+#undef SCORES_TAIL_CASE
 
 /* The score of one key in four partial sums, element c in sum c % 4, added
  * as (s0 + s1) + (s2 + s3), then the rest of the elements (dk % 4) in order:
@@ -85,18 +151,11 @@ static void attn_scores(const float *q, int dk, const float *kt, int ldkt, int t
     int j = 0;
     for (; j + 8 * VW <= tk; j += 8 * VW) scores_block(q, dk, kt + j, ld, 8, scale, scores + j);
     for (; j + 4 * VW <= tk; j += 4 * VW) scores_block(q, dk, kt + j, ld, 4, scale, scores + j);
-    for (; j + VW <= tk; j += VW) scores_block(q, dk, kt + j, ld, 1, scale, scores + j);
-    for (; j + 4 <= tk; j += 4) scores_four(q, dk, kt + j, ld, scale, scores + j);
-    if (j == tk) return;
-    int rest = tk - j;
-    if (split) {
-        for (int i = 0; i < rest; i++) scores[j + i] = dot_split4(q, dk, kt + j + i, ld) * scale;
-        return;
-    }
-    float s[3] = {0.0f, 0.0f, 0.0f}; /* the last 1-3 keys, side by side too */
-    for (int c = 0; c < dk; c++)
-        for (int i = 0; i < rest; i++) s[i] = s[i] + q[c] * kt[(size_t)c * ld + j + i];
-    for (int i = 0; i < rest; i++) scores[j + i] = s[i] * scale;
+    int rest = tk - j, nv = rest / VW, nq = rest % VW / 4, part = rest % 4;
+    scores_tail_any(q, dk, kt + j, ld, nv, nq, split ? 0 : part, scale, scores + j);
+    j += rest - part;
+    if (split)
+        for (int i = 0; i < part; i++) scores[j + i] = dot_split4(q, dk, kt + j + i, ld) * scale;
 }
 
 /* out[c] = sum over j in order of w[j]·v[j][c] for nb·VW columns: each
@@ -122,20 +181,93 @@ static void mix_four(const float *w, int tk, const float *v, size_t ldv, float *
     store4(out, acc);
 }
 
+#define MIX_CASE(nb)                                                                               \
+    case nb:                                                                                       \
+        mix_block(w, tk, v, ldv, nb, out);                                                         \
+        break
+
+/* mix_block for nb (1..11) vectors of columns in one pass: a pass per
+ * vector would wait for nb chains of tk additions one after another. */
+static void mix_vectors(const float *w, int tk, const float *v, size_t ldv, int nb, float *out)
+{
+    switch (nb) {
+        MIX_CASE(1);
+        MIX_CASE(2);
+        MIX_CASE(3);
+        MIX_CASE(4);
+        MIX_CASE(5);
+        MIX_CASE(6);
+        MIX_CASE(7);
+        MIX_CASE(8);
+        MIX_CASE(9);
+        MIX_CASE(10);
+        MIX_CASE(11);
+    }
+}
+#undef MIX_CASE
+
 static void attn_mix(const float *w, int tk, const float *v, int ldv, int dk, float *out)
 {
     size_t ld = (size_t)ldv;
     int c = 0;
     for (; c + 12 * VW <= dk; c += 12 * VW) mix_block(w, tk, v + c, ld, 12, out + c);
-    for (; c + 8 * VW <= dk; c += 8 * VW) mix_block(w, tk, v + c, ld, 8, out + c);
-    for (; c + 4 * VW <= dk; c += 4 * VW) mix_block(w, tk, v + c, ld, 4, out + c);
-    for (; c + VW <= dk; c += VW) mix_block(w, tk, v + c, ld, 1, out + c);
+    mix_vectors(w, tk, v + c, ld, (dk - c) / VW, out + c);
+    c += (dk - c) / VW * VW;
     for (; c + 4 <= dk; c += 4) mix_four(w, tk, v + c, ld, out + c);
     for (; c < dk; c++) {
         float acc = 0.0f;
         for (int j = 0; j < tk; j++) acc = acc + w[j] * v[(size_t)j * ld + c];
         out[c] = acc;
     }
+}
+
+/* fy_expf in VD = VW/2 double lanes. */
+#define VD (VW / 2)
+typedef double vd_f __attribute__((vector_size(VD * sizeof(double))));
+typedef uint64_t vd_u __attribute__((vector_size(VD * sizeof(double))));
+typedef float vh_f __attribute__((vector_size(VD * sizeof(float))));
+typedef uint32_t vh_u __attribute__((vector_size(VD * sizeof(float))));
+
+/* out[l] = fy_expf(x[l]) for the VD lanes, each lane fy_expf's main path
+ * operation by operation (nn/expf_impl.h); 0, and out untouched, where a
+ * lane needs another path (|x| >= 88, infinities, NaN). */
+static inline int expf_lanes(vh_f x, float *out)
+{
+    vh_u top = ((vh_u)x >> 20) & 0x7ff;
+    int special = 0;
+    for (int l = 0; l < VD; l++) special |= top[l] >= EXPF_ABSTOP_SPECIAL;
+    if (special) return 0;
+    vd_f z = EXPF_INVLN2N * __builtin_convertvector(x, vd_f);
+    vd_f kd = z + EXPF_SHIFT;
+    vd_u ki = (vd_u)kd;
+    kd = kd - EXPF_SHIFT;
+    vd_f r = z - kd;
+    vd_u t = ki << 47;
+    for (int l = 0; l < VD; l++) t[l] += fy_expf_tab[ki[l] % 32];
+    vd_f p = EXPF_C0 * r + EXPF_C1;
+    vd_f r2 = r * r;
+    vd_f y = EXPF_C2 * r + 1.0;
+    y = p * r2 + y;
+    y = y * (vd_f)t;
+    vh_f o = __builtin_convertvector(y, vh_f);
+    memcpy(out, &o, sizeof o);
+    return 1;
+}
+
+/* fy_expf_row (ops.h) VD exponentials at a time: a softmax over keys that
+ * are not a multiple of 4 spent a third of the attention's time on them
+ * one by one. */
+void ATTEND_EXPF_ROW(float *x, int n, float mx)
+{
+    int i = 0;
+    for (; i + VD <= n; i += VD) {
+        vh_f v;
+        memcpy(&v, x + i, sizeof v);
+        v = v - mx;
+        if (!expf_lanes(v, x + i))
+            for (int l = 0; l < VD; l++) x[i + l] = fy_expf(v[l]);
+    }
+    for (; i < n; i++) x[i] = fy_expf(x[i] - mx);
 }
 
 /* fy_nn_attend (attention.h) at this width. */
@@ -151,10 +283,11 @@ void ATTEND_NAME(const float *q, int tq, int ldq, const float *kt, int ldkt, con
         for (int h = 0; h < heads; h++) {
             attn_scores(qi + h * dk, dk, kt + (size_t)h * dk * ldkt, ldkt, tk, scale, i < blocked,
                         scores);
-            fy_softmax(scores, tk);
+            fy_softmax_with(scores, tk, ATTEND_EXPF_ROW);
             attn_mix(scores, tk, v + h * dk, ldv, dk, oi + h * dk);
         }
     }
 }
 
+#undef VD
 #undef VW

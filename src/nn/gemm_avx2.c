@@ -280,4 +280,5 @@ const fy_gemm_kernels fy_gemm_avx2 = {
     .i8_gemm_vnni = NULL,
     .f32_gemm = fy_avx2_f32_gemm,
     .attend = fy_attend_avx2,
+    .expf_row = fy_expf_row_avx2,
 };

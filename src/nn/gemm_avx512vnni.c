@@ -586,4 +586,5 @@ const fy_gemm_kernels fy_gemm_avx512vnni = {
     .i8_gemv_il = avx512_i8_gemv_il,
     .f32_gemm = avx512_f32_gemm,
     .attend = fy_attend_avx512,
+    .expf_row = fy_expf_row_avx512,
 };

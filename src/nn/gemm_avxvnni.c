@@ -115,4 +115,5 @@ const fy_gemm_kernels fy_gemm_avxvnni = {
     .i8_gemm_vnni = avxvnni_i8_gemm_vnni,
     .f32_gemm = fy_avx2_f32_gemm,
     .attend = fy_attend_avx2,
+    .expf_row = fy_expf_row_avx2,
 };

@@ -133,11 +133,14 @@ typedef struct fy_gemm_kernels {
      * and output element, so every path gives the same bits. */
     void (*attend)(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                    int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
+    /* fy_expf_row (ops.h), the attention's, in this path's vectors. */
+    void (*expf_row)(float *x, int n, float mx);
 } fy_gemm_kernels;
 
 /* The attention kernels (attend_kernel.h at 4, 8 and 16 lanes). */
 void fy_attend_v4(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
+void fy_expf_row_v4(float *x, int n, float mx);
 
 extern const fy_gemm_kernels fy_gemm_ref;
 #if defined(__x86_64__) || defined(__i386__)
@@ -155,6 +158,8 @@ void fy_attend_avx2(const float *q, int tq, int ldq, const float *kt, int ldkt, 
                     int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 void fy_attend_avx512(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                       int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
+void fy_expf_row_avx2(float *x, int n, float mx);
+void fy_expf_row_avx512(float *x, int n, float mx);
 #endif
 
 /* The table for the selected path (cpu.c). */

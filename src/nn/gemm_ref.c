@@ -70,4 +70,5 @@ const fy_gemm_kernels fy_gemm_ref = {
     .i8_gemm_vnni = NULL,
     .f32_gemm = ref_f32_gemm,
     .attend = fy_attend_v4,
+    .expf_row = fy_expf_row_v4,
 };

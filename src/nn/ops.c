@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nn/expf_impl.h"
 #include "nn/vec4.h"
 
 /* ---- exp ------------------------------------------------------------------ */
@@ -80,12 +81,8 @@ static v4f exp_ps4(v4f x)
 }
 
 /* ---- expf --------------------------------------------------------------------
- * musl's expf: x·32/ln2 = k + r (k rounded to nearest by adding 1.5·2^52),
- * exp(x) = 2^(k/32)·2^(r/32) with 2^(k/32) = the table entry for k % 32
- * (the bits of 2^(i/32) less i << 47) with k << 47 added to its exponent
- * bits, and 2^(r/32) ≈ C0·r³ + C1·r² + C2·r + 1 (C scaled by powers of 32).
- * -ffp-contract=off keeps every product and sum separately rounded. */
-static const uint64_t EXPF_TAB[32] = {
+ * musl's expf (nn/expf_impl.h says how). */
+const uint64_t fy_expf_tab[32] = {
     0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
     0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
     0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
@@ -95,18 +92,13 @@ static const uint64_t EXPF_TAB[32] = {
     0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
     0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
 };
-#define EXPF_INVLN2N 0x1.71547652b82fep+5 /* 32/ln2 */
-#define EXPF_SHIFT   0x1.8p+52
-#define EXPF_C0      0x1.c6af84b912394p-20
-#define EXPF_C1      0x1.ebfce50fac4f3p-13
-#define EXPF_C2      0x1.62e42ff0c52d6p-6
 
 float fy_expf(float x)
 {
     uint32_t ux;
     memcpy(&ux, &x, sizeof ux);
     uint32_t abstop = (ux >> 20) & 0x7ff;
-    if (abstop >= 0x42b) { /* |x| >= 88, inf or NaN */
+    if (abstop >= EXPF_ABSTOP_SPECIAL) { /* |x| >= 88, inf or NaN */
         if (ux == 0xff800000u) return 0.0f;
         if (abstop >= 0x7f8) return x + x;
         if (x > 0x1.62e42ep6f) return HUGE_VALF;
@@ -118,7 +110,7 @@ float fy_expf(float x)
     memcpy(&ki, &kd, sizeof ki);
     kd = kd - EXPF_SHIFT;
     double r = z - kd;
-    uint64_t t = EXPF_TAB[ki % 32] + (ki << 47);
+    uint64_t t = fy_expf_tab[ki % 32] + (ki << 47);
     double s;
     memcpy(&s, &t, sizeof s);
     double p = EXPF_C0 * r + EXPF_C1;
@@ -130,7 +122,12 @@ float fy_expf(float x)
 }
 
 /* ---- softmax ---------------------------------------------------------------- */
-void fy_softmax(float *x, int n)
+void fy_expf_row(float *x, int n, float mx)
+{
+    for (int i = 0; i < n; i++) x[i] = fy_expf(x[i] - mx);
+}
+
+void fy_softmax_with(float *x, int n, fy_expf_row_fn exps)
 {
     float mx = x[0];
     for (int i = 1; i < n; i++) mx = mx < x[i] ? x[i] : mx;
@@ -144,15 +141,17 @@ void fy_softmax(float *x, int n)
         }
         for (int l = 0; l < 4; l++) sum = sum + lanes[l];
     } else {
-        for (int i = 0; i < n; i++) {
-            float e = fy_expf(x[i] - mx);
-            sum = sum + e;
-            x[i] = e;
-        }
+        exps(x, n, mx);
+        for (int i = 0; i < n; i++) sum = sum + x[i];
     }
     int i = 0;
     for (; i + 4 <= n; i += 4) store4(x + i, load4(x + i) / sum);
     for (; i < n; i++) x[i] = x[i] / sum;
+}
+
+void fy_softmax(float *x, int n)
+{
+    fy_softmax_with(x, n, fy_expf_row);
 }
 
 /* ---- layer norm --------------------------------------------------------------

@@ -39,6 +39,16 @@ float fy_expf(float x);
  * one running sum. Then every element is divided by the sum. */
 void fy_softmax(float *x, int n);
 
+/* x[i] = fy_expf(x[i] - mx) for i < n: the exponentials of a row of
+ * fy_softmax that is not a multiple of 4 long. fy_expf_row computes them
+ * one by one; the attention kernels pass one that computes several at a
+ * time in vector lanes, with fy_expf's bits. */
+typedef void (*fy_expf_row_fn)(float *x, int n, float mx);
+void fy_expf_row(float *x, int n, float mx);
+
+/* fy_softmax with exps for those rows. */
+void fy_softmax_with(float *x, int n, fy_expf_row_fn exps);
+
 /* x = LayerNorm(x + y) row by row (rows of d floats): mean and variance are
  * summed sequentially in one float each, sigma = sqrt(var/d + eps), and
  * out = scale·((x − mean)/sigma) + bias with a true division. */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/cpu.h"
+#include "nn/gemm_impl.h"
 #include "nn/ops.h"
 #include "../check.h"
 
@@ -164,6 +166,72 @@ static void test_softmax(void)
     CHECKF(sumerr <= 1e-5, "softmax rows sum to 1 (%.3g)", sumerr);
 }
 
+/* Each path's fy_expf_row (the attention's softmax, several exponentials
+ * in vector lanes) against fy_expf one by one, bit for bit: every 97th
+ * float from -104 to 89 minus mx (0 and 1.75), in rows of an odd length
+ * (lanes and the scalar rest), with the values fy_expf handles apart
+ * (|x| >= 88, infinities, NaN, ±0) in every lane position; and
+ * fy_softmax_with it against fy_softmax for rows of 1..64. */
+static int expf_row_matches(fy_expf_row_fn row, const float *in, int n, float mx)
+{
+    float got[1001], want[1001];
+    memcpy(got, in, sizeof(float) * (size_t)n);
+    row(got, n, mx);
+    for (int i = 0; i < n; i++) want[i] = fy_expf(in[i] - mx);
+    return same_bits(got, want, (size_t)n);
+}
+
+static int expf_rows_sweep(fy_expf_row_fn row, float mx)
+{
+    enum { N = 1001 };
+    float in[N];
+    int n = 0, ok = 1;
+    for (uint32_t u = to_bits(-0.0f); u < to_bits(-104.0f); u += 97) {
+        in[n++] = from_bits(u);
+        if (n == N) ok &= expf_row_matches(row, in, n, mx), n = 0;
+    }
+    for (uint32_t u = 0; u < to_bits(89.0f); u += 97) {
+        in[n++] = from_bits(u);
+        if (n == N) ok &= expf_row_matches(row, in, n, mx), n = 0;
+    }
+    return ok & expf_row_matches(row, in, n, mx);
+}
+
+static void test_expf_rows(void)
+{
+    const float odd[] = {-INFINITY, INFINITY, NAN,     -0.0f,          0.0f,          88.0f,
+                         -88.0f,    88.73f,   -103.9f, -0x1.9fe368p6f, 0x1.62e42ep6f, -99999999.0f};
+    const fy_isa paths[3] = {FY_ISA_REF, FY_ISA_AVX2, FY_ISA_AVX512VNNI};
+    fy_isa was = fy_cpu_isa();
+    for (int p = 0; p < 3; p++) {
+        if (fy_cpu_force_isa(paths[p]) != 0) continue;
+        fy_expf_row_fn row = fy_gemm_kernels_current()->expf_row;
+        int ok = expf_rows_sweep(row, 0.0f) && expf_rows_sweep(row, 1.75f);
+        CHECKF(ok, "%s: expf_row == fy_expf, bit for bit", fy_isa_name(paths[p]));
+        int odd_ok = 1;
+        for (size_t v = 0; v < sizeof odd / sizeof *odd; v++)
+            for (int at = 0; at < 17; at++) {
+                float in[17];
+                for (int i = 0; i < 17; i++) in[i] = frand(-30.0f, 0.0f);
+                in[at] = odd[v];
+                odd_ok &= expf_row_matches(row, in, 17, 0.0f);
+            }
+        CHECKF(odd_ok, "%s: expf_row == fy_expf on the values of its other paths",
+               fy_isa_name(paths[p]));
+        int soft_ok = 1;
+        for (int n = 1; n <= 64; n++) {
+            float y[64], z[64];
+            for (int i = 0; i < n; i++) y[i] = z[i] = frand(-20.0f, 20.0f);
+            fy_softmax_with(y, n, row);
+            fy_softmax(z, n);
+            soft_ok &= same_bits(y, z, (size_t)n);
+        }
+        CHECKF(soft_ok, "%s: fy_softmax_with its expf_row == fy_softmax (n 1..64)",
+               fy_isa_name(paths[p]));
+    }
+    fy_cpu_force_isa(was);
+}
+
 /* The reference's residual + layer norm of one row, one element after the other. */
 static void add_norm_plain(float *x, const float *y, int d, const float *g, const float *b)
 {
@@ -313,6 +381,7 @@ int main(void)
     test_expf();
     test_layer_norm();
     test_softmax();
+    test_expf_rows();
     test_ssru_cell();
     test_elementwise();
     test_positional();
