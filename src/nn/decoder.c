@@ -297,6 +297,7 @@ size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows)
                             l->ctx.wv, l->ctx.wo, l->ffn.w1, l->ffn.w2};
         for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
             n = max_size(n, fy_linear_scratch_bytes(all[j], rows));
+        n = max_size(n, fy_linear_pair_scratch_bytes(l->rnn_w, l->rnn_wf, rows));
     }
     return n;
 }
@@ -329,8 +330,7 @@ static void ssru(const fy_decoder *dec, const fy_decoder_layer *l, float *x, int
                  const fy_decoder_scratch *s)
 {
     int d = dec->d;
-    fy_linear_forward(l->rnn_w, x, rows, NULL, 0, s->lin, s->xw);
-    fy_linear_forward(l->rnn_wf, x, rows, NULL, 0, s->lin, s->f);
+    fy_linear_forward_pair(l->rnn_w, l->rnn_wf, x, rows, s->lin, s->xw, s->f);
     fy_ssru_cell(cell, s->f, s->xw, s->o, (size_t)rows * d);
     fy_nn_add_norm(x, s->o, rows, d, &l->rnn_ln);
 }

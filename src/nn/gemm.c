@@ -523,6 +523,31 @@ static int i8_chunk(const fy_linear *l, int m, int ncols, const fy_par *team, in
     return chunk;
 }
 
+/* Quantises x into scratch and describes l's int8 product of it (its items
+ * of p->chunk columns: i8_item); returns the number of items. */
+static int i8_prepare(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                      void *scratch, float *y, int ldy, const fy_par *team, i8_product *p)
+{
+    const int k = l->k;
+    uint8_t *a = scratch, *ap = NULL;
+    l->kern->quantize_u8(x, (size_t)m * k, l->a_mult, a);
+    if (l->kern->pack_a16 && m >= P16_MIN_ROWS) {
+        ap = a + ((size_t)m * k + 63) / 64 * 64;
+        l->kern->pack_a16(a, m, k, ap);
+    }
+    int il = m == 1 && !cols && l->w8il;
+    *p = (i8_product){l, a, ap, il, m, ncols, i8_chunk(l, m, ncols, team, il), ldy, cols, y};
+    return (ncols + p->chunk - 1) / p->chunk;
+}
+
+static void i8_run(fy_par *team, int items, fy_par_fn fn, void *arg)
+{
+    if (team && items > 1)
+        fy_par_for(team, items, fn, arg);
+    else
+        for (int i = 0; i < items; i++) fn(arg, i);
+}
+
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy)
 {
@@ -530,20 +555,9 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
     if (m <= 0 || ncols <= 0) return;
     const int k = l->k;
     if (l->int8) {
-        uint8_t *a = scratch, *ap = NULL;
-        l->kern->quantize_u8(x, (size_t)m * k, l->a_mult, a);
-        if (l->kern->pack_a16 && m >= P16_MIN_ROWS) {
-            ap = a + ((size_t)m * k + 63) / 64 * 64;
-            l->kern->pack_a16(a, m, k, ap);
-        }
         fy_par *team = fy_par_attached();
-        int il = m == 1 && !cols && l->w8il;
-        i8_product p = {l, a, ap, il, m, ncols, i8_chunk(l, m, ncols, team, il), ldy, cols, y};
-        int items = (ncols + p.chunk - 1) / p.chunk;
-        if (team && items > 1)
-            fy_par_for(team, items, i8_item, &p);
-        else
-            for (int i = 0; i < items; i++) i8_item(&p, i);
+        i8_product p;
+        i8_run(team, i8_prepare(l, x, m, cols, ncols, scratch, y, ldy, team, &p), i8_item, &p);
     } else if (!cols) {
         int chunk =
             m <= 6 ? ncols
@@ -556,6 +570,43 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
     } else {
         f32_forward_gather(l, x, m, cols, ncols, scratch, y, ldy);
     }
+}
+
+/* Two int8 products as one job: items below first are the first's. */
+typedef struct i8_pair {
+    i8_product p[2];
+    int first;
+} i8_pair;
+
+static void i8_pair_item(void *arg, int item)
+{
+    i8_pair *pp = arg;
+    if (item < pp->first)
+        i8_item(&pp->p[0], item);
+    else
+        i8_item(&pp->p[1], item - pp->first);
+}
+
+void fy_linear_forward_pair(const fy_linear *l1, const fy_linear *l2, const float *x, int m,
+                            void *scratch, float *y1, float *y2)
+{
+    if (!l1->int8 || !l2->int8) {
+        fy_linear_forward(l1, x, m, NULL, 0, scratch, y1);
+        fy_linear_forward(l2, x, m, NULL, 0, scratch, y2);
+        return;
+    }
+    if (m <= 0) return;
+    fy_par *team = fy_par_attached();
+    i8_pair pp;
+    char *second = (char *)scratch + fy_linear_scratch_bytes(l1, m);
+    pp.first = i8_prepare(l1, x, m, NULL, l1->n, scratch, y1, l1->n, team, &pp.p[0]);
+    int items = pp.first + i8_prepare(l2, x, m, NULL, l2->n, second, y2, l2->n, team, &pp.p[1]);
+    i8_run(team, items, i8_pair_item, &pp);
+}
+
+size_t fy_linear_pair_scratch_bytes(const fy_linear *l1, const fy_linear *l2, int m)
+{
+    return fy_linear_scratch_bytes(l1, m) + fy_linear_scratch_bytes(l2, m);
 }
 
 void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,

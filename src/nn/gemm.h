@@ -127,6 +127,15 @@ void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t 
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy);
 
+/* fy_linear_forward of x (m rows) through l1 into y1 and through l2 into
+ * y2 (all columns of each), the same bits, as one job for the calling
+ * thread's team (fy_par_attached): one hand-off to its helpers instead of
+ * two, for two layers reading the same input (a decoder layer's SSRU).
+ * scratch: fy_linear_pair_scratch_bytes(l1, l2, m) bytes, 64-byte aligned. */
+void fy_linear_forward_pair(const fy_linear *l1, const fy_linear *l2, const float *x, int m,
+                            void *scratch, float *y1, float *y2);
+size_t fy_linear_pair_scratch_bytes(const fy_linear *l1, const fy_linear *l2, int m);
+
 /* What an int8 layer computes with, for a device backend that uploads it
  * (src/nn/vk): its weights [n][k] (64-byte aligned rows), the prepared
  * bias' (n floats, see above), the activation multiplier and unquant. All

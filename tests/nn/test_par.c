@@ -289,6 +289,69 @@ static void test_linear(void)
     free(y1);
 }
 
+/* Two layers of one input as one job (fy_linear_forward_pair, a decoder
+ * layer's SSRU): each output the bits of its layer alone, without helpers
+ * and with them (until a helper took part; bounded: 200 runs), at one row
+ * on both layouts and at several rows. The second layer has other
+ * weights (uniform: pairs that can saturate), width and scale. */
+static void test_linear_pair(void)
+{
+    enum { N1 = 512, N2 = 768, K = 512, M = 17 };
+    fy_error err = {0};
+    int8_t *w1 = malloc((size_t)N1 * K), *w2 = malloc((size_t)N2 * K);
+    float *x = malloc((size_t)M * K * sizeof *x), *want = malloc((size_t)M * (N1 + N2) * 4);
+    float *got = malloc((size_t)M * (N1 + N2) * 4);
+    for (size_t i = 0; i < (size_t)N1 * K; i++) w1[i] = (int8_t)((int)(next_u32() % 81) - 40);
+    for (size_t i = 0; i < (size_t)N2 * K; i++) w2[i] = (int8_t)((int)(next_u32() % 255) - 127);
+    for (size_t i = 0; i < (size_t)M * K; i++) x[i] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
+    fy_linear *l1 = fy_linear_new_i8(w1, N1, K, 1.0f, 64.0f, NULL, &err);
+    fy_linear *l2 = fy_linear_new_i8(w2, N2, K, 0.5f, 20.0f, NULL, &err);
+    fy_par *p = fy_par_open(1, 2, &err);
+    void *scratch = aligned_alloc(64, l1 && l2 ? fy_linear_pair_scratch_bytes(l1, l2, M) : 64);
+    CHECKF(l1 && l2 && p && scratch && want && got, "setup: %s", err.msg);
+    int helped = 0;
+    fy_par_watch(p, 0);
+    fy_par_busy(p, +1);
+    for (int one_row = 0; one_row < 2 && l1 && l2 && p && scratch && want && got; one_row++) {
+        CHECK(!one_row || (fy_linear_prepare_one_row(l1, &err) == 0 &&
+                           fy_linear_prepare_one_row(l2, &err) == 0));
+        static const int ms[] = {1, 3, 17};
+        for (size_t t = 0; t < sizeof ms / sizeof *ms; t++) {
+            int m = ms[t];
+            size_t b1 = (size_t)m * N1 * 4, b2 = (size_t)m * N2 * 4;
+            fy_par_attach(NULL);
+            fy_linear_forward(l1, x, m, NULL, 0, scratch, want);
+            fy_linear_forward(l2, x, m, NULL, 0, scratch, want + (size_t)m * N1);
+            fy_linear_forward_pair(l1, l2, x, m, scratch, got, got + (size_t)m * N1);
+            int same =
+                !memcmp(want, got, b1) && !memcmp(want + (size_t)m * N1, got + (size_t)m * N1, b2);
+            long before = fy_par_shared(p);
+            for (int run = 0; run < 200 && same && fy_par_shared(p) == before; run++) {
+                memset(got, 0, b1 + b2);
+                fy_par_attach(p);
+                fy_linear_forward_pair(l1, l2, x, m, scratch, got, got + (size_t)m * N1);
+                fy_par_attach(NULL);
+                same = !memcmp(want, got, b1) &&
+                       !memcmp(want + (size_t)m * N1, got + (size_t)m * N1, b2);
+            }
+            CHECKF(same, "pair, m = %d%s: outputs differ from each layer's alone", m,
+                   one_row ? " (one-row copies)" : "");
+            helped += fy_par_shared(p) > before;
+        }
+    }
+    fy_par_busy(p, -1);
+    CHECKF(helped > 0, "no helper took part in a pair");
+    fy_par_free(p);
+    fy_linear_free(l1);
+    fy_linear_free(l2);
+    free(scratch);
+    free(w1);
+    free(w2);
+    free(x);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     fy_error err = {0};
@@ -299,6 +362,7 @@ int main(void)
     test_full_cores();
     test_contention();
     test_linear();
+    test_linear_pair();
     printf("test_par: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
