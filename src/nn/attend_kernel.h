@@ -1,6 +1,7 @@
 /* attend_kernel.h - the attention arithmetic of fy_nn_attend, written once
  * for any vector width (internal). A file defines ATTEND_VW (4, 8 or 16
- * float lanes) and ATTEND_NAME, then includes this header: attend.c with 4
+ * float lanes), ATTEND_NAME and ATTEND_EXPF_ROW (the names of its
+ * fy_nn_attend and fy_expf_row), then includes this header: attend.c with 4
  * (SSE2, every CPU), attend_avx2.c with 8 (-mavx2, no FMA),
  * attend_avx512.c with 16 (-mavx512f, no FMA). Each score and
  * each output element is summed by one lane in the reference's order, and
@@ -254,9 +255,8 @@ static inline int expf_lanes(vh_f x, float *out)
     return 1;
 }
 
-/* fy_expf_row (ops.h) VD exponentials at a time: a softmax over keys that
- * are not a multiple of 4 spent a third of the attention's time on them
- * one by one. */
+/* fy_expf_row (ops.h) VD exponentials at a time: one by one, they and
+ * their softmax took over a quarter of the attention's time. */
 void ATTEND_EXPF_ROW(float *x, int n, float mx)
 {
     int i = 0;
