@@ -222,6 +222,47 @@ static uint32_t next_u32(void)
     return xorshift_next(&rng);
 }
 
+/* One product for a helped run: l alone (cols, n as fy_linear_forward
+ * takes them), or l and l2 as a pair (all columns, y then the first's
+ * outputs and the second's after them). */
+typedef struct forward_args {
+    const fy_linear *l, *l2;
+    const float *x;
+    int m, n;
+    const int32_t *cols;
+    void *scratch;
+    float *y;
+} forward_args;
+
+static void run_forward(const forward_args *a)
+{
+    if (a->l2)
+        fy_linear_forward_pair(a->l, a->l2, a->x, a->m, a->scratch, a->y,
+                               a->y + (size_t)a->m * fy_linear_out(a->l));
+    else
+        fy_linear_forward(a->l, a->x, a->m, a->cols, a->n, a->scratch, a->y);
+}
+
+/* Runs the product with p attached until a helper took part in a run
+ * (bounded: 200 runs) or its bytes of output differ from want; returns
+ * whether they stayed equal and counts in *helped whether a helper took
+ * part. */
+static int same_with_helpers(fy_par *p, const forward_args *a, const float *want, size_t bytes,
+                             int *helped)
+{
+    long before = fy_par_shared(p);
+    int same = 1;
+    for (int run = 0; run < 200 && same && fy_par_shared(p) == before; run++) {
+        memset(a->y, 0, bytes);
+        fy_par_attach(p);
+        run_forward(a);
+        fy_par_attach(NULL);
+        same = !memcmp(want, a->y, bytes);
+    }
+    *helped += fy_par_shared(p) > before;
+    return same;
+}
+
 /* A layer's output with and without helpers: the same bits, for every row
  * count (one-row steps, row kernels, panels) and for column subsets, each
  * until a helper took part in a helped run (bounded: 200 runs). */
@@ -263,17 +304,10 @@ static void test_linear(void)
                     CHECKF(!memcmp(first, y0, N * sizeof *first),
                            "one row: the one-row layout (%zu bytes) gives other bits",
                            fy_linear_one_row_bytes(l));
-                long before = fy_par_shared(p);
-                int same = 1;
-                for (int run = 0; run < 200 && same && fy_par_shared(p) == before; run++) {
-                    fy_par_attach(p);
-                    fy_linear_forward(l, x, m, cs, n, scratch, y1);
-                    fy_par_attach(NULL);
-                    same = !memcmp(y0, y1, (size_t)m * n * sizeof *y0);
-                }
-                CHECKF(same, "m = %d, %s%s: outputs differ with helpers", m, sub ? "subset" : "all",
+                forward_args a = {l, NULL, x, m, n, cs, scratch, y1};
+                CHECKF(same_with_helpers(p, &a, y0, (size_t)m * n * sizeof *y0, &helped),
+                       "m = %d, %s%s: outputs differ with helpers", m, sub ? "subset" : "all",
                        one_row ? " (one-row copy)" : "");
-                helped += fy_par_shared(p) > before;
             }
         fy_par_busy(p, -1);
         CHECKF(helped > 0, "no helper took part in any layer");
@@ -318,25 +352,15 @@ static void test_linear_pair(void)
         static const int ms[] = {1, 3, 17};
         for (size_t t = 0; t < sizeof ms / sizeof *ms; t++) {
             int m = ms[t];
-            size_t b1 = (size_t)m * N1 * 4, b2 = (size_t)m * N2 * 4;
+            size_t bytes = (size_t)m * (N1 + N2) * sizeof *got;
             fy_par_attach(NULL);
             fy_linear_forward(l1, x, m, NULL, 0, scratch, want);
             fy_linear_forward(l2, x, m, NULL, 0, scratch, want + (size_t)m * N1);
-            fy_linear_forward_pair(l1, l2, x, m, scratch, got, got + (size_t)m * N1);
-            int same =
-                !memcmp(want, got, b1) && !memcmp(want + (size_t)m * N1, got + (size_t)m * N1, b2);
-            long before = fy_par_shared(p);
-            for (int run = 0; run < 200 && same && fy_par_shared(p) == before; run++) {
-                memset(got, 0, b1 + b2);
-                fy_par_attach(p);
-                fy_linear_forward_pair(l1, l2, x, m, scratch, got, got + (size_t)m * N1);
-                fy_par_attach(NULL);
-                same = !memcmp(want, got, b1) &&
-                       !memcmp(want + (size_t)m * N1, got + (size_t)m * N1, b2);
-            }
+            forward_args a = {l1, l2, x, m, 0, NULL, scratch, got};
+            run_forward(&a);
+            int same = !memcmp(want, got, bytes) && same_with_helpers(p, &a, want, bytes, &helped);
             CHECKF(same, "pair, m = %d%s: outputs differ from each layer's alone", m,
                    one_row ? " (one-row copies)" : "");
-            helped += fy_par_shared(p) > before;
         }
     }
     fy_par_busy(p, -1);
