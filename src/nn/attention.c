@@ -9,6 +9,7 @@
 
 #include "nn/gemm_impl.h"
 #include "nn/ops.h"
+#include "nn/par.h"
 
 /* ------------------------------------------------------------------------ */
 /* Binding                                                                   */
@@ -151,20 +152,44 @@ void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, co
     fy_gemm_kernels_current()->attend(q, tq, ldq, kt, ldkt, v, ldv, tk, heads, d, scores, out, ldo);
 }
 
+/* Rows of a layer norm an item of a shared job: ~1 us each (two chains of
+ * d dependent additions), several per hand-off. */
+#define NORM_ROWS 8
+
+typedef struct norm_job {
+    float *x;
+    const float *y;
+    int rows, d;
+    const fy_nn_norm *ln;
+} norm_job;
+
+static void norm_item(void *arg, int item)
+{
+    const norm_job *j = arg;
+    int r0 = item * NORM_ROWS, n = j->rows - r0 < NORM_ROWS ? j->rows - r0 : NORM_ROWS;
+    size_t o = (size_t)r0 * j->d;
+    fy_add_layer_norm(j->x + o, j->y + o, n, j->d, j->ln->scale, j->ln->bias);
+}
+
+/* Each row is normalised alone, so the rows of many (an encoder layer's)
+ * go to the calling thread's helpers in blocks; a few stay on it. */
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln)
 {
-    fy_add_layer_norm(x, y, rows, d, ln->scale, ln->bias);
+    if (rows < 2 * NORM_ROWS) {
+        fy_add_layer_norm(x, y, rows, d, ln->scale, ln->bias);
+        return;
+    }
+    norm_job job = {x, y, rows, d, ln};
+    fy_par_for(fy_par_attached(), (rows + NORM_ROWS - 1) / NORM_ROWS, norm_item, &job);
 }
 
 void fy_nn_ffn_forward(const fy_nn_ffn *f, float *x, int rows, int d, int block, float *hidden,
                        float *out, void *scratch)
 {
-    int dffn = fy_linear_out(f->w1);
     for (int r = 0; r < rows; r += block) {
         int m = rows - r < block ? rows - r : block;
         float *xr = x + (size_t)r * d;
-        fy_linear_forward(f->w1, xr, m, NULL, 0, scratch, hidden);
-        fy_relu(hidden, (size_t)m * dffn);
+        fy_linear_forward_relu(f->w1, xr, m, scratch, hidden);
         fy_linear_forward(f->w2, hidden, m, NULL, 0, scratch, out);
         fy_nn_add_norm(xr, out, m, d, &f->ln);
     }

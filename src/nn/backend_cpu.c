@@ -214,7 +214,7 @@ static void run_layout(fy_nn_run *r, fy_arena *a)
     r->enc.q = fy_arena_carve(a, T * d * f); /* also fy_decoder_prepare's tmp */
     r->enc.hidden = fy_arena_carve(a, FY_NN_FFN_BLOCK * dffn * f);
     r->enc.out = fy_arena_carve(a, FY_NN_FFN_BLOCK * d * f);
-    r->enc.scores = fy_arena_carve(a, L * f);
+    r->enc.scores = fy_arena_carve(a, T * (size_t)c->heads * f);
     layout_kv(r, a, T, d, depth);
     r->state = fy_arena_carve(a, depth * B * d * f);
     r->state2 = fy_arena_carve(a, depth * B * d * f);

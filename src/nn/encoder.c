@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "nn/ops.h"
+#include "nn/par.h"
 
 /* ------------------------------------------------------------------------ */
 /* Weights                                                                   */
@@ -109,6 +110,36 @@ void fy_nn_embed(float *x, const float *table, const int32_t *ids, int rows, int
     }
 }
 
+/* Attention smaller than this (the sum over sentences of len²·d) stays on
+ * the calling thread: a hand-off to a helper costs about a microsecond. */
+#define ATTEND_PAR_MIN (64 * 1024)
+
+/* The heads of a batch's sentences, an item each (sentence i's head h is
+ * item i·heads + h), for fy_par_for. */
+typedef struct heads_job {
+    const fy_encoder *e;
+    const fy_encoder_scratch *s;
+    const int *off, *len;
+} heads_job;
+
+/* One head of one sentence: its keys transposed into the head's [dk][len]
+ * block of the sentence's kt (so that scores vectorise across keys and
+ * read contiguous memory), then attended into its columns of ctx, with a
+ * scores row of its own. Heads are independent and write disjoint memory;
+ * a head alone gives the bits of all heads at once (fy_nn_attend). */
+static void attend_head(void *arg, int item)
+{
+    const heads_job *j = arg;
+    const fy_encoder_scratch *s = j->s;
+    int heads = j->e->heads, d = j->e->d, dk = d / heads;
+    int i = item / heads, h = item % heads, n = j->len[i];
+    size_t o = (size_t)j->off[i] * d + (size_t)h * dk;
+    float *kt = s->kt + (size_t)j->off[i] * d + (size_t)h * dk * n;
+    fy_transpose_cols(s->k + o, n, dk, d, kt);
+    fy_nn_attend(s->q + o, n, d, kt, n, s->v + o, d, n, 1, dk,
+                 s->scores + (size_t)j->off[i] * heads + (size_t)h * n, s->ctx + o, d);
+}
+
 /* Self-attention block: x = LN(Wo·attend(Wq·x, Wk·x, Wv·x) + bo + x). */
 static void self_attention(const fy_encoder *e, const fy_nn_attn *a, float *x, int rows,
                            const int *off, const int *len, int nsent, const fy_encoder_scratch *s)
@@ -117,14 +148,11 @@ static void self_attention(const fy_encoder *e, const fy_nn_attn *a, float *x, i
     fy_linear_forward(a->wq, x, rows, NULL, 0, s->lin, s->q);
     fy_linear_forward(a->wk, x, rows, NULL, 0, s->lin, s->k);
     fy_linear_forward(a->wv, x, rows, NULL, 0, s->lin, s->v);
-    for (int i = 0; i < nsent; i++) {
-        /* Each sentence's keys transposed into one block ([d][len]), so that
-         * scores vectorise across keys and read contiguous memory. */
-        size_t o = (size_t)off[i] * d;
-        fy_transpose(s->k + o, len[i], d, s->kt + o);
-        fy_nn_attend(s->q + o, len[i], d, s->kt + o, len[i], s->v + o, d, len[i], e->heads, d,
-                     s->scores, s->ctx + o, d);
-    }
+    long work = 0;
+    for (int i = 0; i < nsent; i++) work += (long)len[i] * len[i] * d;
+    heads_job job = {e, s, off, len};
+    fy_par_for(work >= ATTEND_PAR_MIN ? fy_par_attached() : NULL, nsent * e->heads, attend_head,
+               &job);
     /* The queries are spent: their buffer takes the output projection. */
     fy_linear_forward(a->wo, s->ctx, rows, NULL, 0, s->lin, s->q);
     fy_nn_add_norm(x, s->q, rows, d, &a->ln);

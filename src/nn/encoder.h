@@ -30,7 +30,7 @@ typedef struct fy_encoder_scratch {
     float *kt;              /* [max_rows·d]: each sentence's keys transposed, [d][len] */
     float *hidden;          /* [FY_NN_FFN_BLOCK][dffn] */
     float *out;             /* [FY_NN_FFN_BLOCK][d] */
-    float *scores;          /* [max_len] */
+    float *scores;          /* [max_rows·heads]: a row per sentence and head */
     void *lin;              /* fy_encoder_linear_scratch(e, max_rows) bytes, 64-aligned */
 } fy_encoder_scratch;
 

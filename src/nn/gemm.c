@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn/gemm_impl.h"
+#include "nn/ops.h"
 #include "nn/par.h"
 
 /* Columns gathered per pass when a float layer computes a column subset. */
@@ -481,6 +482,7 @@ typedef struct i8_product {
     int m, ncols, chunk, ldy;
     const int32_t *cols;
     float *y;
+    int relu; /* each item then clears its columns' negatives */
 } i8_product;
 
 static void i8_item(void *arg, int item)
@@ -504,6 +506,7 @@ static void i8_item(void *arg, int item)
     else
         l->kern->i8_gemm(p->a, p->m, k, l->w8 + (size_t)c0 * k, NULL, nc, l->unquant, l->bias + c0,
                          y, p->ldy);
+    for (int r = 0; p->relu && r < p->m; r++) fy_relu(y + (size_t)r * p->ldy, (size_t)nc);
 }
 
 /* Columns per item: a pass's worth of L2 for many rows, everything at once
@@ -536,7 +539,7 @@ static int i8_prepare(const fy_linear *l, const float *x, int m, const int32_t *
         l->kern->pack_a16(a, m, k, ap);
     }
     int il = m == 1 && !cols && l->w8il;
-    *p = (i8_product){l, a, ap, il, m, ncols, i8_chunk(l, m, ncols, team, il), ldy, cols, y};
+    *p = (i8_product){l, a, ap, il, m, ncols, i8_chunk(l, m, ncols, team, il), ldy, cols, y, 0};
     return (ncols + p->chunk - 1) / p->chunk;
 }
 
@@ -570,6 +573,21 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
     } else {
         f32_forward_gather(l, x, m, cols, ncols, scratch, y, ldy);
     }
+}
+
+void fy_linear_forward_relu(const fy_linear *l, const float *x, int m, void *scratch, float *y)
+{
+    if (!l->int8) {
+        fy_linear_forward(l, x, m, NULL, 0, scratch, y);
+        fy_relu(y, (size_t)(m > 0 ? m : 0) * l->n);
+        return;
+    }
+    if (m <= 0) return;
+    fy_par *team = fy_par_attached();
+    i8_product p;
+    int items = i8_prepare(l, x, m, NULL, l->n, scratch, y, l->n, team, &p);
+    p.relu = 1;
+    i8_run(team, items, i8_item, &p);
 }
 
 /* Two int8 products as one job: items below first are the first's. */

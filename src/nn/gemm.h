@@ -127,6 +127,11 @@ void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t 
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy);
 
+/* fy_linear_forward of all columns, then y = max(y, 0) (fy_relu), the same
+ * bits: each thread of a shared product clears its own columns while they
+ * are in its cache (a feed-forward block's first layer). */
+void fy_linear_forward_relu(const fy_linear *l, const float *x, int m, void *scratch, float *y);
+
 /* fy_linear_forward of x (m rows) through l1 into y1 and through l2 into
  * y2 (all columns of each), the same bits, as one job for the calling
  * thread's team (fy_par_attached): one hand-off to its helpers instead of

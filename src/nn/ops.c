@@ -242,8 +242,13 @@ void fy_ssru_cell(float *cell, const float *f, const float *xw, float *out, size
 
 void fy_transpose(const float *x, int rows, int d, float *xt)
 {
+    fy_transpose_cols(x, rows, d, d, xt);
+}
+
+void fy_transpose_cols(const float *x, int rows, int cols, int ldx, float *xt)
+{
     for (int r = 0; r < rows; r++)
-        for (int c = 0; c < d; c++) xt[(size_t)c * rows + r] = x[(size_t)r * d + c];
+        for (int c = 0; c < cols; c++) xt[(size_t)c * rows + r] = x[(size_t)r * ldx + c];
 }
 
 /* ---- positions -------------------------------------------------------------------

@@ -66,6 +66,10 @@ void fy_ssru_cell(float *cell, const float *f, const float *xw, float *out, size
 /* xt[c][r] = x[r][c] for x [rows][d]. */
 void fy_transpose(const float *x, int rows, int d, float *xt);
 
+/* The same for the first cols columns of rows of stride ldx (one head's
+ * slice of a matrix): xt [cols][rows]. */
+void fy_transpose_cols(const float *x, int rows, int cols, int ldx, float *xt);
+
 /* Marian's sinusoidal position signal for positions start_pos ..
  * start_pos + rows − 1 written into out[rows][d]: with h = d/2 and
  * s = log(10000)/(h − 1), dims [0, h) hold sin(pos·exp(−i·s)) and dims

@@ -338,6 +338,9 @@ static void test_elementwise(void)
     float m[6] = {1, 2, 3, 4, 5, 6}, t[6];
     fy_transpose(m, 2, 3, t);
     CHECKF(t[0] == 1 && t[1] == 4 && t[2] == 2 && t[3] == 5 && t[4] == 3 && t[5] == 6, "transpose");
+    float h[4] = {0};
+    fy_transpose_cols(m + 1, 2, 2, 3, h); /* columns 1 and 2 of m [2][3] */
+    CHECKF(h[0] == 2 && h[1] == 5 && h[2] == 3 && h[3] == 6, "transpose of a column slice");
 }
 
 static void test_positional(void)

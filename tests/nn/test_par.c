@@ -16,6 +16,7 @@
 #include "check.h"
 #include "xorshift.h"
 #include "nn/gemm.h"
+#include "nn/ops.h"
 #include "nn/par.h"
 
 static double now_s(void)
@@ -223,8 +224,9 @@ static uint32_t next_u32(void)
 }
 
 /* One product for a helped run: l alone (cols, n as fy_linear_forward
- * takes them), or l and l2 as a pair (all columns, y then the first's
- * outputs and the second's after them). */
+ * takes them; relu: all columns through fy_linear_forward_relu), or l and
+ * l2 as a pair (all columns, y then the first's outputs and the second's
+ * after them). */
 typedef struct forward_args {
     const fy_linear *l, *l2;
     const float *x;
@@ -232,11 +234,14 @@ typedef struct forward_args {
     const int32_t *cols;
     void *scratch;
     float *y;
+    int relu;
 } forward_args;
 
 static void run_forward(const forward_args *a)
 {
-    if (a->l2)
+    if (a->relu)
+        fy_linear_forward_relu(a->l, a->x, a->m, a->scratch, a->y);
+    else if (a->l2)
         fy_linear_forward_pair(a->l, a->l2, a->x, a->m, a->scratch, a->y,
                                a->y + (size_t)a->m * fy_linear_out(a->l));
     else
@@ -304,9 +309,19 @@ static void test_linear(void)
                     CHECKF(!memcmp(first, y0, N * sizeof *first),
                            "one row: the one-row layout (%zu bytes) gives other bits",
                            fy_linear_one_row_bytes(l));
-                forward_args a = {l, NULL, x, m, n, cs, scratch, y1};
+                forward_args a = {l, NULL, x, m, n, cs, scratch, y1, 0};
                 CHECKF(same_with_helpers(p, &a, y0, (size_t)m * n * sizeof *y0, &helped),
                        "m = %d, %s%s: outputs differ with helpers", m, sub ? "subset" : "all",
+                       one_row ? " (one-row copy)" : "");
+                if (sub) continue;
+                /* The negatives cleared by each item: fy_relu's bits. */
+                fy_relu(y0, (size_t)m * N);
+                a.relu = 1;
+                fy_par_attach(NULL);
+                run_forward(&a);
+                int same = !memcmp(y0, y1, (size_t)m * N * sizeof *y0) &&
+                           same_with_helpers(p, &a, y0, (size_t)m * N * sizeof *y0, &helped);
+                CHECKF(same, "m = %d%s: relu product differs from the product, then relu", m,
                        one_row ? " (one-row copy)" : "");
             }
         fy_par_busy(p, -1);
@@ -356,7 +371,7 @@ static void test_linear_pair(void)
             fy_par_attach(NULL);
             fy_linear_forward(l1, x, m, NULL, 0, scratch, want);
             fy_linear_forward(l2, x, m, NULL, 0, scratch, want + (size_t)m * N1);
-            forward_args a = {l1, l2, x, m, 0, NULL, scratch, got};
+            forward_args a = {l1, l2, x, m, 0, NULL, scratch, got, 0};
             run_forward(&a);
             int same = !memcmp(want, got, bytes) && same_with_helpers(p, &a, want, bytes, &helped);
             CHECKF(same, "pair, m = %d%s: outputs differ from each layer's alone", m,
