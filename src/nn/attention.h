@@ -103,7 +103,8 @@ void fy_nn_ffn_free(fy_nn_ffn *f);
 void fy_nn_attend(const float *q, int tq, int ldq, const float *kt, int ldkt, const float *v,
                   int ldv, int tk, int heads, int d, float *scores, float *out, int ldo);
 
-/* x = LayerNorm(x + y) row-wise, rows of d floats. */
+/* x = LayerNorm(x + y) row-wise, rows of d floats; 16 rows or more go to
+ * the calling thread's team (fy_par_attached) in blocks, the same bits. */
 void fy_nn_add_norm(float *x, const float *y, int rows, int d, const fy_nn_norm *ln);
 
 /* The feed-forward block in place on x [rows][d], rows at a time in slices

@@ -52,7 +52,9 @@ const fy_nn_ffn *fy_encoder_ffn(const fy_encoder *e, int i);
 size_t fy_encoder_linear_scratch(const fy_encoder *e, int rows);
 
 /* Runs every layer over x [rows][d] in place. off/len: nsent sentences
- * covering rows 0 .. rows-1. Never allocates. */
+ * covering rows 0 .. rows-1. Never allocates. Its products, attention
+ * heads and layer-norm rows are shared with the calling thread's team
+ * (fy_par_attached), if it has one: the same bits. */
 void fy_encoder_forward(const fy_encoder *e, float *x, int rows, const int *off, const int *len,
                         int nsent, const fy_encoder_scratch *s);
 
