@@ -551,6 +551,18 @@ static void i8_run(fy_par *team, int items, fy_par_fn fn, void *arg)
         for (int i = 0; i < items; i++) fn(arg, i);
 }
 
+/* l's int8 product of x, shared with the calling thread's team; relu:
+ * each item then clears its columns' negatives. */
+static void i8_forward(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
+                       void *scratch, float *y, int ldy, int relu)
+{
+    fy_par *team = fy_par_attached();
+    i8_product p;
+    int items = i8_prepare(l, x, m, cols, ncols, scratch, y, ldy, team, &p);
+    p.relu = relu;
+    i8_run(team, items, i8_item, &p);
+}
+
 void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
                           void *scratch, float *y, int ldy)
 {
@@ -558,9 +570,7 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
     if (m <= 0 || ncols <= 0) return;
     const int k = l->k;
     if (l->int8) {
-        fy_par *team = fy_par_attached();
-        i8_product p;
-        i8_run(team, i8_prepare(l, x, m, cols, ncols, scratch, y, ldy, team, &p), i8_item, &p);
+        i8_forward(l, x, m, cols, ncols, scratch, y, ldy, 0);
     } else if (!cols) {
         int chunk =
             m <= 6 ? ncols
@@ -577,17 +587,13 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
 
 void fy_linear_forward_relu(const fy_linear *l, const float *x, int m, void *scratch, float *y)
 {
-    if (!l->int8) {
-        fy_linear_forward(l, x, m, NULL, 0, scratch, y);
-        fy_relu(y, (size_t)(m > 0 ? m : 0) * l->n);
+    if (m <= 0) return;
+    if (l->int8) {
+        i8_forward(l, x, m, NULL, l->n, scratch, y, l->n, 1);
         return;
     }
-    if (m <= 0) return;
-    fy_par *team = fy_par_attached();
-    i8_product p;
-    int items = i8_prepare(l, x, m, NULL, l->n, scratch, y, l->n, team, &p);
-    p.relu = 1;
-    i8_run(team, items, i8_item, &p);
+    fy_linear_forward(l, x, m, NULL, 0, scratch, y);
+    fy_relu(y, (size_t)m * l->n);
 }
 
 /* Two int8 products as one job: items below first are the first's. */
