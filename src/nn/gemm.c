@@ -464,8 +464,15 @@ static void i8_p16_chunk(const fy_linear *l, const uint8_t *a, const uint8_t *ap
 #define CHUNK_BYTES (128 * 1024)
 
 /* Products smaller than this (m·columns·k multiply-adds) stay on one
- * thread: handing items to a helper costs a few hundred nanoseconds. */
+ * thread: handing items to a helper and waiting for them costs about a
+ * microsecond (bench/par_bench.c). */
 #define PAR_MIN_MACS (64 * 1024)
+
+/* The same on the one-row layout, whose products stream their weights at
+ * the rate of L3: against the 1.2-1.5 us of a hand-off and its join, a
+ * 384x384 layer (144 KiB; 2.0-2.2 us alone) took 2.5-2.6 us shared, a
+ * 512x512 one (256 KiB; 3.5-4.1 us alone) 3.3-3.6 (Zen 5, 7 December). */
+#define PAR_MIN_MACS_IL (192 * 1024)
 
 /* Items per thread of a shared product. Each thread claims from a block
  * of its own first (fy_par_for), so one item a thread, one long run of
@@ -516,7 +523,7 @@ static void i8_item(void *arg, int item)
 static int i8_chunk(const fy_linear *l, int m, int ncols, const fy_par *team, int il)
 {
     int chunk = m <= 3 ? ncols : (CHUNK_BYTES / l->k + 7) / 8 * 8;
-    if (team && (long)m * ncols * l->k >= PAR_MIN_MACS) {
+    if (team && (long)m * ncols * l->k >= (il ? PAR_MIN_MACS_IL : PAR_MIN_MACS)) {
         int parts = PAR_ITEMS_PER_THREAD * fy_par_threads(team);
         int even = (ncols + parts - 1) / parts;
         even = even < 64 ? 64 : (even + 7) / 8 * 8;

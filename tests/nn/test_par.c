@@ -342,10 +342,13 @@ static void test_linear(void)
  * layer's SSRU): each output the bits of its layer alone, without helpers
  * and with them (until a helper took part; bounded: 200 runs), at one row
  * on both layouts and at several rows. The second layer has other
- * weights (uniform: pairs that can saturate), width and scale. */
-static void test_linear_pair(void)
+ * weights (uniform: pairs that can saturate), width and scale. N1 x K and
+ * N2 x K: at one row on the one-row layout, layers this small stay whole
+ * (an item each: the worker takes one, the helper the other), larger ones
+ * are cut in panels. */
+static void test_linear_pair(int N1, int N2, int K)
 {
-    enum { N1 = 512, N2 = 768, K = 512, M = 17 };
+    enum { M = 17 };
     fy_error err = {0};
     int8_t *w1 = malloc((size_t)N1 * K), *w2 = malloc((size_t)N2 * K);
     float *x = malloc((size_t)M * K * sizeof *x), *want = malloc((size_t)M * (N1 + N2) * 4);
@@ -374,12 +377,12 @@ static void test_linear_pair(void)
             forward_args a = {l1, l2, x, m, 0, NULL, scratch, got, 0};
             run_forward(&a);
             int same = !memcmp(want, got, bytes) && same_with_helpers(p, &a, want, bytes, &helped);
-            CHECKF(same, "pair, m = %d%s: outputs differ from each layer's alone", m,
-                   one_row ? " (one-row copies)" : "");
+            CHECKF(same, "pair %dx%d, %dx%d, m = %d%s: outputs differ from each layer's alone", N1,
+                   K, N2, K, m, one_row ? " (one-row copies)" : "");
         }
     }
     fy_par_busy(p, -1);
-    CHECKF(helped > 0, "no helper took part in a pair");
+    CHECKF(helped > 0, "no helper took part in a pair of %dx%d and %dx%d", N1, K, N2, K);
     fy_par_free(p);
     fy_linear_free(l1);
     fy_linear_free(l2);
@@ -401,7 +404,8 @@ int main(void)
     test_full_cores();
     test_contention();
     test_linear();
-    test_linear_pair();
+    test_linear_pair(512, 768, 512);
+    test_linear_pair(384, 384, 384);
     printf("test_par: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
