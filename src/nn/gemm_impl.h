@@ -104,7 +104,8 @@ typedef struct fy_gemm_kernels {
     /* Optional (NULL on paths without it), for many rows: pack_a16 lays
      * rows of a ([m][k]) out in panels of 16 rows, ap[p][k/4][16][4] (row
      * p·16 + l's bytes 4q .. 4q + 3 at ap + ((p·k/4 + q)·16 + l)·4; rows
-     * past m zero), FY_I8_P16_BYTES(m, k) bytes, 64-byte aligned; then
+     * past m zero), FY_I8_P16_BYTES(m, k) bytes, 64-byte aligned, k % 64
+     * == 0 (as every int8 layer's); then
      * i8_gemm_p16 computes what i8_gemm (sat == NULL: the saturating
      * product) or i8_gemm_vnni (sat != NULL) computes, from a and ap. One
      * vector lane per row: a weight's four bytes are broadcast, so no lane
