@@ -341,10 +341,11 @@ INLINE void avx512_transpose_16x16(const __m512i r[16], __m512i out[16])
     }
 }
 
-/* A panel's 64-byte lines one after another, each written whole: a's
- * scratch is read by the helpers too, so a line written piecemeal went
- * back and forth between the cores (quantising and packing 26 rows of
- * 2,048 took 30 us with a helper beside it, 21 us written line by line). */
+/* A panel's 64-byte lines one after another, each written whole (before,
+ * 4 bytes at a time, each line 16 times; a's scratch is read by the
+ * helpers too, so such a line went back and forth between the cores).
+ * Zen 5: 26 rows of 512 packed in 0.17 us instead of 1.6 alone, and
+ * quantised and packed in 4.2 us instead of 6.0 with a helper beside. */
 static void avx512_pack_a16(const uint8_t *a, int m, int k, uint8_t *ap)
 {
     const int kq = k / 4; /* k % 64 == 0: whole blocks of 16 */
