@@ -5,7 +5,7 @@
  * each a few microseconds of weights streamed from L3, each handed to a
  * helper (fy_par_for) and waited for. What the helper gives back is bounded
  * by the machine: how long a cache line takes to go from one core to the
- * other and back, what a hand-off with no work costs, and how fast two cores
+ * other and back, what a hand-off and its join cost, and how fast two cores
  * together read what one reads alone. This prints those three:
  *
  *     build/tests/nn/par_bench [--seconds S]
@@ -98,17 +98,19 @@ sum_vectors(const v8u64 *p, size_t n)
     return s;
 }
 
+/* Every job here is two items: the worker's and the helper's. */
+#define ITEMS 2
+
 typedef struct read_job {
     const v8u64 *piece;
-    size_t vectors; /* in the piece */
-    int items;
-    _Alignas(64) unsigned long long sum[2][8]; /* an item's own line */
+    size_t vectors;                                /* in the piece */
+    _Alignas(64) unsigned long long sum[ITEMS][8]; /* an item's own line */
 } read_job;
 
 static void read_item(void *arg, int item)
 {
     read_job *j = arg;
-    size_t per = j->vectors / (size_t)j->items;
+    size_t per = j->vectors / ITEMS;
     j->sum[item][0] += sum_vectors(j->piece + (size_t)item * per, per);
 }
 
@@ -124,11 +126,11 @@ static void timed_item(void *arg, int item)
     }
 }
 
-/* Seconds per call of fn over `items` items (p NULL: one thread), best of
+/* Seconds per call of fn over ITEMS items (p NULL: one thread), best of
  * three thirds of `secs`; for read_job, each call takes the next piece.
  * *all: how many calls in all. */
-static double per_call(fy_par *p, int items, fy_par_fn fn, read_job *job, const v8u64 *pool,
-                       size_t pieces, double secs, long *all)
+static double per_call(fy_par *p, fy_par_fn fn, read_job *job, const v8u64 *pool, size_t pieces,
+                       double secs, long *all)
 {
     double best = 1e30;
     *all = 0;
@@ -142,7 +144,7 @@ static double per_call(fy_par *p, int items, fy_par_fn fn, read_job *job, const 
                     job->piece = pool + next * job->vectors;
                     next = (next + 1) % pieces;
                 }
-                fy_par_for(p, items, fn, job);
+                fy_par_for(p, ITEMS, fn, job);
             }
             t = now_s() - t0;
         } while (t < secs / 3);
@@ -155,7 +157,7 @@ static double per_call(fy_par *p, int items, fy_par_fn fn, read_job *job, const 
 static void hand_off(fy_par *p, double secs)
 {
     long shared = fy_par_shared(p), calls;
-    double s = per_call(p, 2, timed_item, NULL, NULL, 0, secs, &calls);
+    double s = per_call(p, timed_item, NULL, NULL, 0, secs, &calls);
     printf("fy_par_for, 2 items of %.1f us, 1 helper: %.2f us a call, %.2f us over one item "
            "(the helper ran one in %ld of %ld calls)\n",
            ITEM_NS * 1e-3, s * 1e6, s * 1e6 - ITEM_NS * 1e-3, fy_par_shared(p) - shared, calls);
@@ -167,11 +169,11 @@ static void reads(fy_par *p, const v8u64 *pool, double secs)
     printf("%-10s %16s %22s %8s\n", "piece", "1 thread", "worker + helper", "gain");
     for (size_t i = 0; i < sizeof kib / sizeof *kib; i++) {
         size_t bytes = kib[i] << 10;
-        read_job job = {.vectors = bytes / sizeof(v8u64), .items = 2};
+        read_job job = {.vectors = bytes / sizeof(v8u64)};
         size_t pieces = POOL_BYTES / bytes;
         long calls;
-        double one = per_call(NULL, 2, read_item, &job, pool, pieces, secs, &calls);
-        double two = per_call(p, 2, read_item, &job, pool, pieces, secs, &calls);
+        double one = per_call(NULL, read_item, &job, pool, pieces, secs, &calls);
+        double two = per_call(p, read_item, &job, pool, pieces, secs, &calls);
         printf("%6zu KiB %7.2f us %4.0f GB/s %7.2f us %4.0f GB/s %7.2fx\n", kib[i], one * 1e6,
                bytes / one / 1e9, two * 1e6, bytes / two / 1e9, one / two);
     }
