@@ -297,7 +297,9 @@ size_t fy_decoder_linear_scratch(const fy_decoder *dec, int rows)
                             l->ctx.wv, l->ctx.wo, l->ffn.w1, l->ffn.w2};
         for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
             n = max_size(n, fy_linear_scratch_bytes(all[j], rows));
-        n = max_size(n, fy_linear_pair_scratch_bytes(l->rnn_w, l->rnn_wf, rows));
+        const fy_linear *rnn[] = {l->rnn_w, l->rnn_wf}, *kv[] = {l->ctx.wk, l->ctx.wv};
+        n = max_size(n, fy_linear_set_scratch_bytes(rnn, 2, rows));
+        n = max_size(n, fy_linear_set_scratch_bytes(kv, 2, rows));
     }
     return n;
 }
@@ -313,13 +315,13 @@ void fy_decoder_prepare(const fy_decoder *dec, const float *ctx, int ntok, const
     int d = dec->d;
     size_t plane = (size_t)ntok * d;
     for (int i = 0; i < dec->depth; i++) {
-        fy_linear_forward(dec->layers[i].ctx.wk, ctx, ntok, NULL, 0, lin_scratch, tmp);
+        const fy_linear *kv[] = {dec->layers[i].ctx.wk, dec->layers[i].ctx.wv};
+        float *out[] = {tmp, values + i * plane};
+        fy_linear_forward_set(kv, 2, ctx, ntok, lin_scratch, out);
         for (int s = 0; s < nsent; s++) {
             size_t o = (size_t)off[s] * d;
             fy_transpose(tmp + o, len[s], d, keys + i * plane + o);
         }
-        fy_linear_forward(dec->layers[i].ctx.wv, ctx, ntok, NULL, 0, lin_scratch,
-                          values + i * plane);
     }
 }
 
@@ -330,7 +332,9 @@ static void ssru(const fy_decoder *dec, const fy_decoder_layer *l, float *x, int
                  const fy_decoder_scratch *s)
 {
     int d = dec->d;
-    fy_linear_forward_pair(l->rnn_w, l->rnn_wf, x, rows, s->lin, s->xw, s->f);
+    const fy_linear *rnn[] = {l->rnn_w, l->rnn_wf};
+    float *out[] = {s->xw, s->f};
+    fy_linear_forward_set(rnn, 2, x, rows, s->lin, out);
     fy_ssru_cell(cell, s->f, s->xw, s->o, (size_t)rows * d);
     fy_nn_add_norm(x, s->o, rows, d, &l->rnn_ln);
 }

@@ -80,9 +80,8 @@ size_t fy_encoder_linear_scratch(const fy_encoder *e, int rows)
     int block = rows < FY_NN_FFN_BLOCK ? rows : FY_NN_FFN_BLOCK;
     for (int i = 0; i < e->depth; i++) {
         const fy_encoder_layer *l = &e->layers[i];
-        n = max_size(n, fy_linear_scratch_bytes(l->self.wq, rows));
-        n = max_size(n, fy_linear_scratch_bytes(l->self.wk, rows));
-        n = max_size(n, fy_linear_scratch_bytes(l->self.wv, rows));
+        const fy_linear *qkv[] = {l->self.wq, l->self.wk, l->self.wv};
+        n = max_size(n, fy_linear_set_scratch_bytes(qkv, 3, rows));
         n = max_size(n, fy_linear_scratch_bytes(l->self.wo, rows));
         n = max_size(n, fy_linear_scratch_bytes(l->ffn.w1, block));
         n = max_size(n, fy_linear_scratch_bytes(l->ffn.w2, block));
@@ -145,9 +144,9 @@ static void self_attention(const fy_encoder *e, const fy_nn_attn *a, float *x, i
                            const int *off, const int *len, int nsent, const fy_encoder_scratch *s)
 {
     int d = e->d;
-    fy_linear_forward(a->wq, x, rows, NULL, 0, s->lin, s->q);
-    fy_linear_forward(a->wk, x, rows, NULL, 0, s->lin, s->k);
-    fy_linear_forward(a->wv, x, rows, NULL, 0, s->lin, s->v);
+    const fy_linear *qkv[] = {a->wq, a->wk, a->wv};
+    float *out[] = {s->q, s->k, s->v};
+    fy_linear_forward_set(qkv, 3, x, rows, s->lin, out);
     long work = 0;
     for (int i = 0; i < nsent; i++) work += (long)len[i] * len[i] * d;
     heads_job job = {e, s, off, len};

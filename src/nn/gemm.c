@@ -533,18 +533,24 @@ static int i8_chunk(const fy_linear *l, int m, int ncols, const fy_par *team, in
     return chunk;
 }
 
-/* Quantises x into scratch and describes l's int8 product of it (its items
- * of p->chunk columns: i8_item); returns the number of items. */
-static int i8_prepare(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,
-                      void *scratch, float *y, int ldy, const fy_par *team, i8_product *p)
+/* Quantises x (m rows of l->k) into a and, where l's kernel takes panels,
+ * packs them after it; returns the packed copy, or NULL. */
+static const uint8_t *i8_quantize(const fy_linear *l, const float *x, int m, uint8_t *a)
 {
     const int k = l->k;
-    uint8_t *a = scratch, *ap = NULL;
     l->kern->quantize_u8(x, (size_t)m * k, l->a_mult, a);
-    if (l->kern->pack_a16 && m >= P16_MIN_ROWS) {
-        ap = a + ((size_t)m * k + 63) / 64 * 64;
-        l->kern->pack_a16(a, m, k, ap);
-    }
+    if (!l->kern->pack_a16 || m < P16_MIN_ROWS) return NULL;
+    uint8_t *ap = a + ((size_t)m * k + 63) / 64 * 64;
+    l->kern->pack_a16(a, m, k, ap);
+    return ap;
+}
+
+/* Describes l's int8 product of the quantised a (ap: its panels or NULL),
+ * in items of p->chunk columns (i8_item); returns the number of items. */
+static int i8_describe(const fy_linear *l, const uint8_t *a, const uint8_t *ap, int m,
+                       const int32_t *cols, int ncols, float *y, int ldy, const fy_par *team,
+                       i8_product *p)
+{
     int il = m == 1 && !cols && l->w8il;
     *p = (i8_product){l, a, ap, il, m, ncols, i8_chunk(l, m, ncols, team, il), ldy, cols, y, 0};
     return (ncols + p->chunk - 1) / p->chunk;
@@ -565,7 +571,8 @@ static void i8_forward(const fy_linear *l, const float *x, int m, const int32_t 
 {
     fy_par *team = fy_par_attached();
     i8_product p;
-    int items = i8_prepare(l, x, m, cols, ncols, scratch, y, ldy, team, &p);
+    const uint8_t *ap = i8_quantize(l, x, m, scratch);
+    int items = i8_describe(l, scratch, ap, m, cols, ncols, y, ldy, team, &p);
     p.relu = relu;
     i8_run(team, items, i8_item, &p);
 }
@@ -603,41 +610,61 @@ void fy_linear_forward_relu(const fy_linear *l, const float *x, int m, void *scr
     fy_relu(y, (size_t)m * l->n);
 }
 
-/* Two int8 products as one job: items below first are the first's. */
-typedef struct i8_pair {
-    i8_product p[2];
-    int first;
-} i8_pair;
+/* Several int8 products as one job: items before end[i] are products
+ * 0 .. i's, in order. */
+typedef struct i8_set {
+    i8_product p[FY_LINEAR_SET_MAX];
+    int end[FY_LINEAR_SET_MAX];
+} i8_set;
 
-static void i8_pair_item(void *arg, int item)
+static void i8_set_item(void *arg, int item)
 {
-    i8_pair *pp = arg;
-    if (item < pp->first)
-        i8_item(&pp->p[0], item);
-    else
-        i8_item(&pp->p[1], item - pp->first);
+    i8_set *s = arg;
+    int i = 0;
+    while (item >= s->end[i]) i++;
+    i8_item(&s->p[i], i ? item - s->end[i - 1] : item);
 }
 
-void fy_linear_forward_pair(const fy_linear *l1, const fy_linear *l2, const float *x, int m,
-                            void *scratch, float *y1, float *y2)
+/* Whether b's quantisation of an input gives the bytes a's does. */
+static int same_quantisation(const fy_linear *a, const fy_linear *b)
 {
-    if (!l1->int8 || !l2->int8) {
-        fy_linear_forward(l1, x, m, NULL, 0, scratch, y1);
-        fy_linear_forward(l2, x, m, NULL, 0, scratch, y2);
+    return a->k == b->k && a->kern == b->kern && a->a_mult == b->a_mult;
+}
+
+void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x, int m,
+                           void *scratch, float *const *ys)
+{
+    int int8 = count <= FY_LINEAR_SET_MAX;
+    for (int i = 0; i < count; i++) int8 = int8 && ls[i]->int8;
+    if (!int8) {
+        for (int i = 0; i < count; i++) fy_linear_forward(ls[i], x, m, NULL, 0, scratch, ys[i]);
         return;
     }
     if (m <= 0) return;
     fy_par *team = fy_par_attached();
-    i8_pair pp;
-    char *second = (char *)scratch + fy_linear_scratch_bytes(l1, m);
-    pp.first = i8_prepare(l1, x, m, NULL, l1->n, scratch, y1, l1->n, team, &pp.p[0]);
-    int items = pp.first + i8_prepare(l2, x, m, NULL, l2->n, second, y2, l2->n, team, &pp.p[1]);
-    i8_run(team, items, i8_pair_item, &pp);
+    i8_set s;
+    uint8_t *next = scratch;
+    int items = 0;
+    for (int i = 0; i < count; i++) {
+        const fy_linear *l = ls[i];
+        int j = 0;
+        while (j < i && !same_quantisation(ls[j], l)) j++;
+        const uint8_t *a = j < i ? s.p[j].a : next, *ap = j < i ? s.p[j].ap : NULL;
+        if (j == i) {
+            ap = i8_quantize(l, x, m, next);
+            next += fy_linear_scratch_bytes(l, m);
+        }
+        items += i8_describe(l, a, ap, m, NULL, l->n, ys[i], l->n, team, &s.p[i]);
+        s.end[i] = items;
+    }
+    i8_run(team, items, i8_set_item, &s);
 }
 
-size_t fy_linear_pair_scratch_bytes(const fy_linear *l1, const fy_linear *l2, int m)
+size_t fy_linear_set_scratch_bytes(const fy_linear *const *ls, int count, int m)
 {
-    return fy_linear_scratch_bytes(l1, m) + fy_linear_scratch_bytes(l2, m);
+    size_t bytes = 0;
+    for (int i = 0; i < count; i++) bytes += fy_linear_scratch_bytes(ls[i], m);
+    return bytes;
 }
 
 void fy_linear_forward(const fy_linear *l, const float *x, int m, const int32_t *cols, int ncols,

@@ -132,14 +132,21 @@ void fy_linear_forward_ex(const fy_linear *l, const float *x, int m, const int32
  * are in its cache (a feed-forward block's first layer). */
 void fy_linear_forward_relu(const fy_linear *l, const float *x, int m, void *scratch, float *y);
 
-/* fy_linear_forward of x (m rows) through l1 into y1 and through l2 into
- * y2 (all columns of each), the same bits, as one job for the calling
+/* The most layers fy_linear_forward_set takes. */
+#define FY_LINEAR_SET_MAX 3
+
+/* fy_linear_forward of x (m rows) through each of ls[0 .. count) into
+ * ys[i] (all its columns), the same bits, as one job for the calling
  * thread's team (fy_par_attached): one hand-off to its helpers instead of
- * two, for two layers reading the same input (a decoder layer's SSRU).
- * scratch: fy_linear_pair_scratch_bytes(l1, l2, m) bytes, 64-byte aligned. */
-void fy_linear_forward_pair(const fy_linear *l1, const fy_linear *l2, const float *x, int m,
-                            void *scratch, float *y1, float *y2);
-size_t fy_linear_pair_scratch_bytes(const fy_linear *l1, const fy_linear *l2, int m);
+ * count, for layers reading the same input (an attention's query, key and
+ * value; a decoder layer's SSRU). A layer whose activation multiplier,
+ * width and kernels equal an earlier one's reads that one's quantised
+ * input instead of quantising x again. 1 <= count <= FY_LINEAR_SET_MAX.
+ * scratch: fy_linear_set_scratch_bytes(ls, count, m) bytes, 64-byte
+ * aligned. */
+void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x, int m,
+                           void *scratch, float *const *ys);
+size_t fy_linear_set_scratch_bytes(const fy_linear *const *ls, int count, int m);
 
 /* What an int8 layer computes with, for a device backend that uploads it
  * (src/nn/vk): its weights [n][k] (64-byte aligned rows), the prepared

@@ -224,28 +224,35 @@ static uint32_t next_u32(void)
 }
 
 /* One product for a helped run: l alone (cols, n as fy_linear_forward
- * takes them; relu: all columns through fy_linear_forward_relu), or l and
- * l2 as a pair (all columns, y then the first's outputs and the second's
- * after them). */
+ * takes them; relu: all columns through fy_linear_forward_relu), or, with
+ * count > 0, the layers of set as one job (all columns; y then each
+ * layer's outputs after the one before's). */
 typedef struct forward_args {
-    const fy_linear *l, *l2;
+    const fy_linear *l;
     const float *x;
     int m, n;
     const int32_t *cols;
     void *scratch;
     float *y;
     int relu;
+    const fy_linear *const *set;
+    int count;
 } forward_args;
 
 static void run_forward(const forward_args *a)
 {
-    if (a->relu)
+    if (a->relu) {
         fy_linear_forward_relu(a->l, a->x, a->m, a->scratch, a->y);
-    else if (a->l2)
-        fy_linear_forward_pair(a->l, a->l2, a->x, a->m, a->scratch, a->y,
-                               a->y + (size_t)a->m * fy_linear_out(a->l));
-    else
+    } else if (a->count) {
+        float *ys[FY_LINEAR_SET_MAX], *y = a->y;
+        for (int i = 0; i < a->count; i++) {
+            ys[i] = y;
+            y += (size_t)a->m * fy_linear_out(a->set[i]);
+        }
+        fy_linear_forward_set(a->set, a->count, a->x, a->m, a->scratch, ys);
+    } else {
         fy_linear_forward(a->l, a->x, a->m, a->cols, a->n, a->scratch, a->y);
+    }
 }
 
 /* Runs the product with p attached until a helper took part in a run
@@ -309,7 +316,7 @@ static void test_linear(void)
                     CHECKF(!memcmp(first, y0, N * sizeof *first),
                            "one row: the one-row layout (%zu bytes) gives other bits",
                            fy_linear_one_row_bytes(l));
-                forward_args a = {l, NULL, x, m, n, cs, scratch, y1, 0};
+                forward_args a = {l, x, m, n, cs, scratch, y1, 0, NULL, 0};
                 CHECKF(same_with_helpers(p, &a, y0, (size_t)m * n * sizeof *y0, &helped),
                        "m = %d, %s%s: outputs differ with helpers", m, sub ? "subset" : "all",
                        one_row ? " (one-row copy)" : "");
@@ -338,57 +345,70 @@ static void test_linear(void)
     free(y1);
 }
 
-/* Two layers of one input as one job (fy_linear_forward_pair, a decoder
- * layer's SSRU): each output the bits of its layer alone, without helpers
- * and with them (until a helper took part; bounded: 200 runs), at one row
- * on both layouts and at several rows. The second layer has other
- * weights (uniform: pairs that can saturate), width and scale. N1 x K and
- * N2 x K: at one row on the one-row layout, layers this small stay whole
- * (an item each: the worker takes one, the helper the other), larger ones
- * are cut in panels. */
-static void test_linear_pair(int N1, int N2, int K)
+/* Layers of one input as one job (fy_linear_forward_set: a decoder
+ * layer's SSRU, an attention's query, key and value): each output the
+ * bits of its layer alone, without helpers and with them (until a helper
+ * took part; bounded: 200 runs), at one row on both layouts and at
+ * several rows. The second layer has other weights (uniform: pairs that
+ * can saturate), width and activation scale; the third, other weights
+ * and weight scale but the first's activation scale, so it reads the
+ * first's quantised input. N1 x K, N2 x K: at one row on the one-row
+ * layout, layers this small stay whole (an item each), larger ones are
+ * cut in panels. */
+static void test_linear_set(int count, int N1, int N2, int K)
 {
     enum { M = 17 };
     fy_error err = {0};
-    int8_t *w1 = malloc((size_t)N1 * K), *w2 = malloc((size_t)N2 * K);
-    float *x = malloc((size_t)M * K * sizeof *x), *want = malloc((size_t)M * (N1 + N2) * 4);
-    float *got = malloc((size_t)M * (N1 + N2) * 4);
-    for (size_t i = 0; i < (size_t)N1 * K; i++) w1[i] = (int8_t)((int)(next_u32() % 81) - 40);
-    for (size_t i = 0; i < (size_t)N2 * K; i++) w2[i] = (int8_t)((int)(next_u32() % 255) - 127);
+    const int n[3] = {N1, N2, N1};
+    int total = 0;
+    for (int i = 0; i < count; i++) total += n[i];
+    int8_t *w = malloc((size_t)(N1 + N2 + N1) * K);
+    float *x = malloc((size_t)M * K * sizeof *x), *want = malloc((size_t)M * total * 4);
+    float *got = malloc((size_t)M * total * 4);
+    for (size_t i = 0; i < (size_t)N1 * K; i++) w[i] = (int8_t)((int)(next_u32() % 81) - 40);
+    for (size_t i = (size_t)N1 * K; i < (size_t)(N1 + N2) * K; i++)
+        w[i] = (int8_t)((int)(next_u32() % 255) - 127);
+    for (size_t i = (size_t)(N1 + N2) * K; i < (size_t)(N1 + N2 + N1) * K; i++)
+        w[i] = (int8_t)((int)(next_u32() % 61) - 30);
     for (size_t i = 0; i < (size_t)M * K; i++) x[i] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
-    fy_linear *l1 = fy_linear_new_i8(w1, N1, K, 1.0f, 64.0f, NULL, &err);
-    fy_linear *l2 = fy_linear_new_i8(w2, N2, K, 0.5f, 20.0f, NULL, &err);
+    fy_linear *l[3] = {
+        fy_linear_new_i8(w, N1, K, 1.0f, 64.0f, NULL, &err),
+        fy_linear_new_i8(w + (size_t)N1 * K, N2, K, 0.5f, 20.0f, NULL, &err),
+        fy_linear_new_i8(w + (size_t)(N1 + N2) * K, N1, K, 2.0f, 64.0f, NULL, &err),
+    };
+    const fy_linear *set[3] = {l[0], l[1], l[2]};
     fy_par *p = fy_par_open(1, 2, &err);
-    void *scratch = aligned_alloc(64, l1 && l2 ? fy_linear_pair_scratch_bytes(l1, l2, M) : 64);
-    CHECKF(l1 && l2 && p && scratch && want && got, "setup: %s", err.msg);
+    int ok = l[0] && l[1] && l[2] && p;
+    void *scratch = aligned_alloc(64, ok ? fy_linear_set_scratch_bytes(set, count, M) : 64);
+    ok = ok && scratch && want && got;
+    CHECKF(ok, "setup: %s", err.msg);
     int helped = 0;
     fy_par_watch(p, 0);
     fy_par_busy(p, +1);
-    for (int one_row = 0; one_row < 2 && l1 && l2 && p && scratch && want && got; one_row++) {
-        CHECK(!one_row || (fy_linear_prepare_one_row(l1, &err) == 0 &&
-                           fy_linear_prepare_one_row(l2, &err) == 0));
+    for (int one_row = 0; one_row < 2 && ok; one_row++) {
+        for (int i = 0; i < count && one_row; i++)
+            CHECK(fy_linear_prepare_one_row(l[i], &err) == 0);
         static const int ms[] = {1, 3, 17};
         for (size_t t = 0; t < sizeof ms / sizeof *ms; t++) {
             int m = ms[t];
-            size_t bytes = (size_t)m * (N1 + N2) * sizeof *got;
+            size_t bytes = (size_t)m * total * sizeof *got;
             fy_par_attach(NULL);
-            fy_linear_forward(l1, x, m, NULL, 0, scratch, want);
-            fy_linear_forward(l2, x, m, NULL, 0, scratch, want + (size_t)m * N1);
-            forward_args a = {l1, l2, x, m, 0, NULL, scratch, got, 0};
+            for (int i = 0, c = 0; i < count; c += n[i++])
+                fy_linear_forward(l[i], x, m, NULL, 0, scratch, want + (size_t)m * c);
+            forward_args a = {NULL, x, m, 0, NULL, scratch, got, 0, set, count};
             run_forward(&a);
             int same = !memcmp(want, got, bytes) && same_with_helpers(p, &a, want, bytes, &helped);
-            CHECKF(same, "pair %dx%d, %dx%d, m = %d%s: outputs differ from each layer's alone", N1,
-                   K, N2, K, m, one_row ? " (one-row copies)" : "");
+            CHECKF(same,
+                   "set of %d (%dx%d, %dx%d), m = %d%s: outputs differ from each layer's alone",
+                   count, N1, K, N2, K, m, one_row ? " (one-row copies)" : "");
         }
     }
     fy_par_busy(p, -1);
-    CHECKF(helped > 0, "no helper took part in a pair of %dx%d and %dx%d", N1, K, N2, K);
+    CHECKF(helped > 0, "no helper took part in a set of %d (%dx%d, %dx%d)", count, N1, K, N2, K);
     fy_par_free(p);
-    fy_linear_free(l1);
-    fy_linear_free(l2);
+    for (int i = 0; i < 3; i++) fy_linear_free(l[i]);
     free(scratch);
-    free(w1);
-    free(w2);
+    free(w);
     free(x);
     free(want);
     free(got);
@@ -404,8 +424,10 @@ int main(void)
     test_full_cores();
     test_contention();
     test_linear();
-    test_linear_pair(512, 768, 512);
-    test_linear_pair(384, 384, 384);
+    test_linear_set(2, 512, 768, 512);
+    test_linear_set(2, 384, 384, 384);
+    test_linear_set(3, 512, 768, 512);
+    test_linear_set(3, 384, 384, 384);
     printf("test_par: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
