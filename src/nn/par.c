@@ -41,7 +41,14 @@ enum { H_SLEEP, H_SPIN, H_TAKEN, H_GO, H_RUN, H_STOP };
  * hold a core long after its worker's batch (another process may want
  * it). A sleeping helper costs a worker nothing: it is woken, and the
  * products until it arrives run without it. */
+#ifdef __SANITIZE_THREAD__
+/* Under ThreadSanitizer every memory access costs ten times more or so,
+ * the gaps between products too: a helper woken for one product slept
+ * again before the next, and no helper took part in a test's products. */
+#define SPIN_NS 10000000L
+#else
 #define SPIN_NS 300000L
+#endif
 
 /* Helpers also sleep while the machine has more runnable threads than
  * CPUs (other processes, other servers): a spinning helper would take a
