@@ -631,12 +631,28 @@ static int same_quantisation(const fy_linear *a, const fy_linear *b)
     return a->k == b->k && a->kern == b->kern && a->a_mult == b->a_mult;
 }
 
-void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x, int m,
-                           void *scratch, float *const *ys)
+/* Whether fy_linear_forward_set runs ls as one job: int8 layers, at most
+ * FY_LINEAR_SET_MAX of them. */
+static int one_job(const fy_linear *const *ls, int count)
 {
     int int8 = count <= FY_LINEAR_SET_MAX;
     for (int i = 0; i < count; i++) int8 = int8 && ls[i]->int8;
-    if (!int8) {
+    return int8;
+}
+
+/* The first of ls[0 .. i] whose quantised input ls[i] reads: i itself
+ * where no earlier layer's is the same bytes. */
+static int quantised_by(const fy_linear *const *ls, int i)
+{
+    int j = 0;
+    while (j < i && !same_quantisation(ls[j], ls[i])) j++;
+    return j;
+}
+
+void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x, int m,
+                           void *scratch, float *const *ys)
+{
+    if (!one_job(ls, count)) {
         for (int i = 0; i < count; i++) fy_linear_forward(ls[i], x, m, NULL, 0, scratch, ys[i]);
         return;
     }
@@ -647,10 +663,12 @@ void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x
     int items = 0;
     for (int i = 0; i < count; i++) {
         const fy_linear *l = ls[i];
-        int j = 0;
-        while (j < i && !same_quantisation(ls[j], l)) j++;
-        const uint8_t *a = j < i ? s.p[j].a : next, *ap = j < i ? s.p[j].ap : NULL;
-        if (j == i) {
+        int j = quantised_by(ls, i);
+        const uint8_t *a = next, *ap;
+        if (j < i) {
+            a = s.p[j].a;
+            ap = s.p[j].ap;
+        } else {
             ap = i8_quantize(l, x, m, next);
             next += fy_linear_scratch_bytes(l, m);
         }
@@ -662,8 +680,15 @@ void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x
 
 size_t fy_linear_set_scratch_bytes(const fy_linear *const *ls, int count, int m)
 {
+    const int set = one_job(ls, count);
     size_t bytes = 0;
-    for (int i = 0; i < count; i++) bytes += fy_linear_scratch_bytes(ls[i], m);
+    for (int i = 0; i < count; i++) {
+        size_t own = fy_linear_scratch_bytes(ls[i], m);
+        if (!set) /* one after another, each in the same scratch */
+            bytes = own > bytes ? own : bytes;
+        else if (quantised_by(ls, i) == i)
+            bytes += own;
+    }
     return bytes;
 }
 

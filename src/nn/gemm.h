@@ -143,7 +143,7 @@ void fy_linear_forward_relu(const fy_linear *l, const float *x, int m, void *scr
  * width and kernels equal an earlier one's reads that one's quantised
  * input instead of quantising x again. 1 <= count <= FY_LINEAR_SET_MAX.
  * scratch: fy_linear_set_scratch_bytes(ls, count, m) bytes, 64-byte
- * aligned. */
+ * aligned (a quantised copy for each layer that makes one). */
 void fy_linear_forward_set(const fy_linear *const *ls, int count, const float *x, int m,
                            void *scratch, float *const *ys);
 size_t fy_linear_set_scratch_bytes(const fy_linear *const *ls, int count, int m);
